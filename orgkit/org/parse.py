@@ -1,0 +1,522 @@
+"""Parse the text of one org file into org-roam nodes and links.
+
+The parser is line-based and single-pass over the structure that matters to
+org-roam: headings, property drawers, keywords, blocks and the lines where
+links do not count. It follows what org-roam 2.2 stores in its database (see
+`org-roam-db-update-file`), with a few deliberate differences where org-roam
+drops data: those keep the rest of the file and add a warning instead.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from . import syntax as sx
+from .lisp import LispReadError, split_string_and_unquote
+from .model import Link, Node, OrgFile
+
+DEFAULT_TODO = ("TODO", "DONE")
+_CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
+
+
+@dataclass(slots=True)
+class _Heading:
+    """A heading line and what its property drawer says."""
+
+    index: int
+    level: int
+    parent: "_Heading | None"
+    todo: str | None = None
+    priority: str | None = None
+    title: str | None = None
+    title_span: tuple[int, int] | None = None
+    tags: list[str] = field(default_factory=list)
+    props: list[tuple[str, str]] = field(default_factory=list)
+    node: Node | None = None
+
+
+@dataclass(slots=True)
+class _Lines:
+    """The file split into lines, with where each line starts (in characters)."""
+
+    text: str
+    lines: list[str]
+    starts: list[int]
+
+    @classmethod
+    def of(cls, text: str) -> "_Lines":
+        lines = text.split("\n")
+        starts = [0] * len(lines)
+        offset = 0
+        for i, line in enumerate(lines):
+            starts[i] = offset
+            offset += len(line) + 1
+        return cls(text, lines, starts)
+
+    def line_of(self, offset: int) -> int:
+        """0-based line index of a 0-based character offset."""
+        return bisect.bisect_right(self.starts, offset) - 1
+
+
+@dataclass(slots=True)
+class _Scan:
+    """What the structural pass found, before nodes are assembled."""
+
+    headings: list[_Heading] = field(default_factory=list)
+    file_props: list[tuple[str, str]] = field(default_factory=list)
+    keywords: list[tuple[str, str, int]] = field(default_factory=list)
+    # (first line, last line) runs of text where links count at their position.
+    text_runs: list[tuple[int, int]] = field(default_factory=list)
+    # Lines whose links org-roam reads out of context (keywords, node properties).
+    extra_link_lines: list[int] = field(default_factory=list)
+
+
+def parse_org(text: str, path: str) -> OrgFile:
+    """Parse `text` (already decoded) of the file at relative `path`."""
+    doc = _Lines.of(text)
+    scan = _scan_structure(doc)
+    todo = _todo_keywords(scan.keywords)
+    warnings: list[str] = []
+    out = OrgFile(path=path, title=_file_title(scan.keywords, path), warnings=warnings)
+    filetags = _file_tags(scan.keywords)
+
+    file_node = _file_node(doc, scan, out.title, filetags, path, warnings)
+    heading_pattern = sx.heading_pattern(todo)
+    for h in scan.headings:
+        _parse_heading_line(doc.lines[h.index], h, heading_pattern)
+    for position, h in enumerate(scan.headings):
+        h.node = _heading_node(doc, scan.headings, position, h, filetags, path, warnings)
+    out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
+    out.links = _links(doc, scan, file_node, path)
+    return out
+
+
+# --- structure -------------------------------------------------------------
+
+
+def _scan_structure(doc: _Lines) -> _Scan:
+    """Classify every line: headings, drawers, blocks, keywords, text runs."""
+    lines = doc.lines
+    scan = _Scan()
+    heading_idx = [i for i, line in enumerate(lines) if sx.HEADING.match(line)]
+    stack: list[_Heading] = []
+    for i in heading_idx:
+        level = len(lines[i]) - len(lines[i].lstrip("*"))
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        h = _Heading(index=i, level=level, parent=stack[-1] if stack else None)
+        scan.headings.append(h)
+        stack.append(h)
+
+    bounds = [0] + [i + 1 for i in heading_idx]
+    ends = heading_idx + [len(lines)]
+    for section, (start, end) in enumerate(zip(bounds, ends)):
+        owner = scan.headings[section - 1] if section else None
+        drawer = _property_drawer_at(lines, start, end, owner is None)
+        if drawer:
+            first, last = drawer
+            props = _drawer_properties(lines, first, last)
+            if owner:
+                owner.props = props
+            else:
+                scan.file_props = props
+            scan.extra_link_lines.extend(
+                first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"
+            )
+        _scan_section(lines, start, end, drawer, scan)
+    return scan
+
+
+def _property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
+    """Where `org-get-property-block` finds the drawer of this section, if any.
+
+    At the top of the file only comment lines may precede it; under a heading
+    it comes right after the heading, or after a planning line.
+    """
+    i = start
+    if top:
+        while i < end and sx.COMMENT.match(lines[i]):
+            i += 1
+    elif i < end and sx.PLANNING.match(lines[i]):
+        i += 1
+    if i >= end or not sx.PROPERTIES_BEGIN.match(lines[i]):
+        return None
+    for j in range(i + 1, end):
+        if sx.DRAWER_END.match(lines[j]):
+            return i, j
+        if not sx.PROPERTY_LINE.match(lines[j]):
+            return None
+    return None
+
+
+def _drawer_properties(lines: list[str], first: int, last: int) -> list[tuple[str, str]]:
+    props = []
+    for j in range(first + 1, last):
+        m = sx.PROPERTY_VALUE.match(lines[j])
+        if m:
+            props.append((m.group(1), m.group(2) or ""))
+    return props
+
+
+def _scan_section(
+    lines: list[str], start: int, end: int, drawer: tuple[int, int] | None, scan: _Scan
+) -> None:
+    """Find keywords and the runs of text where links count, within one section."""
+    run_start: int | None = None
+    markup: set[int] = set()
+
+    def close_run(at: int) -> None:
+        nonlocal run_start
+        if run_start is not None:
+            scan.text_runs.append((run_start, at - 1))
+            run_start = None
+
+    i = start
+    while i < end:
+        if drawer and i == drawer[0]:
+            close_run(i)
+            i = drawer[1] + 1
+            continue
+        line = lines[i]
+        skip_to = _opaque_end(lines, i, end, markup)
+        if skip_to is not None:
+            close_run(i)
+            i = skip_to + 1
+            continue
+        if i in markup or not line.strip() or sx.PLANNING.match(line):
+            close_run(i)
+            i += 1
+            continue
+        kw = sx.KEYWORD.match(line)
+        if kw:
+            close_run(i)
+            key = kw.group(1).upper()
+            if key not in ("BEGIN", "END"):
+                scan.keywords.append((key, kw.group(2), i))
+                if key == "CAPTION":
+                    scan.text_runs.append((i, i))
+                elif key not in sx.UNPARSED_AFFILIATED and not key.startswith("ATTR_") and key != "TRANSCLUDE":
+                    scan.extra_link_lines.append(i)
+            i += 1
+            continue
+        if run_start is None:
+            run_start = i
+        i += 1
+    close_run(end)
+
+
+def _opaque_end(lines: list[str], i: int, end: int, markup: set[int]) -> int | None:
+    """If line `i` starts something whose contents hide links, its last line.
+
+    Greater blocks and drawers are not opaque: their delimiter lines are
+    recorded in `markup` and their contents scanned as text.
+    """
+    line = lines[i]
+    if sx.COMMENT.match(line) or sx.FIXED_WIDTH.match(line):
+        return i
+    m = sx.BLOCK_BEGIN.match(line)
+    if m:
+        closing = sx.block_end(m.group(1))
+        j = _find(lines, closing, i + 1, end)
+        if j is None:
+            return None
+        if m.group(1).lower() in sx.OPAQUE_BLOCKS:
+            return j
+        markup.update((i, j))
+        return None
+    m = sx.LATEX_BEGIN.match(line)
+    if m:
+        return _find(lines, sx.latex_end(m.group(1)), i + 1, end)
+    m = sx.DRAWER_BEGIN.match(line)
+    if m and m.group(1).upper() != "END":
+        j = _find(lines, sx.DRAWER_END, i + 1, end)
+        if j is not None:
+            markup.update((i, j))
+    return None
+
+
+def _find(lines: list[str], pattern: re.Pattern[str], start: int, end: int) -> int | None:
+    for j in range(start, end):
+        if pattern.match(lines[j]):
+            return j
+    return None
+
+
+# --- keywords and properties -------------------------------------------------
+
+
+def _todo_keywords(keywords: list[tuple[str, str, int]]) -> tuple[str, ...]:
+    """The file's TODO keywords (`#+TODO:` and friends replace the defaults)."""
+    found: list[str] = []
+    for key, value, _ in keywords:
+        if key in ("TODO", "SEQ_TODO", "TYP_TODO"):
+            for word in value.split():
+                if word != "|":
+                    found.append(re.sub(r"\(.*\)$", "", word))
+    return tuple(dict.fromkeys(k for k in found if k)) or DEFAULT_TODO
+
+
+def _file_title(keywords: list[tuple[str, str, int]], path: str) -> str:
+    """The first `#+title`, else the file's relative path without extension."""
+    for key, value, _ in keywords:
+        if key == "TITLE":
+            return sx.link_display(value)
+    return path[:-4] if path.endswith(".org") else path
+
+
+def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
+    """`#+filetags` across the file; like Org, a later line's tags come first."""
+    tags: list[str] = []
+    for key, value, _ in keywords:
+        if key == "FILETAGS" and value.strip():
+            new = [t for word in value.split() for t in word.split(":") if t]
+            tags = new + tags
+    return tags
+
+
+def _prop(props: list[tuple[str, str]], name: str) -> str | None:
+    """`org-entry-get` without inheritance: first NAME, then every NAME+."""
+    values: list[str | None] = []
+    upper = name.upper()
+    base = next((v for k, v in props if k.upper() == upper), None)
+    values.append(base)
+    values.extend(v for k, v in props if k.upper() == upper + "+")
+    kept = [v for v in values if v is not None and v != "nil"]
+    return " ".join(kept) if kept else None
+
+
+def _node_id(props: list[tuple[str, str]]) -> str | None:
+    """The ID of an entry that org-roam counts as a node (ROAM_EXCLUDE respected)."""
+    node_id = _prop(props, "ID")
+    if not node_id or not node_id.strip():
+        return None
+    if _prop(props, "ROAM_EXCLUDE") is not None:
+        return None
+    return node_id
+
+
+def _aliases_and_refs(
+    props: list[tuple[str, str]], where: str, warnings: list[str]
+) -> tuple[list[str], list[str]]:
+    aliases = _lisp_words(props, "ROAM_ALIASES", where, warnings)
+    refs: list[str] = []
+    for ref in _lisp_words(props, "ROAM_REFS", where, warnings):
+        parsed = _parse_ref(ref)
+        if parsed:
+            refs.extend(parsed)
+        else:
+            warnings.append(f"{where}: invalid ref {ref!r}, skipped")
+    return aliases, refs
+
+
+def _lisp_words(props: list[tuple[str, str]], name: str, where: str, warnings: list[str]) -> list[str]:
+    value = _prop(props, name)
+    if value is None:
+        return []
+    try:
+        return split_string_and_unquote(value)
+    except LispReadError as exc:
+        warnings.append(f"{where}: {name} not read ({exc}); node kept without it")
+        return []
+
+
+def _parse_ref(ref: str) -> list[str]:
+    """A ROAM_REFS entry as `@citekey` or `type:path` (org-roam's refs table)."""
+    if ref.startswith("@"):
+        return [ref]
+    if ref.startswith("[cite:"):
+        return ["@" + k for k in _CITE_KEY.findall(ref[len("[cite:"):])]
+    m = sx.PLAIN_LINK.search(ref)
+    if m:
+        return [f"{m['plain_type']}:{m['plain_path']}"]
+    return []
+
+
+def _properties_dict(props: list[tuple[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in props:
+        out.setdefault(key.upper(), value)
+    return out
+
+
+# --- nodes -------------------------------------------------------------------
+
+
+def _file_node(
+    doc: _Lines, scan: _Scan, title: str, filetags: list[str], path: str, warnings: list[str]
+) -> Node | None:
+    if scan.headings and scan.headings[0].index == 0:
+        return None
+    node_id = _node_id(scan.file_props)
+    if node_id is None:
+        return None
+    aliases, refs = _aliases_and_refs(scan.file_props, f"{path}:1", warnings)
+    return Node(
+        id=node_id, file=path, level=0, pos=1, line=1, title=title,
+        tags=list(dict.fromkeys(filetags)), aliases=aliases, refs=refs,
+        properties=_properties_dict(scan.file_props),
+        start=0, end=len(doc.text), end_line=len(doc.lines),
+    )
+
+
+def _parse_heading_line(line: str, h: _Heading, pattern: re.Pattern[str]) -> None:
+    m = pattern.match(line)
+    if not m:  # cannot happen: the pattern accepts any heading line
+        return
+    h.todo = m.group(2)
+    h.priority = m.group(3)[2] if m.group(3) else None
+    h.title = m.group(4)
+    h.title_span = m.span(4) if h.title is not None else None
+    h.tags = [t for t in (m.group(5) or "").split(":") if t]
+
+
+def _heading_node(
+    doc: _Lines, headings: list[_Heading], position: int, h: _Heading,
+    filetags: list[str], path: str, warnings: list[str],
+) -> Node | None:
+    node_id = _node_id(h.props)
+    if node_id is None:
+        return None
+    where = f"{path}:{h.index + 1}"
+    if h.title is None:
+        warnings.append(f"{where}: heading with an ID but no title, not a node")
+        return None
+    ancestors: list[_Heading] = []
+    parent = h.parent
+    while parent is not None:
+        ancestors.append(parent)
+        parent = parent.parent
+    ancestors.reverse()
+    inherited = filetags + [t for a in ancestors for t in a.tags]
+    aliases, refs = _aliases_and_refs(h.props, where, warnings)
+    end_index = _subtree_end(headings, position, h, len(doc.lines))
+    return Node(
+        id=node_id, file=path, level=h.level, pos=doc.starts[h.index] + 1, line=h.index + 1,
+        title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
+        olp=[sx.olp_title(a.title) for a in ancestors],
+        tags=_dedupe_keep_last(inherited + h.tags), aliases=aliases, refs=refs,
+        properties=_properties_dict(h.props),
+        start=doc.starts[h.index],
+        end=doc.starts[end_index] if end_index < len(doc.lines) else len(doc.text),
+        end_line=end_index,
+    )
+
+
+def _subtree_end(headings: list[_Heading], position: int, h: _Heading, n_lines: int) -> int:
+    """Index of the line after the subtree of `h` (the `position`-th heading)."""
+    for other in headings[position + 1:]:
+        if other.level <= h.level:
+            return other.index
+    return n_lines
+
+
+def _dedupe_keep_last(tags: list[str]) -> list[str]:
+    """Org's tag order: a tag that repeats keeps its most local position."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for tag in reversed(tags):
+        if tag not in seen:
+            seen.add(tag)
+            out.append(tag)
+    out.reverse()
+    return out
+
+
+# --- links -------------------------------------------------------------------
+
+
+def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[Link]:
+    """Every link org-roam records, with the node it belongs to."""
+    owner = _link_owner(scan, file_node)
+    links: list[Link] = []
+    chunks = [
+        (doc.starts[h.index] + h.title_span[0], doc.lines[h.index][slice(*h.title_span)])
+        for h in scan.headings if h.title_span
+    ]
+    chunks.extend(
+        (doc.starts[first], doc.text[doc.starts[first]:doc.starts[last] + len(doc.lines[last])])
+        for first, last in scan.text_runs
+    )
+    for base, chunk in chunks:
+        for m in sx.LINK_OR_VERBATIM.finditer(chunk):
+            if m.group("verb") is not None:
+                continue
+            line = doc.line_of(base + m.start())
+            source = owner(line)
+            if source is not None:
+                links.append(_make_link(m, source, base + m.start() + 1, line + 1, path))
+    top_source = owner(0)
+    if top_source is not None:
+        for i in scan.extra_link_lines:
+            for m in sx.LINK_ANY.finditer(doc.lines[i]):
+                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path))
+    links.sort(key=lambda link: link.pos)
+    return links
+
+
+def _link_owner(scan: _Scan, file_node: Node | None):
+    """A function from a line index to the ID that owns links there.
+
+    Mirrors `org-roam-id-at-point`: the heading around the line, then its
+    ancestors, and finally whatever is at the start of the buffer (the file
+    node, or the first heading when the file starts with one).
+    """
+    headings = scan.headings
+    starts = [h.index for h in headings]
+    if headings and headings[0].index == 0:
+        top = headings[0].node.id if headings[0].node else None
+    else:
+        top = file_node.id if file_node else None
+    cache: dict[int, str | None] = {}
+
+    def owner(line: int) -> str | None:
+        k = bisect.bisect_right(starts, line) - 1
+        if k < 0:
+            return top
+        if k not in cache:
+            h: _Heading | None = headings[k]
+            while h is not None and h.node is None:
+                h = h.parent
+            cache[k] = h.node.id if h is not None and h.node else top
+        return cache[k]
+
+    return owner
+
+
+def _make_link(m: re.Match[str], source: str, pos: int, line: int, path: str) -> Link:
+    kind, target = _link_target(m)
+    return Link(source=source, dest=target, type=kind, pos=pos, line=line, file=path)
+
+
+def _link_target(m: re.Match[str]) -> tuple[str, str]:
+    """(type, dest) of a link match, classified as `org-element-link-parser` does."""
+    if m.group("angle") is not None:
+        kind, path = m.group("angle_type"), re.sub(r"[ \t]*\n[ \t]*", "", m.group("angle_path"))
+    elif m.group("plain") is not None:
+        kind, path = m.group("plain_type"), m.group("plain_path")
+    else:
+        raw = re.sub(r"[ \t]*\n[ \t]*", " ", m.group("target"))
+        raw = re.sub(r"\\([\]\[])", r"\1", raw)
+        return _classify_raw(raw)
+    return kind, path if kind in ("id", "file") else f"{kind}:{path}"
+
+
+def _classify_raw(raw: str) -> tuple[str, str]:
+    if raw.startswith(("/", "~", "./", "../")):
+        return "file", raw
+    m = sx.LINK_TYPE_PREFIX.match(raw)
+    if m:
+        kind = m.group(1)
+        path = raw[m.end():]
+        if kind.startswith("file"):
+            return "file", path.split("::", 1)[0]
+        if kind == "id":
+            return "id", path
+        return kind, raw
+    if raw.startswith("(") and raw.endswith(")"):
+        return "coderef", raw
+    if raw.startswith("#"):
+        return "custom-id", raw
+    return "fuzzy", raw
