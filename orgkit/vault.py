@@ -1,0 +1,135 @@
+"""A notes directory: which files count, their nodes and links, lookups by ID.
+
+Which files count follows org-roam (`org-roam-file-p` with its defaults):
+every `*.org` file below the directory, following symlinks, except paths that
+match `org-attach-id-dir` ("data/"), Emacs backup/auto-save/lock files, and
+orgkit's own state directory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .errors import NotFound, OrgkitError
+from .org import Link, Node, OrgFile, decode_org, parse_org
+from .org.text import UndecodableFile
+
+STATE_DIR_NAME = ".orgkit"
+_EXCLUDED_DIRS = {STATE_DIR_NAME, ".git"}
+
+
+def iter_org_files(root: Path) -> Iterator[str]:
+    """Relative paths (forward slashes) of the org files org-roam would index, sorted."""
+    found: list[str] = []
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def walk(directory: str, rel: str) -> None:
+        try:
+            st = os.stat(directory)
+            key = (st.st_dev, st.st_ino)
+            if key in seen_dirs:  # a symlink loop
+                return
+            seen_dirs.add(key)
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            sub = f"{rel}{name}"
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if name not in _EXCLUDED_DIRS:
+                    walk(entry.path, sub + "/")
+            elif is_org_file(sub):
+                found.append(sub)
+
+    walk(str(root), "")
+    return iter(sorted(found))
+
+
+def is_org_file(rel: str) -> bool:
+    """org-roam's file test on a path relative to the notes directory."""
+    name = rel.rsplit("/", 1)[-1]
+    if not name.endswith(".org") or name.startswith((".#", "#")):
+        return False
+    return "data/" not in rel
+
+
+def read_org_file(root: Path, rel: str) -> OrgFile:
+    """Parse one file; unreadable or undecodable files raise OrgkitError."""
+    try:
+        data = (root / rel).read_bytes()
+    except OSError as exc:
+        raise OrgkitError(f"{rel}: cannot read ({exc.strerror or exc}), skipped") from None
+    try:
+        text = decode_org(data)
+    except UndecodableFile as exc:
+        raise OrgkitError(f"{rel}: {exc}") from None
+    return parse_org(text, rel)
+
+
+@dataclass
+class Vault:
+    """Every node and link of a notes directory, parsed from the files.
+
+    Duplicate IDs keep the first file (in path order) and warn, naming both.
+    """
+
+    root: Path
+    files: list[OrgFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    by_id: dict[str, Node] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, root: Path, paths: Iterable[str] | None = None) -> "Vault":
+        if not root.is_dir():
+            raise OrgkitError(f"notes directory not found: {root}")
+        vault = cls(root=root)
+        for rel in paths if paths is not None else iter_org_files(root):
+            try:
+                parsed = read_org_file(root, rel)
+            except OrgkitError as exc:
+                vault.warnings.append(str(exc))
+                continue
+            vault.add(parsed)
+        return vault
+
+    def add(self, parsed: OrgFile) -> None:
+        self.files.append(parsed)
+        self.warnings.extend(parsed.warnings)
+        for node in parsed.nodes:
+            first = self.by_id.get(node.id)
+            if first is None:
+                self.by_id[node.id] = node
+            else:
+                self.warnings.append(
+                    f"duplicate ID {node.id}: {first.file}:{first.line} and {node.file}:{node.line}"
+                )
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [n for f in self.files for n in f.nodes]
+
+    @property
+    def links(self) -> list[Link]:
+        return [link for f in self.files for link in f.links]
+
+    def node(self, node_id: str) -> Node:
+        try:
+            return self.by_id[node_id]
+        except KeyError:
+            raise NotFound(f"unknown ID: {node_id}") from None
+
+    def links_from(self, node_id: str) -> list[Link]:
+        self.node(node_id)
+        return [link for link in self.links if link.source == node_id]
+
+    def backlinks(self, node_id: str) -> list[Link]:
+        self.node(node_id)
+        return [link for link in self.links if link.type == "id" and link.dest == node_id]
