@@ -1,0 +1,1 @@
+"""Retrieval: the sparse headline scan and the deep read by ID."""

@@ -1,0 +1,176 @@
+"""The deep read: the org text of chosen nodes, then the notes they link to.
+
+Nodes are found by ID with one ripgrep pass per depth level (no index needed);
+only the files that hold them are parsed. Linked notes are read breadth-first,
+each once, nearest first, while they fit in the token budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..org import Node, OrgFile, parse_org
+from ..rg import find_rg, rg_org_lines
+from ..vault import is_org_file, iter_org_files
+from .files import TextCache, require_dir
+
+# Maps IDs to the files that may hold them (a superset is fine).
+Locator = Callable[[list[str]], dict[str, list[str]]]
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: close enough for budgeting English and org."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(slots=True)
+class ReadDoc:
+    id: str
+    title: str
+    file: str
+    line: int
+    level: int
+    content: str
+    links: list[str]
+    depth: int
+    via: str | None
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.content)
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+                "level": self.level, "content": self.content, "links": self.links,
+                "depth": self.depth, "via": self.via}
+
+
+@dataclass
+class ReadResult:
+    docs: list[ReadDoc] = field(default_factory=list)
+    omitted: list[dict] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(d.tokens for d in self.docs)
+
+
+def rg_locator(root: Path) -> Locator:
+    """Find `:ID:` lines with one ripgrep call (or a Python walk without rg)."""
+
+    def locate(ids: list[str]) -> dict[str, list[str]]:
+        alternatives = "|".join(re.escape(i) for i in ids)
+        pattern = rf"^[ \t]*:[Ii][Dd]:[ \t]+({alternatives})[ \t]*$"
+        if find_rg() is not None:
+            matches = [(f, t) for f, _, t in rg_org_lines(root, [pattern]).matches if is_org_file(f)]
+        else:
+            matches = _python_id_lines(root, re.compile(pattern, re.M))
+        found: dict[str, list[str]] = {}
+        compiled = re.compile(pattern)
+        for rel, text in matches:
+            m = compiled.match(text)
+            if m and rel not in found.setdefault(m.group(1), []):
+                found[m.group(1)].append(rel)
+        return found
+
+    return locate
+
+
+def _python_id_lines(root: Path, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    cache = TextCache(root)
+    out = []
+    for rel in iter_org_files(root):
+        text = cache.text(rel)
+        if text is not None:
+            out.extend((rel, m.group(0)) for m in pattern.finditer(text))
+    return out
+
+
+@dataclass
+class _Reader:
+    root: Path
+    locate: Locator
+    cache: TextCache
+    parsed: dict[str, OrgFile] = field(default_factory=dict)
+
+    def node(self, node_id: str, files: list[str]) -> tuple[Node, str] | None:
+        """The node and its file's text; the first file that really holds it."""
+        for rel in sorted(files):
+            text = self.cache.text(rel)
+            if text is None:
+                continue
+            if rel not in self.parsed:
+                self.parsed[rel] = parse_org(text, rel)
+            for node in self.parsed[rel].nodes:
+                if node.id == node_id:
+                    return node, text
+        return None
+
+    def links_in(self, node: Node) -> list[str]:
+        """Distinct id-link targets inside the node's text, in order."""
+        links = self.parsed[node.file].links
+        targets = (l.dest for l in links if l.type == "id" and node.start < l.pos <= node.end)
+        return list(dict.fromkeys(t for t in targets if t != node.id))
+
+
+def read(
+    root: Path,
+    ids: Iterable[str],
+    *,
+    depth: int = 0,
+    budget: int | None = None,
+    locator: Locator | None = None,
+) -> ReadResult:
+    """Read `ids` (always included) and, up to `depth` hops away, what they link to.
+
+    Linked notes that would overflow `budget` tokens are left out and listed in
+    `omitted`; smaller ones further down the queue may still fit.
+    """
+    require_dir(root)
+    reader = _Reader(root, locator or rg_locator(root), TextCache(root))
+    result = ReadResult()
+    frontier = [(i, None) for i in dict.fromkeys(ids)]
+    seen = {i for i, _ in frontier}
+    used = 0
+    for level in range(depth + 1):
+        if not frontier:
+            break
+        where = reader.locate([i for i, _ in frontier])
+        next_frontier: list[tuple[str, str | None]] = []
+        for node_id, via in frontier:
+            files = where.get(node_id, [])
+            if len(files) > 1:
+                result.warnings.append(f"duplicate ID {node_id}: {' and '.join(sorted(files))}")
+            found = reader.node(node_id, files)
+            if found is None:
+                if level == 0:
+                    result.missing.append(node_id)
+                else:
+                    result.omitted.append({"id": node_id, "via": via, "depth": level,
+                                           "reason": "no note has this ID"})
+                continue
+            node, text = found
+            doc = ReadDoc(id=node.id, title=node.title, file=node.file, line=node.line,
+                          level=node.level, content=text[node.start:node.end],
+                          links=reader.links_in(node), depth=level, via=via)
+            if level and budget is not None and used + doc.tokens > budget:
+                result.omitted.append({"id": doc.id, "title": doc.title, "file": doc.file,
+                                       "via": via, "depth": level, "tokens": doc.tokens,
+                                       "reason": "over budget"})
+                continue
+            used += doc.tokens
+            result.docs.append(doc)
+            for dest in doc.links:
+                if dest not in seen:
+                    seen.add(dest)
+                    next_frontier.append((dest, doc.id))
+        frontier = next_frontier
+    if budget is not None and used > budget:
+        result.warnings.append(f"the requested notes alone take ~{used} tokens, over the budget of {budget}")
+    result.warnings.extend(reader.cache.warnings)
+    return result

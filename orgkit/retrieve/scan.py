@@ -1,0 +1,120 @@
+"""The sparse scan: headlines and file titles matching a query, via ripgrep.
+
+ripgrep finds candidate lines across the whole directory; only the files that
+matched are opened, and only to walk up from each match to its enclosing node.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import OrgkitError
+from ..org.outline import locate, todo_keywords
+from ..org.syntax import link_display
+from ..rg import find_rg, rg_org_lines
+from ..vault import is_org_file, iter_org_files
+from .files import TextCache, require_dir
+
+_HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
+
+
+@dataclass(slots=True)
+class ScanHit:
+    id: str | None
+    title: str
+    file: str
+    line: int
+    level: int
+    olp: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+                "level": self.level, "olp": self.olp}
+
+
+@dataclass
+class ScanResult:
+    hits: list[ScanHit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def term_patterns(query: str, regex: bool) -> list[str]:
+    """The query as regexps that must all match (case-insensitively)."""
+    if regex:
+        try:
+            re.compile(query)
+        except re.error as exc:
+            raise OrgkitError(f"invalid regex {query!r}: {exc}") from None
+        return [query]
+    terms = query.split()
+    if not terms:
+        raise OrgkitError("empty query: give at least one word to scan for")
+    return [re.escape(t) for t in terms]
+
+
+def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = False) -> ScanResult:
+    """Headlines and `#+title` lines matching every term of `query`."""
+    require_dir(root)
+    patterns = term_patterns(query, regex)
+    checks = [re.compile(p, re.I) for p in patterns]
+    result = ScanResult()
+    if find_rg() is not None:
+        found = rg_org_lines(root, [f"{_HEADLINE}.*(?:{patterns[0]})"], ignore_case=True)
+        result.warnings.extend(found.warnings)
+        candidates = [(f, n, t) for f, n, t in found.matches if is_org_file(f)]
+    else:
+        result.warnings.append("ripgrep (rg) not found; scanning with the slower built-in search")
+        candidates = _python_candidates(root, checks[0])
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    cache = TextCache(root)
+    for rel, number, text in candidates:
+        if not _is_headline(text) or not all(c.search(_searchable(text)) for c in checks):
+            continue
+        hit = _hit(cache, rel, number)
+        if hit is not None:
+            result.hits.append(hit)
+            if limit is not None and len(result.hits) >= limit:
+                break
+    result.warnings.extend(cache.warnings)
+    return result
+
+
+def _is_headline(text: str) -> bool:
+    return re.match(_HEADLINE, text) is not None
+
+
+def _searchable(text: str) -> str:
+    """The part of a matched line that the query is about (not the stars or keyword)."""
+    return re.sub(_HEADLINE, "", text, count=1)
+
+
+def _hit(cache: TextCache, rel: str, number: int) -> ScanHit | None:
+    text = cache.text(rel)
+    if text is None:
+        return None
+    lines = text.split("\n")
+    if number - 1 >= len(lines):
+        return None
+    place = locate(lines, number - 1, todo_keywords(text))
+    if place.level:
+        title = place.title
+    else:
+        title = link_display(_searchable(lines[number - 1]).strip())
+    return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
+
+
+def _python_candidates(root: Path, first: re.Pattern[str]) -> list[tuple[str, int, str]]:
+    """The same candidate lines as the ripgrep call, found in Python."""
+    headline = re.compile(_HEADLINE)
+    out = []
+    cache = TextCache(root)
+    for rel in iter_org_files(root):
+        text = cache.text(rel)
+        if text is None:
+            continue
+        for number, line in enumerate(text.split("\n"), 1):
+            if headline.match(line) and first.search(line):
+                out.append((rel, number, line))
+    return out

@@ -1,0 +1,79 @@
+"""Finding and running ripgrep.
+
+The `rg` binary comes with the `ripgrep` wheel (installed beside the Python
+interpreter's scripts); a `rg` on PATH is the fallback, and `$ORGKIT_RG` names
+one explicitly. When there is none, callers use their pure-Python path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import OrgkitError
+
+
+@lru_cache(maxsize=1)
+def find_rg() -> str | None:
+    """Path of the rg binary to use, or None when there is none."""
+    explicit = os.environ.get("ORGKIT_RG")
+    if explicit:
+        return explicit if Path(explicit).is_file() or shutil.which(explicit) else None
+    for scripts in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        candidate = Path(scripts) / "rg"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+@dataclass
+class RgResult:
+    """Matches as (relative path, 1-based line, line text) and rg's complaints."""
+
+    matches: list[tuple[str, int, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
+    """Lines of `*.org` files under `root` matching any of `patterns`.
+
+    Hidden directories are searched (org-roam reads them too) except orgkit's
+    state directory; .gitignore files are not honoured, for the same reason.
+    """
+    rg = find_rg()
+    if rg is None:
+        raise OrgkitError("ripgrep (rg) not found: pip install ripgrep, or put rg on PATH")
+    args = [
+        rg, "--no-config", "--null", "--line-number", "--no-heading", "--with-filename",
+        "--color=never", "--hidden", "--no-ignore", "--follow",
+        "-g", "*.org", "-g", "!.orgkit/", "-g", "!.git/",
+    ]
+    if ignore_case:
+        args.append("--ignore-case")
+    for pattern in patterns:
+        args += ["-e", pattern]
+    args.append("./")
+    try:
+        proc = subprocess.run(args, cwd=root, capture_output=True, check=False)
+    except OSError as exc:
+        raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
+    result = RgResult()
+    complaints = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    result.warnings.extend(f"ripgrep: {line}" for line in complaints)
+    if proc.returncode not in (0, 1) and not complaints:
+        result.warnings.append(f"ripgrep exited with status {proc.returncode}")
+    for raw in proc.stdout.split(b"\n"):
+        if not raw:
+            continue
+        name, _, rest = raw.partition(b"\0")
+        number, _, text = rest.partition(b":")
+        path = name.decode("utf-8", "surrogateescape")
+        result.matches.append((path[2:] if path.startswith("./") else path, int(number),
+                               text.decode("utf-8", "replace").rstrip("\r")))
+    return result
