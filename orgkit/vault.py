@@ -46,7 +46,7 @@ def iter_org_files(root: Path) -> Iterator[str]:
             if is_dir:
                 if name not in _EXCLUDED_DIRS:
                     walk(entry.path, sub + "/")
-            elif is_org_file(sub):
+            elif is_org_file(sub) and entry.is_file():  # not a dangling symlink
                 found.append(sub)
 
     walk(str(root), "")

@@ -61,7 +61,7 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     checks = [re.compile(p, re.I) for p in patterns]
     result = ScanResult()
     if find_rg() is not None:
-        found = rg_org_lines(root, [f"{_HEADLINE}.*(?:{patterns[0]})"], ignore_case=True)
+        found = rg_org_lines(root, [_rg_pattern(patterns[0])], ignore_case=True)
         result.warnings.extend(found.warnings)
         candidates = [(f, n, t) for f, n, t in found.matches if is_org_file(f)]
     else:
@@ -79,6 +79,11 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
                 break
     result.warnings.extend(cache.warnings)
     return result
+
+
+def _rg_pattern(first: str) -> str:
+    """Candidate lines for ripgrep; a regex anchored with ^ is checked in Python."""
+    return _HEADLINE if "^" in first else f"{_HEADLINE}.*(?:{first})"
 
 
 def _is_headline(text: str) -> bool:

@@ -1,0 +1,51 @@
+"""Shared fixtures: small real notes directories, the shared corpora, the CLI."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path in ../shared, skipping the test when it is absent (a user's clone)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared corpora are not part of a clone)")
+    return path
+
+
+@pytest.fixture
+def braindump(tmp_path: Path) -> Path:
+    """A private copy of the braindump corpus, safe to write into."""
+    dest = tmp_path / "braindump"
+    shutil.copytree(shared_path("corpora", "braindump"), dest)
+    return dest
+
+
+def write_notes(root: Path, files: dict[str, str]) -> Path:
+    """Write `files` (relative path -> dedented org text) under `root`."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def cli():
+    """Run `orgkit ARGS...` in-process; returns click's Result (stdout/stderr apart)."""
+    from orgkit.cli import main
+
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None, env: dict | None = None):
+        return runner.invoke(main, list(args), input=input, env=env, catch_exceptions=False)
+
+    return run

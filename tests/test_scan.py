@@ -1,0 +1,109 @@
+"""`orgkit scan`: headlines and titles found with ripgrep, IDs from drawers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import write_notes
+from orgkit.rg import find_rg
+
+FILE_ID = "aaaaaaaa-0000-4000-8000-000000000001"
+HEAD_ID = "aaaaaaaa-0000-4000-8000-000000000002"
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", {
+        "garden.org": f"""
+            :PROPERTIES:
+            :ID: {FILE_ID}
+            :END:
+            #+title: Garden Planning
+
+            * Soil and compost
+            :PROPERTIES:
+            :ID: {HEAD_ID}
+            :END:
+            ** Compost heat [1/2]
+            *** TODO Turn the COMPOST pile :weekly:
+            * Planning the beds
+            Compost mentioned in body text only.
+            """,
+        "no-id.org": """
+            * Compost without any node
+            """,
+        "data/attachment.org": """
+            * Compost in an attachment folder (org-roam ignores data/)
+            """,
+        "notes.txt": "* Compost in a text file\n",
+    })
+
+
+def scan_json(cli, notes: Path, *args: str) -> list[dict]:
+    result = cli("scan", *args, "--notes", str(notes), "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_every_term_case_insensitive_with_outline_and_ids(cli, notes: Path) -> None:
+    hits = scan_json(cli, notes, "compost")
+    assert [(h["file"], h["line"], h["title"], h["level"], h["id"], h["olp"]) for h in hits] == [
+        ("garden.org", 6, "Soil and compost", 1, HEAD_ID, []),
+        ("garden.org", 10, "Compost heat [1/2]", 2, HEAD_ID, ["Soil and compost"]),
+        ("garden.org", 11, "Turn the COMPOST pile", 3, HEAD_ID, ["Soil and compost", "Compost heat"]),
+        ("no-id.org", 1, "Compost without any node", 1, None, []),
+    ]
+    assert [h["line"] for h in scan_json(cli, notes, "PILE", "turn")] == [11]
+    assert scan_json(cli, notes, "compost", "beds") == []
+
+
+def test_file_titles_match_and_name_the_file_node(cli, notes: Path) -> None:
+    hits = scan_json(cli, notes, "planning")
+    assert [(h["title"], h["level"], h["id"]) for h in hits] == [
+        ("Garden Planning", 0, FILE_ID), ("Planning the beds", 1, FILE_ID),
+    ]
+
+
+def test_limit_and_regex(cli, notes: Path) -> None:
+    assert len(scan_json(cli, notes, "compost", "--limit", "2")) == 2
+    hits = scan_json(cli, notes, "--regex", r"^(soil|planning)\b")
+    assert [h["title"] for h in hits] == ["Soil and compost", "Planning the beds"]
+
+
+def test_human_output_is_a_sparse_tree(cli, notes: Path) -> None:
+    out = cli("scan", "compost", "--notes", str(notes)).stdout
+    assert "garden.org\n" in out
+    assert f"  *** Soil and compost > Compost heat > Turn the COMPOST pile  [{HEAD_ID}]  :11" in out
+    assert "  * Compost without any node  [no ID]  :1" in out
+
+
+def test_bad_regex_and_empty_query_are_user_errors(cli, notes: Path) -> None:
+    result = cli("scan", "--regex", "(", "--notes", str(notes))
+    assert result.exit_code == 1 and "invalid regex" in result.stderr
+    assert cli("scan", "--notes", str(notes)).exit_code == 2
+
+
+def test_same_hits_without_ripgrep(cli, notes: Path, monkeypatch) -> None:
+    with_rg = scan_json(cli, notes, "compost")
+    monkeypatch.setenv("ORGKIT_RG", str(notes / "no-such-rg"))
+    find_rg.cache_clear()
+    try:
+        result = cli("scan", "compost", "--notes", str(notes), "--json")
+    finally:
+        find_rg.cache_clear()
+    assert json.loads(result.stdout) == with_rg
+    assert "ripgrep (rg) not found" in result.stderr
+
+
+def test_ripgrep_is_found(cli) -> None:
+    assert find_rg() is not None, "the ripgrep wheel or an rg on PATH should be installed"
+
+
+def test_scan_braindump(cli, braindump: Path) -> None:
+    hits = scan_json(cli, braindump, "bayesian", "inference")
+    titles = {h["title"] for h in hits}
+    assert {"Bayesian Inference", "Arguments Against Bayesian Inference"} <= titles
+    assert all(h["id"] for h in hits)
