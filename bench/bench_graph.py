@@ -1,0 +1,113 @@
+"""Benchmark the foundation: scan, read and nodes against raw ripgrep and parsing.
+
+Builds a corpus of 10,000+ files by replicating braindump with fresh IDs (links
+rewritten consistently, so every copy is a working org-roam directory), then
+times each orgkit command beside the raw call it is built on.
+
+    python bench/bench_graph.py [--copies 20] [--runs 5] [--out bench/out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from orgkit.rg import find_rg  # noqa: E402
+from orgkit.vault import Vault  # noqa: E402
+
+BRAINDUMP = REPO.parent / "shared" / "corpora" / "braindump"
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def replicate(source: Path, dest: Path, copies: int) -> int:
+    """Write `copies` copies of `source` under `dest`, each with its own IDs."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    files = sorted(source.rglob("*.org"))
+    texts = {f: f.read_text(encoding="utf-8") for f in files}
+    count = 0
+    for k in range(copies):
+        mapping: dict[str, str] = {}
+
+        def fresh(m: re.Match[str]) -> str:
+            old = m.group(0).lower()
+            if old not in mapping:
+                mapping[old] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{k}:{old}"))
+            return mapping[old]
+
+        for f, text in texts.items():
+            out = dest / f"copy{k:02d}" / f.relative_to(source)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(UUID_RE.sub(fresh, text), encoding="utf-8")
+            count += 1
+    return count
+
+
+def timed(cmd: list[str], runs: int) -> float:
+    """Median wall time of a command, in seconds (output discarded)."""
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def timed_call(func, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out")
+    args = parser.parse_args()
+
+    corpus = args.out / "graph-corpus"
+    n = replicate(BRAINDUMP, corpus, args.copies)
+    orgkit = [shutil.which("orgkit") or "orgkit"]
+    rg = find_rg()
+    some_id = UUID_RE.search((corpus / "copy07" / "main" / "decision_tree_learning.org").read_text()).group(0)
+
+    rows = [
+        ("python start-up floor (`orgkit --version`)", timed(orgkit + ["--version"], args.runs), None),
+        ("`orgkit scan learning --json`",
+         timed(orgkit + ["scan", "learning", "--json", "--notes", str(corpus)], args.runs),
+         timed([rg, "-i", "-n", "--no-heading", "-g", "*.org", r"^(\*+ |#\+title:).*learning", str(corpus)], args.runs)),
+        ("`orgkit read ID --json`",
+         timed(orgkit + ["read", some_id, "--json", "--notes", str(corpus)], args.runs),
+         timed([rg, "-l", f":ID: *{some_id}", str(corpus)], args.runs)),
+        (f"`orgkit nodes --json` ({n} files)",
+         timed(orgkit + ["nodes", "--json", "--notes", str(corpus)], max(1, args.runs // 2)),
+         timed_call(lambda: Vault.load(corpus), max(1, args.runs // 2))),
+        ("`orgkit nodes --json` (braindump, 529 files)",
+         timed(orgkit + ["nodes", "--json", "--notes", str(BRAINDUMP)], args.runs),
+         timed_call(lambda: Vault.load(BRAINDUMP), args.runs)),
+    ]
+    print(f"corpus: {n} files; median of {args.runs} runs; 2-core machine\n")
+    print("| command | orgkit (s) | baseline (s) |")
+    print("| --- | ---: | ---: |")
+    for name, ours, base in rows:
+        print(f"| {name} | {ours:.3f} | {'' if base is None else f'{base:.3f}'} |")
+    print("\nbaselines: scan -> raw `rg -i` over headlines; read -> `rg -l ':ID: *<id>'`;"
+          " nodes -> parsing the same files in-process (Vault.load)")
+
+
+if __name__ == "__main__":
+    main()
