@@ -7,6 +7,7 @@ name the node that encloses it and the outline path above it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -28,6 +29,8 @@ class Place:
 
 def todo_keywords(text: str) -> tuple[str, ...]:
     """The TODO keywords a file declares, else Org's defaults."""
+    if "odo:" not in text and "ODO:" not in text:  # cheap test before the regexp
+        return DEFAULT_TODO
     words = [
         re.sub(r"\(.*\)$", "", w)
         for value in _TODO_LINE.findall(text)
@@ -37,38 +40,46 @@ def todo_keywords(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words if w)) or DEFAULT_TODO
 
 
-def heading_level(line: str) -> int:
-    return len(line) - len(line.lstrip("*")) if sx.HEADING.match(line) else 0
+class Outline:
+    """A file's heading lines and levels, found once, for many lookups."""
 
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.pattern = sx.heading_pattern(todo_keywords(text))
+        self.heading_lines: list[int] = []
+        self.levels: list[int] = []
+        for i, line in enumerate(self.lines):
+            if line.startswith("*") and sx.HEADING.match(line):
+                self.heading_lines.append(i)
+                self.levels.append(len(line) - len(line.lstrip("*")))
 
-def locate(lines: list[str], index: int, todo: tuple[str, ...] = DEFAULT_TODO) -> Place:
-    """The place of line `index`: a heading there, or the file's title line."""
-    pattern = sx.heading_pattern(todo)
-    chain: list[tuple[int, str | None]] = []  # (line index, raw title), innermost first
-    level = heading_level(lines[index]) or 10**9
-    for i in range(index, -1, -1):
-        lvl = heading_level(lines[i])
-        if lvl and lvl < level or (i == index and lvl):
-            m = pattern.match(lines[i])
-            chain.append((i, m.group(4) if m else None))
-            level = lvl
-            if lvl == 1:
-                break
-    own_level = heading_level(lines[index])
-    node_id = next((nid for i, title in chain if title is not None
-                    for nid in [_heading_id(lines, i)] if nid), None)
-    if node_id is None and not (lines and sx.HEADING.match(lines[0])):
-        drawer = _property_drawer_at(lines, 0, len(lines), True)
-        if drawer:
-            node_id = _node_id(_drawer_properties(lines, *drawer))
-    ancestors = chain[1:] if own_level else chain
-    title = sx.link_display(chain[0][1] or "") if own_level else ""
-    return Place(
-        id=node_id, level=own_level, title=title,
-        olp=[sx.olp_title(t) for _, t in reversed(ancestors)],
-    )
+    def place(self, index: int) -> Place:
+        """The place of line `index`: a heading there, or e.g. the file's title line."""
+        k = bisect.bisect_right(self.heading_lines, index) - 1
+        own_level = self.levels[k] if k >= 0 and self.heading_lines[k] == index else 0
+        chain: list[tuple[int, str | None]] = []  # (line, raw title), innermost first
+        bound = 10**9
+        while k >= 0:
+            if self.levels[k] < bound:
+                m = self.pattern.match(self.lines[self.heading_lines[k]])
+                chain.append((self.heading_lines[k], m.group(4) if m else None))
+                bound = self.levels[k]
+                if bound == 1:
+                    break
+            k -= 1
+        node_id = next((nid for i, title in chain if title is not None
+                        for nid in [self._heading_id(i)] if nid), None)
+        if node_id is None and not (self.heading_lines and self.heading_lines[0] == 0):
+            drawer = _property_drawer_at(self.lines, 0, len(self.lines), True)
+            if drawer:
+                node_id = _node_id(_drawer_properties(self.lines, *drawer))
+        ancestors = chain[1:] if own_level else chain
+        return Place(
+            id=node_id, level=own_level,
+            title=sx.link_display(chain[0][1] or "") if own_level else "",
+            olp=[sx.olp_title(t) for _, t in reversed(ancestors)],
+        )
 
-
-def _heading_id(lines: list[str], index: int) -> str | None:
-    drawer = _property_drawer_at(lines, index + 1, len(lines), False)
-    return _node_id(_drawer_properties(lines, *drawer)) if drawer else None
+    def _heading_id(self, index: int) -> str | None:
+        drawer = _property_drawer_at(self.lines, index + 1, len(self.lines), False)
+        return _node_id(_drawer_properties(self.lines, *drawer)) if drawer else None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..org.outline import locate, todo_keywords
+from ..org.outline import Outline
 from ..org.syntax import link_display
 from ..rg import find_rg, rg_org_lines
 from ..vault import is_org_file, iter_org_files
@@ -69,10 +69,14 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
         candidates = _python_candidates(root, checks[0])
     candidates.sort(key=lambda c: (c[0], c[1]))
     cache = TextCache(root)
+    outlines: dict[str, Outline | None] = {}
     for rel, number, text in candidates:
         if not _is_headline(text) or not all(c.search(_searchable(text)) for c in checks):
             continue
-        hit = _hit(cache, rel, number)
+        if rel not in outlines:
+            body = cache.text(rel)
+            outlines[rel] = None if body is None else Outline(body)
+        hit = _hit(outlines[rel], rel, number)
         if hit is not None:
             result.hits.append(hit)
             if limit is not None and len(result.hits) >= limit:
@@ -95,18 +99,15 @@ def _searchable(text: str) -> str:
     return re.sub(_HEADLINE, "", text, count=1)
 
 
-def _hit(cache: TextCache, rel: str, number: int) -> ScanHit | None:
-    text = cache.text(rel)
-    if text is None:
+def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
+    """The hit for line `number` of a file (None when the file is unreadable)."""
+    if outline is None or number - 1 >= len(outline.lines):
         return None
-    lines = text.split("\n")
-    if number - 1 >= len(lines):
-        return None
-    place = locate(lines, number - 1, todo_keywords(text))
+    place = outline.place(number - 1)
     if place.level:
         title = place.title
     else:
-        title = link_display(_searchable(lines[number - 1]).strip())
+        title = link_display(_searchable(outline.lines[number - 1]).strip())
     return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
 
 
