@@ -83,8 +83,18 @@ class Vault:
 
     root: Path
     files: list[OrgFile] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
     by_id: dict[str, Node] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why)
+    duplicates: list[tuple[Node, Node]] = field(default_factory=list)  # (kept, other)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every problem as one line: skipped files, parse warnings, duplicate IDs."""
+        lines = [why for _, why in self.skipped]
+        lines += [w for f in self.files for w in f.warnings]
+        lines += [f"duplicate ID {a.id}: {a.file}:{a.line} and {b.file}:{b.line}"
+                  for a, b in self.duplicates]
+        return lines
 
     @classmethod
     def load(cls, root: Path, paths: Iterable[str] | None = None) -> "Vault":
@@ -95,22 +105,19 @@ class Vault:
             try:
                 parsed = read_org_file(root, rel)
             except OrgkitError as exc:
-                vault.warnings.append(str(exc))
+                vault.skipped.append((rel, str(exc)))
                 continue
             vault.add(parsed)
         return vault
 
     def add(self, parsed: OrgFile) -> None:
         self.files.append(parsed)
-        self.warnings.extend(parsed.warnings)
         for node in parsed.nodes:
             first = self.by_id.get(node.id)
             if first is None:
                 self.by_id[node.id] = node
             else:
-                self.warnings.append(
-                    f"duplicate ID {node.id}: {first.file}:{first.line} and {node.file}:{node.line}"
-                )
+                self.duplicates.append((first, node))
 
     @property
     def nodes(self) -> list[Node]:

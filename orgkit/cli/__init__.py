@@ -13,7 +13,7 @@ import click
 
 from .. import __version__
 
-COMMAND_MODULES = ("graph", "retrieve", "edit", "tangle")
+COMMAND_MODULES = ("graph", "retrieve", "edit", "doctor", "tangle")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,36 @@
+"""`orgkit doctor`: findings name file and line; exit 1 when something is broken."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import write_notes
+
+
+def test_healthy_notes_exit_0(cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path, {
+        "a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: A\n[[id:b][B]]\n",
+        "b.org": ":PROPERTIES:\n:ID: b\n:END:\n#+title: B\n[[id:a][A]]\n",
+    })
+    result = cli("doctor", "--notes", str(notes), "--json")
+    assert result.exit_code == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["facts"]["notes"] == {"files": 2, "nodes": 2, "links": 2}
+    assert report["facts"]["rg"]["version"].startswith("ripgrep")
+
+
+def test_problems_are_found_with_file_and_line(cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path, {
+        "a.org": ":PROPERTIES:\n:ID: a\n:ROAM_ALIASES: \"unterminated\n:END:\n#+title: A\n\nsee [[id:gone][x]]\n",
+        "b.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: Copy of A\n",
+        "c.org": ":PROPERTIES:\n:ID: c\n:END:\n#+title: Lonely\n",
+    })
+    (notes / "bad.org").write_bytes(b"\xff\xfe not utf-8")
+    result = cli("doctor", "--notes", str(notes), "--json")
+    assert result.exit_code == 1
+    found = {(f["check"], f["file"], f["line"]) for f in json.loads(result.stdout)["findings"]}
+    assert {("broken-link", "a.org", 7), ("duplicate-id", "b.org", 1), ("parse", "bad.org", None),
+            ("parse", "a.org", 1), ("orphan", "c.org", 1)} <= found
+    human = cli("doctor", "--notes", str(notes)).stdout
+    assert "error: a.org:7: id link to missing note gone [broken-link]" in human
