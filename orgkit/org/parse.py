@@ -195,9 +195,11 @@ def _scan_section(
             key = kw.group(1).upper()
             if key not in ("BEGIN", "END"):
                 scan.keywords.append((key, kw.group(2), i))
-                if key == "CAPTION":
-                    scan.text_runs.append((i, i))
-                elif key not in sx.UNPARSED_AFFILIATED and not key.startswith("ATTR_") and key != "TRANSCLUDE":
+                affiliated = sx.affiliated_name(key)
+                if affiliated and not _orphaned(lines, i, end):
+                    if affiliated == "CAPTION":
+                        scan.text_runs.append((i, i))
+                elif key != "TRANSCLUDE":
                     scan.extra_link_lines.append(i)
             i += 1
             continue
@@ -205,6 +207,22 @@ def _scan_section(
             run_start = i
         i += 1
     close_run(end)
+
+
+def _orphaned(lines: list[str], i: int, end: int) -> bool:
+    """Whether the affiliated keywords from line `i` on have no element to attach to.
+
+    Org then parses each of them as a plain keyword (see
+    `org-element--collect-affiliated-keywords`): when a blank line, the end of
+    the section or the end of the enclosing block or drawer follows them.
+    """
+    j = i + 1
+    while j < end:
+        kw = sx.KEYWORD.match(lines[j])
+        if not (kw and sx.affiliated_name(kw.group(1).upper())):
+            break
+        j += 1
+    return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
 
 
 def _opaque_end(lines: list[str], i: int, end: int, markup: set[int]) -> int | None:
@@ -440,8 +458,8 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
         for first, last in scan.text_runs
     )
     for base, chunk in chunks:
-        for m in sx.LINK_OR_VERBATIM.finditer(chunk):
-            if m.group("verb") is not None:
+        for m in sx.LINK_OR_OPAQUE.finditer(chunk):
+            if m.group("opaque") is not None:
                 continue
             line = doc.line_of(base + m.start())
             source = owner(line)
@@ -500,23 +518,32 @@ def _link_target(m: re.Match[str]) -> tuple[str, str]:
         raw = re.sub(r"[ \t]*\n[ \t]*", " ", m.group("target"))
         raw = re.sub(r"\\([\]\[])", r"\1", raw)
         return _classify_raw(raw)
-    return kind, path if kind in ("id", "file") else f"{kind}:{path}"
+    return _typed(kind, path)
 
 
 def _classify_raw(raw: str) -> tuple[str, str]:
     if raw.startswith(("/", "~", "./", "../")):
-        return "file", raw
+        return _file_link(raw)
     m = sx.LINK_TYPE_PREFIX.match(raw)
     if m:
-        kind = m.group(1)
-        path = raw[m.end():]
-        if kind.startswith("file"):
-            return "file", path.split("::", 1)[0]
-        if kind == "id":
-            return "id", path
-        return kind, raw
+        return _typed(m.group(1), raw[m.end():])
     if raw.startswith("(") and raw.endswith(")"):
         return "coderef", raw
     if raw.startswith("#"):
         return "custom-id", raw
     return "fuzzy", raw
+
+
+def _typed(kind: str, path: str) -> tuple[str, str]:
+    """(type, dest) of a link with an explicit type; the type keeps its case."""
+    if sx.FILE_TYPE.fullmatch(kind):
+        return _file_link(path)
+    if kind == "id":
+        return "id", path
+    return kind, f"{kind}:{path}"
+
+
+def _file_link(path: str) -> tuple[str, str]:
+    """A file link's dest: its search option (`::...`) dropped, `file:///x` as `/x`."""
+    path = path.split("::", 1)[0]
+    return "file", re.sub(r"^//+([A-Za-z]:)?/", r"\1/", path)

@@ -20,7 +20,9 @@ LINK_TYPES = (
     "file+emacs", "file+sys", "ftp", "gnus", "help", "http", "https", "id", "info",
     "irc", "mailto", "mhe", "news", "rmail", "roam", "shell", "w3m",
 )
-_TYPES_RE = "|".join(sorted((re.escape(t) for t in LINK_TYPES), key=len, reverse=True))
+# Emacs searches with `case-fold-search' on, so `ID:x` and `HTTPS://x` are links too
+# (of types "ID" and "HTTPS", as written).
+_TYPES_RE = "(?i:" + "|".join(sorted((re.escape(t) for t in LINK_TYPES), key=len, reverse=True)) + ")"
 
 _BRACKET = r"\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[])+)\](?:\[(?P<desc>(?s:.)+?)\])?\]"
 _ANGLE = rf"<(?P<angle_type>{_TYPES_RE}):(?P<angle_path>[^>\n]*(?:\n[ \t]*[^> \t\n][^>\n]*)*)>"
@@ -28,17 +30,29 @@ _NB = r"[^\]\[ \t\n()<>]"
 _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
 _PUNCT = re.escape(string.punctuation)
 _PLAIN = rf"\b(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:[^{_PUNCT}\s]|/|{_PAREN}))"
-# Verbatim and code markup hide the links inside them (org-verbatim-re).
+# Objects whose contents are not parsed, so the links inside them do not count:
+# verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
+# fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
+# targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
 _VERBATIM = r"(?:(?<=[-\s('\"{])|^)(?P<mark>[=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
+_INLINE_SRC = r"\bsrc_[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
+_LATEX = (
+    r"\\\((?s:.*?)\\\)|\\\[(?s:.*?)\\\]|\$\$(?s:.*?)\$\$"
+    r"|(?<!\$)\$(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
+)
+_SNIPPET_OR_MACRO = r"@@[-A-Za-z0-9]+:(?s:.*?)@@|\{\{\{[A-Za-z][-\w]*(?:\((?s:.*?)\))?\}\}\}"
+_TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
+_OPAQUE = rf"{_VERBATIM}|{_INLINE_SRC}|{_LATEX}|{_SNIPPET_OR_MACRO}|{_TARGET}"
 
-LINK_OR_VERBATIM = re.compile(
-    rf"(?P<bracket>{_BRACKET})|(?P<angle>{_ANGLE})|(?P<plain>{_PLAIN})|(?P<verb>{_VERBATIM})",
+LINK_OR_OPAQUE = re.compile(
+    rf"(?P<bracket>{_BRACKET})|(?P<angle>{_ANGLE})|(?P<plain>{_PLAIN})|(?P<opaque>{_OPAQUE})",
     re.M,
 )
 LINK_ANY = re.compile(rf"(?P<bracket>{_BRACKET})|(?P<angle>{_ANGLE})|(?P<plain>{_PLAIN})")
 BRACKET_LINK = re.compile(_BRACKET)
 PLAIN_LINK = re.compile(_PLAIN)
 LINK_TYPE_PREFIX = re.compile(rf"({_TYPES_RE}):")
+FILE_TYPE = re.compile(r"file(?:\+.+)?", re.I)
 
 KEYWORD = re.compile(r"[ \t]*#\+(\S+?):[ \t]*(.*?)[ \t]*$")
 COMMENT = re.compile(r"[ \t]*#(?: |$)")
@@ -55,11 +69,24 @@ STATS_COOKIE = re.compile(r"\[[0-9]+%\]|\[[0-9]+/[0-9]+\]")
 
 # Blocks whose contents are code or raw text: no keywords, no links inside.
 OPAQUE_BLOCKS = frozenset({"src", "example", "export", "comment"})
-# Affiliated keywords whose values Org does not parse for objects.
-UNPARSED_AFFILIATED = frozenset({
-    "NAME", "HEADER", "HEADERS", "RESULTS", "RESULT", "RESNAME", "SRCNAME",
-    "TBLNAME", "DATA", "LABEL", "SOURCE", "PLOT",
+# Affiliated keywords (`org-element-affiliated-keywords`, plus ATTR_*): they belong
+# to the element that follows them; only CAPTION's value is parsed for objects.
+AFFILIATED = frozenset({
+    "CAPTION", "DATA", "HEADER", "HEADERS", "LABEL", "NAME", "PLOT", "RESNAME",
+    "RESULT", "RESULTS", "SOURCE", "SRCNAME", "TBLNAME",
 })
+_DUAL_AFFILIATED = re.compile(r"(CAPTION|RESULTS)\[.*\]")
+_ATTR = re.compile(r"ATTR_[-_A-Za-z0-9]+")
+# Lines that end the container an element lives in (a greater block or a drawer).
+CONTAINER_END = re.compile(r"[ \t]*(?:#\+end_\S+|:END:)[ \t]*$", re.I)
+
+
+def affiliated_name(key: str) -> str | None:
+    """The affiliated keyword an upper-cased `#+KEY` is (`CAPTION[short]` -> CAPTION)."""
+    if key in AFFILIATED or _ATTR.fullmatch(key):
+        return key
+    m = _DUAL_AFFILIATED.fullmatch(key)
+    return m.group(1) if m else None
 
 
 def block_end(name: str) -> re.Pattern[str]:
