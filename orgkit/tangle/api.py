@@ -1,0 +1,78 @@
+"""The tangle operations the CLI, `tangle.py` and other callers share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TangleError
+from .plan import Options, Target, plan_file
+from .write import current_umask, final_mode, write_targets
+
+
+@dataclass
+class TangleResult:
+    """What a tangle wrote (or, in a dry run, would write)."""
+
+    targets: list[Target]
+    written: bool
+
+
+@dataclass
+class CheckResult:
+    """Targets whose file on disk differs from what the org sources produce."""
+
+    targets: list[Target]
+    stale: list[tuple[Target, str]]  # (target, reason)
+
+    @property
+    def ok(self) -> bool:
+        return not self.stale
+
+
+def plan(files: list[Path], options: Options | None = None, confine: bool = False) -> list[Target]:
+    """Targets of all FILES, in order; with CONFINE, refuse any outside its org file's tree."""
+    targets: list[Target] = []
+    for path in files:
+        targets.extend(plan_file(Path(path), options))
+    if confine:
+        outside = [t for t in targets if t.outside]
+        if outside:
+            names = ", ".join(f"{t.path} (from {t.source.name})" for t in outside)
+            raise TangleError(f"refusing targets outside the org file's directory (--confine): {names}")
+    return targets
+
+
+def tangle(files: list[Path], options: Options | None = None, dry_run: bool = False, confine: bool = False) -> TangleResult:
+    """Tangle FILES like `org-babel-tangle-file`: every target is written, or none."""
+    targets = plan(files, options, confine)
+    if not dry_run:
+        write_targets(targets)
+    return TangleResult(targets, written=not dry_run)
+
+
+def check(files: list[Path], options: Options | None = None) -> CheckResult:
+    """Compare each target on disk with what tangling FILES would write."""
+    targets = plan(files, options)
+    umask = current_umask()
+    stale: list[tuple[Target, str]] = []
+    for target in targets:
+        reason = _difference(target, final_mode(target, umask))
+        if reason:
+            stale.append((target, reason))
+    return CheckResult(targets, stale)
+
+
+def _difference(target: Target, mode: int) -> str | None:
+    try:
+        data = target.path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if data != target.content:
+        return "content differs"
+    actual = target.path.stat().st_mode & 0o7777
+    if target.mode is not None and actual != mode:
+        return f"mode is {actual:o}, expected {mode:o}"
+    return None

@@ -1,0 +1,430 @@
+"""An org file seen the way Org's tangler sees it: headings, drawers, keywords, blocks.
+
+Emacs finds source blocks with `org-babel-src-block-regexp` and then asks the
+element parser whether each match is a real block; both steps are reproduced so
+that odd files (a `#+begin_src` inside an example block, an unterminated block)
+tangle exactly as in Emacs.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import TangleError
+
+# `org-babel-src-block-regexp`, searched case-insensitively as Emacs does.
+SRC_BLOCK_RE = re.compile(
+    r"^([ \t]*)#\+begin_src[ \t]+([^ \f\t\n\r\v]+)[ \t]*"
+    r"([^\":\n]*\"[^\"\n*]*\"[^\":\n]*|[^\":\n]*)"
+    r"([^\n]*)\n"
+    r"([\s\S]*?\n)??[ \t]*#\+end_src",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ELEMENT_BEGIN_RE = re.compile(
+    r"^[ \t]*#\+BEGIN_SRC"
+    r"(?: +(\S+))?"
+    r"((?: +(?:-(?:l \".+\"|[ikr])|[-+]n(?: *[0-9]+)?))+)?"
+    r"(.*)[ \t]*$",
+    re.IGNORECASE,
+)
+_BLOCK_BEGIN_RE = re.compile(r"^[ \t]*#\+BEGIN_(\S+)", re.IGNORECASE)
+_HEADING_RE = re.compile(r"^(\*+) ")
+_PLANNING_RE = re.compile(r"^[ \t]*(?:CLOSED:|DEADLINE:|SCHEDULED:)")
+_PROPERTIES_RE = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*$", re.IGNORECASE)
+_DRAWER_LINE_RE = re.compile(r"^[ \t]*:\S+:(?: .*)?[ \t]*$")
+_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
+_KEYWORD_RE = re.compile(r"^[ \t]*#\+(\S+?):[ \t]*(.*)$")
+_COMMENT_LINE_RE = re.compile(r"^[ \t]*#(?: |$)")
+_AFFILIATED_RE = re.compile(
+    r"^[ \t]*#\+(?:(CAPTION|RESULTS)(?:\[(.*)\])?"
+    r"|(DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT|SOURCE|SRCNAME|TBLNAME)"
+    r"|(ATTR_[-_A-Za-z0-9]+)):[ \t]*",
+    re.IGNORECASE,
+)
+_NAME_ALIASES = {"DATA", "LABEL", "NAME", "RESNAME", "SOURCE", "SRCNAME", "TBLNAME"}
+_LESSER_BLOCKS = {"src", "example", "export", "comment", "verse"}
+_UNESCAPE_RE = re.compile(r"^([ \t]*,*)(,)(\*|#\+)", re.MULTILINE)
+
+
+@dataclass
+class Heading:
+    """A headline with the parts Org's tangler reads from it."""
+
+    line: int
+    level: int
+    title: str | None
+    tags: list[str]
+    parent: int | None
+    drawer: tuple[int, int] | None = None  # first and last+1 line of the property drawer
+
+
+@dataclass
+class SrcBlock:
+    """One real source block, with its affiliated keywords and raw contents."""
+
+    index: int
+    begin_line: int  # 0-based line of `#+begin_src`
+    end_line: int  # 0-based line of `#+end_src`
+    regex_end: int  # where Emacs' regexp match ends (it resumes searching there)
+    language: str | None
+    switches: str | None
+    parameters: str | None
+    name: str | None
+    headers: list[str]  # in Emacs' order: the last #+HEADER line first
+    value: str
+    heading: int | None
+    counter: int = 0
+
+    @property
+    def line(self) -> int:
+        """1-based line of the `#+begin_src` line, for messages."""
+        return self.begin_line + 1
+
+    @property
+    def preserve_indent(self) -> bool:
+        """The `-i` switch."""
+        return bool(self.switches and re.search(r"-i\b", self.switches))
+
+    @property
+    def label_format(self) -> str | None:
+        """The `-l "fmt"` switch."""
+        match = self.switches and re.search(r"-l +\"([^\"\n]+)\"", self.switches)
+        return match.group(1) if match else None
+
+
+@dataclass
+class OrgDocument:
+    """A parsed org file: enough structure to tangle and detangle it like Emacs."""
+
+    path: Path
+    text: str
+    lines: list[str]
+    line_starts: list[int]
+    headings: list[Heading]
+    blocks: list[SrcBlock]
+    keyword_properties: list[tuple[str, str]]
+    top_drawer: tuple[int, int] | None
+    heading_lines: list[int] = field(default_factory=list)
+
+    def line_of(self, pos: int) -> int:
+        """0-based line index of character offset `pos`."""
+        return bisect_right(self.line_starts, pos) - 1
+
+    def heading_at(self, line: int) -> int | None:
+        """Index of the nearest heading at or above `line` (the entry it belongs to)."""
+        idx = bisect_right(self.heading_lines, line) - 1
+        return idx if idx >= 0 else None
+
+    def ancestors(self, heading: int | None) -> list[int]:
+        """The heading and its ancestors, nearest first."""
+        chain: list[int] = []
+        while heading is not None:
+            chain.append(heading)
+            heading = self.headings[heading].parent
+        return chain
+
+    def commented(self, heading: int | None) -> bool:
+        """`org-in-commented-heading-p`: COMMENT on this heading or any ancestor."""
+        return any(
+            self.headings[h].title is not None and re.match(r"COMMENT(?: |$)", self.headings[h].title)
+            for h in self.ancestors(heading)
+        )
+
+    def archived(self, heading: int | None) -> bool:
+        """`org-in-archived-heading-p`: the ARCHIVE tag on this heading or an ancestor."""
+        return any("ARCHIVE" in self.headings[h].tags for h in self.ancestors(heading))
+
+    def drawer_lines(self, heading: int | None) -> list[str]:
+        """Lines inside the property drawer of an entry (None: the file's top drawer)."""
+        span = self.top_drawer if heading is None else self.headings[heading].drawer
+        return self.lines[span[0] : span[1]] if span else []
+
+
+def decode(data: bytes) -> str:
+    """Text as Emacs visits it: UTF-8, and CRLF files read as DOS (lines end in LF)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    if "\r\n" in text and not re.search(r"(?<!\r)\n", text):
+        text = text.replace("\r\n", "\n")
+    return text
+
+
+def load(path: Path, todo_keywords: list[str] | None = None) -> OrgDocument:
+    """Read and parse an org file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TangleError(f"cannot read {path}: {exc.strerror}") from exc
+    return parse(path, decode(data), todo_keywords)
+
+
+def parse(path: Path, text: str, todo_keywords: list[str] | None = None) -> OrgDocument:
+    """Parse `text` (the contents of `path`)."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    heading_lines = [i for i, line in enumerate(lines) if _HEADING_RE.match(line)]
+    kinds = _classify(lines, heading_lines)
+    keywords = _keywords(path, lines, kinds)
+    todo = todo_keywords if todo_keywords is not None else _todo_keywords(keywords)
+    headings = _headings(lines, heading_lines, todo)
+    top = _top_drawer(lines, heading_lines[0] if heading_lines else len(lines))
+    doc = OrgDocument(
+        path=path,
+        text=text,
+        lines=lines,
+        line_starts=starts,
+        headings=headings,
+        blocks=[],
+        keyword_properties=[(k, v) for k, v in keywords if k == "PROPERTY"],
+        top_drawer=top,
+        heading_lines=heading_lines,
+    )
+    doc.keyword_properties = _property_keywords(keywords)
+    doc.blocks = _src_blocks(doc, kinds)
+    return doc
+
+
+def _section_end(heading_lines: list[int], line: int, total: int) -> int:
+    idx = bisect_right(heading_lines, line)
+    return heading_lines[idx] if idx < len(heading_lines) else total
+
+
+def _classify(lines: list[str], heading_lines: list[int]) -> dict[int, tuple[str, int]]:
+    """Lines that begin real lesser blocks, and lines hidden inside blocks or drawers.
+
+    Maps a line index to ("begin", end_line) for a lesser block's first line and
+    ("inside", 0) for lines that cannot start an element.
+    """
+    kinds: dict[int, tuple[str, int]] = {}
+    total = len(lines)
+    i = 0
+    while i < total:
+        line = lines[i]
+        if _HEADING_RE.match(line):
+            i = _skip_meta(lines, i, kinds)
+            continue
+        match = _BLOCK_BEGIN_RE.match(line)
+        if match:
+            name = match.group(1)
+            end = _find_block_end(lines, i, name, _section_end(heading_lines, i, total))
+            if end is not None and name.lower() in _LESSER_BLOCKS:
+                kinds[i] = ("begin", end)
+                for j in range(i + 1, end + 1):
+                    kinds[j] = ("inside", 0)
+                i = end + 1
+                continue
+        i += 1
+    return kinds
+
+
+def _skip_meta(lines: list[str], heading: int, kinds: dict[int, tuple[str, int]]) -> int:
+    """Mark the property drawer after a heading as hidden; return the next line to scan."""
+    i = heading + 1
+    if i < len(lines) and _PLANNING_RE.match(lines[i]):
+        i += 1
+    span = _drawer_at(lines, i)
+    if span:
+        for j in range(span[0] - 1, span[1] + 1):
+            kinds[j] = ("inside", 0)
+        return span[1] + 1
+    return heading + 1
+
+
+def _drawer_at(lines: list[str], i: int) -> tuple[int, int] | None:
+    """`org-property-drawer-re` at line `i`: (first content line, END line)."""
+    if i >= len(lines) or not _PROPERTIES_RE.match(lines[i]):
+        return None
+    j = i + 1
+    while j < len(lines):
+        if _END_RE.match(lines[j]):
+            return (i + 1, j)
+        if not _DRAWER_LINE_RE.match(lines[j]):
+            return None
+        j += 1
+    return None
+
+
+def _find_block_end(lines: list[str], begin: int, name: str, limit: int) -> int | None:
+    end_re = re.compile(r"^[ \t]*#\+END_" + re.escape(name) + r"[ \t]*$", re.IGNORECASE)
+    for j in range(begin + 1, limit):
+        if end_re.match(lines[j]):
+            return j
+    return None
+
+
+def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]], seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
+    """Keyword elements in document order, following local #+SETUPFILE files like Org."""
+    found: list[tuple[str, str]] = []
+    for i, line in enumerate(lines):
+        if i in kinds:
+            continue
+        match = _KEYWORD_RE.match(line)
+        if not match:
+            continue
+        key = match.group(1).upper()
+        value = match.group(2).strip()
+        if key == "SETUPFILE":
+            found.extend(_setupfile_keywords(path, value, seen))
+        else:
+            found.append((key, value))
+    return found
+
+
+def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path]) -> list[tuple[str, str]]:
+    uri = value.strip()
+    if len(uri) >= 2 and uri[0] == uri[-1] == '"':
+        uri = uri[1:-1]
+    if not uri or re.match(r"^[a-z][a-z0-9+.-]*://", uri, re.IGNORECASE):
+        return []
+    target = Path(uri).expanduser()
+    if not target.is_absolute():
+        target = path.parent / target
+    if target in seen:
+        return []
+    try:
+        text = decode(target.read_bytes())
+    except OSError:
+        return []
+    lines = text.split("\n")
+    heading_lines = [i for i, line in enumerate(lines) if _HEADING_RE.match(line)]
+    return _keywords(target, lines, _classify(lines, heading_lines), seen | {path, target})
+
+
+def _todo_keywords(keywords: list[tuple[str, str]]) -> list[str]:
+    words: list[str] = []
+    for key, value in keywords:
+        if key in ("TODO", "SEQ_TODO", "TYP_TODO"):
+            for word in value.split():
+                if word != "|":
+                    words.append(re.sub(r"\(.*\)$", "", word))
+    return words or ["TODO", "DONE"]
+
+
+def _property_keywords(keywords: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`org-keyword-properties`: #+PROPERTY values, with `NAME+` appended as Org does."""
+    props: list[tuple[str, str]] = []
+    for key, value in keywords:
+        if key != "PROPERTY":
+            continue
+        match = re.match(r"(\S+)[ \t]+(.*)", value)
+        if not match:
+            continue
+        name, val = match.group(1), match.group(2)
+        appending = name.endswith("+")
+        name = name[:-1] if appending else name
+        for idx, (old_name, old_val) in enumerate(props):
+            if old_name.lower() == name.lower():
+                props[idx] = (old_name, f"{old_val} {val}" if appending else val)
+                break
+        else:
+            props.append((name, val))
+    return props
+
+
+def _headings(lines: list[str], heading_lines: list[int], todo: list[str]) -> list[Heading]:
+    todo_re = "|".join(re.escape(w) for w in sorted(todo, key=len, reverse=True))
+    complex_re = re.compile(
+        r"^(\*+)(?: +(" + todo_re + r"))?(?: +(\[#.\]))?(?: +(.*?))??"
+        r"(?:[ \t]+(:[\w@#%:]+:))?[ \t]*$"
+    )
+    headings: list[Heading] = []
+    stack: list[int] = []
+    for idx, line_no in enumerate(heading_lines):
+        line = lines[line_no]
+        level = len(_HEADING_RE.match(line).group(1))
+        match = complex_re.match(line)
+        title = match.group(4) if match else None
+        tags = [t for t in match.group(5).split(":") if t] if match and match.group(5) else []
+        while stack and headings[stack[-1]].level >= level:
+            stack.pop()
+        heading = Heading(line_no, level, title, tags, stack[-1] if stack else None)
+        i = line_no + 1
+        if i < len(lines) and _PLANNING_RE.match(lines[i]):
+            i += 1
+        span = _drawer_at(lines, i)
+        heading.drawer = (span[0], span[1]) if span else None
+        headings.append(heading)
+        stack.append(idx)
+    return headings
+
+
+def _top_drawer(lines: list[str], first_heading: int) -> tuple[int, int] | None:
+    """The file-level property drawer: at the top, after comment lines only."""
+    i = 0
+    while i < first_heading and _COMMENT_LINE_RE.match(lines[i]):
+        i += 1
+    if i >= first_heading:
+        return None
+    span = _drawer_at(lines, i)
+    return (span[0], span[1]) if span else None
+
+
+def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[SrcBlock]:
+    """Real source blocks in the order Emacs visits them."""
+    blocks: list[SrcBlock] = []
+    pos = 0
+    last_heading: object = object()
+    counter = 0
+    while True:
+        match = SRC_BLOCK_RE.search(doc.text, pos)
+        if not match:
+            break
+        pos = match.end()
+        begin = doc.line_of(match.start())
+        kind = kinds.get(begin)
+        if not kind or kind[0] != "begin" or not _BLOCK_BEGIN_RE.match(doc.lines[begin]).group(1).lower() == "src":
+            continue
+        block = _element(doc, begin, kind[1], match.end(), len(blocks))
+        heading = doc.heading_at(begin)
+        if heading == last_heading:
+            counter += 1
+        else:
+            counter, last_heading = 1, heading
+        block.counter = counter
+        blocks.append(block)
+    return blocks
+
+
+def _element(doc: OrgDocument, begin: int, end: int, regex_end: int, index: int) -> SrcBlock:
+    head = _ELEMENT_BEGIN_RE.match(doc.lines[begin])
+    language = head.group(1)
+    switches = head.group(2)
+    parameters = head.group(3)
+    name, headers = _affiliated(doc.lines, begin)
+    value = "".join(line + "\n" for line in doc.lines[begin + 1 : end])
+    value = _UNESCAPE_RE.sub(r"\1\3", value)
+    return SrcBlock(
+        index=index,
+        begin_line=begin,
+        end_line=end,
+        regex_end=regex_end,
+        language=language,
+        switches=switches.strip() if switches and switches.strip() else None,
+        parameters=parameters.strip() if parameters and parameters.strip() else None,
+        name=name,
+        headers=headers,
+        value=value,
+        heading=doc.heading_at(begin),
+    )
+
+
+def _affiliated(lines: list[str], begin: int) -> tuple[str | None, list[str]]:
+    """NAME and HEADER keywords directly above a block (the last NAME wins)."""
+    first = begin
+    while first > 0 and _AFFILIATED_RE.match(lines[first - 1]):
+        first -= 1
+    name: str | None = None
+    headers: list[str] = []
+    for line in lines[first:begin]:
+        match = _AFFILIATED_RE.match(line)
+        key = (match.group(1) or match.group(3) or match.group(4)).upper()
+        value = line[match.end() :].rstrip(" \t").strip()
+        if key in _NAME_ALIASES:
+            name = value
+        elif key in ("HEADER", "HEADERS"):
+            headers.insert(0, value)
+    return name, headers

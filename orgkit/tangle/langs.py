@@ -1,0 +1,238 @@
+"""What each language's Babel library and Emacs major mode contribute to a tangle.
+
+The reference is Emacs 28.2 with Org 9.5.5 and the common `ob-LANG` libraries
+loaded.  Three things depend on the language: the extension `:tangle yes` uses
+(`org-babel-tangle-lang-exts`), the comment syntax of its major mode (used by
+`comment-region` for `:comments`), and the language's `org-babel-expand-body:`
+function, which some languages use to wrap the body (C wraps it in `main`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# `org-babel-tangle-lang-exts` after loading the common languages.
+EXTENSIONS: dict[str, str] = {
+    "latex": "tex",
+    "sed": "sed",
+    "awk": "awk",
+    "clojurescript": "cljs",
+    "clojure": "clj",
+    "haskell": "hs",
+    "perl": "pl",
+    "ruby": "rb",
+    "lua": "lua",
+    "lisp": "lisp",
+    "java": "java",
+    "D": "d",
+    "C++": "cpp",
+    "python": "py",
+    "emacs-lisp": "el",
+    "elisp": "el",
+}
+
+# `org-src-lang-modes`: language names whose major mode is not LANG-mode.
+LANG_MODES: dict[str, str] = {
+    "C": "c",
+    "C++": "c++",
+    "asymptote": "asy",
+    "bash": "sh",
+    "beamer": "latex",
+    "calc": "fundamental",
+    "cpp": "c++",
+    "ditaa": "artist",
+    "dot": "fundamental",
+    "elisp": "emacs-lisp",
+    "ocaml": "tuareg",
+    "screen": "shell-script",
+    "shell": "sh",
+    "sqlite": "sql",
+}
+
+
+@dataclass(frozen=True)
+class CommentSyntax:
+    """A major mode's comment variables, as `comment-region` uses them."""
+
+    start: str | None
+    end: str = ""
+    add: int = 0
+    style: str = "indent"
+
+
+# Major modes of Emacs 28.2 and their comment settings (nil start: none defined).
+MODES: dict[str, CommentSyntax] = {
+    "emacs-lisp": CommentSyntax(";", add=1),
+    "lisp": CommentSyntax(";", add=1),
+    "lisp-data": CommentSyntax(";", add=1),
+    "scheme": CommentSyntax(";", add=1),
+    "python": CommentSyntax("# "),
+    "sh": CommentSyntax("# "),
+    "shell-script": CommentSyntax("# "),
+    "c": CommentSyntax("/* ", " */"),
+    "c++": CommentSyntax("// "),
+    "objc": CommentSyntax("// "),
+    "idl": CommentSyntax("// "),
+    "pike": CommentSyntax("// "),
+    "java": CommentSyntax("// "),
+    "js": CommentSyntax("// "),
+    "javascript": CommentSyntax("// "),
+    "ruby": CommentSyntax("# "),
+    "perl": CommentSyntax("# "),
+    "cperl": CommentSyntax("# "),
+    "sql": CommentSyntax("--"),
+    "css": CommentSyntax("/*", "*/"),
+    "scss": CommentSyntax("// "),
+    "makefile": CommentSyntax("#"),
+    "awk": CommentSyntax("# "),
+    "latex": CommentSyntax("%", add=1, style="plain"),
+    "tex": CommentSyntax("%", add=1, style="plain"),
+    "conf": CommentSyntax("#"),
+    "conf-unix": CommentSyntax("#"),
+    "org": CommentSyntax("# "),
+    "html": CommentSyntax("<!-- ", " -->"),
+    "mhtml": CommentSyntax("<!-- ", " -->"),
+    "sgml": CommentSyntax("<!-- ", " -->"),
+    "xml": CommentSyntax("<!--", "-->"),
+    "nxml": CommentSyntax("<!--", "-->"),
+    "asm": CommentSyntax(";", add=1),
+    "m4": CommentSyntax("#"),
+    "tcl": CommentSyntax("# "),
+    "prolog": CommentSyntax("%", add=1),
+    "octave": CommentSyntax("#", add=1),
+    "f90": CommentSyntax("!"),
+    "pascal": CommentSyntax("{", "}"),
+    "vhdl": CommentSyntax("--"),
+    "verilog": CommentSyntax("// "),
+    "icon": CommentSyntax("# "),
+    "simula": CommentSyntax("! ", " ;"),
+    "bat": CommentSyntax("rem "),
+    "ps": CommentSyntax("%"),
+    "vera": CommentSyntax("//"),
+    "texinfo": CommentSyntax("@c "),
+    "dcl": CommentSyntax("!"),
+    "gdb-script": CommentSyntax("#"),
+    "ld-script": CommentSyntax("/* ", " */"),
+    "sieve": CommentSyntax("#"),
+    "snmp": CommentSyntax("-- "),
+    "text": CommentSyntax(None),
+    "fundamental": CommentSyntax(None),
+    "diff": CommentSyntax(None),
+}
+
+
+def mode_of(lang: str) -> str:
+    """`org-src-get-lang-mode` without the `-mode` suffix."""
+    return LANG_MODES.get(lang, lang)
+
+
+def comment_syntax(lang: str) -> CommentSyntax | None:
+    """The comment syntax of LANG's major mode, or None when Emacs has no such mode."""
+    return MODES.get(mode_of(lang))
+
+
+def extension(lang: str) -> str:
+    """The extension `:tangle yes` gives a file of this language."""
+    return EXTENSIONS.get(lang, lang)
+
+
+class UnsupportedExpansion(Exception):
+    """The language's expansion needs something orgkit does not reproduce."""
+
+
+def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
+    """The body after `org-babel-expand-body:LANG` (or the generic expansion)."""
+    get = dict(reversed(params)).get
+    result_params = get(":result-params") or []
+    if lang in ("emacs-lisp", "elisp"):
+        return body + "\n"
+    if lang in ("C", "C++", "cpp"):
+        return _expand_c(body, get)
+    if lang == "D":
+        return _expand_d(body, get)
+    if lang == "clojure":
+        return _expand_clojure(body, get, result_params)
+    if lang == "lisp":
+        body = body.strip(" \t\n\r")
+        return f"(pprint {body})" if {"code", "pp"} & set(result_params) else body
+    if lang == "scheme":
+        pro, epi = get(":prologue"), get(":epilogue")
+        return (f"{_text(pro)}\n" if pro is not None else "") + body + (f"\n{_text(epi)}" if epi is not None else "")
+    if lang == "sql":
+        return "\n".join([_text(get(":prologue")), body, _text(get(":epilogue"))])
+    if lang == "latex":
+        return _trim(body)
+    if lang == "awk":
+        return body
+    if lang == "java":
+        raise UnsupportedExpansion("Java blocks are wrapped in a class by ob-java; orgkit does not reproduce that")
+    pro, epi = get(":prologue"), get(":epilogue")
+    parts = ([_text(pro)] if pro is not None else []) + [body] + ([_text(epi)] if epi is not None else [])
+    return "\n".join(parts)
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise UnsupportedExpansion(f"a non-string header value ({value!r}) where Org expects text")
+
+
+def _trim(text: str) -> str:
+    return re.sub(r"\A[ \t\n\r]+", "", re.sub(r"[ \t\n\r]+\Z", "", text))
+
+
+def _expand_c(body: str, get) -> str:  # type: ignore[no-untyped-def]
+    includes = _words(get(":includes"))
+    defines_words = _words(get(":defines"))
+    defines = [f"{a} {b}" for a, b in zip(defines_words[::2], defines_words[1::2])]
+    namespaces = _words(get(":namespaces"))
+    main_p = get(":main") != "no"
+    parts = [
+        "\n".join(f"#include {i}" if i.startswith("<") else f'#include "{i}"' for i in includes),
+        "\n".join(f"#define {d}" for d in defines),
+        "\n".join(f"using namespace {n};" for n in namespaces),
+        "",
+        "",
+        "",
+        "",
+        _ensure_main(body) if main_p else body,
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _expand_d(body: str, get) -> str:  # type: ignore[no-untyped-def]
+    imports = _words(get(":imports")) + ["std.stdio", "std.conv"]
+    main_p = get(":main") != "no"
+    parts = ["module mmm;", "\n".join(f"import {i};" for i in imports), "", "", "", "", _ensure_main(body) if main_p else body]
+    return "\n".join(parts) + "\n"
+
+
+def _words(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if value.startswith('"'):
+            from .elisp import read_string
+
+            value = read_string(value)
+        return value.split()
+    raise UnsupportedExpansion(f"a non-string header value ({value!r}) where Org expects words")
+
+
+def _ensure_main(body: str) -> str:
+    if re.search(r"^[ \t]*[intvod]+[ \t\n\r]*main[ \t]*\(.*\)", body, re.IGNORECASE | re.MULTILINE):
+        return body
+    return f"int main() {{\n{body}\nreturn 0;\n}}\n"
+
+
+def _expand_clojure(body: str, get, result_params: list[str]) -> str:  # type: ignore[no-untyped-def]
+    body = re.sub(r"^[ \t]*;+.*$", "", body, flags=re.MULTILINE)
+    ns = get(":ns")
+    head = f"(ns {ns})\n" if ns else ""
+    body = _trim(head + _trim(body))
+    if {"code", "pp"} & set(result_params):
+        return f"(clojure.pprint/pprint (do {body}))"
+    return body

@@ -1,0 +1,161 @@
+"""Noweb expansion (`org-babel-expand-noweb-references`) without evaluating anything.
+
+A reference `<<id>>` is looked up as Org does, in this order: a heading whose
+CUSTOM_ID or ID is `id` (its text is inserted), the first block named `id`,
+then every block whose `:noweb-ref` is `id`, joined by their `:noweb-sep`.
+Text before the reference on its line is repeated on every inserted line.
+A call such as `<<id(x=1)>>` runs code in Emacs, so it is refused here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .document import SRC_BLOCK_RE, OrgDocument, SrcBlock
+from .errors import NeedsEvaluation, TangleError, located
+from .headers import Params, block_params, get
+
+NOWEB_RE = re.compile(r"(.*?)(<<([^ \t\n](?:.*?[^ \t\n])?)>>)")
+_PLANNING_RE = re.compile(r"^[ \t]*(?:CLOSED:|DEADLINE:|SCHEDULED:)")
+
+
+def noweb_p(params: Params, context: str) -> bool:
+    """`org-babel-noweb-p`: whether `:noweb` asks for expansion in CONTEXT."""
+    allowed = {
+        "tangle": {"yes", "tangle", "no-export", "strip-export"},
+        "eval": {"yes", "no-export", "strip-export", "eval"},
+    }[context]
+    value = get(params, ":noweb")
+    return bool(set(str(value or "").split()) & allowed)
+
+
+@dataclass
+class Info:
+    """What `org-babel-get-src-block-info` returns, for the parts noweb needs."""
+
+    block: SrcBlock
+    body: str
+    params: Params
+
+
+@dataclass
+class NowebExpander:
+    """Expands references in one document; caches lookups across blocks."""
+
+    doc: OrgDocument
+    normalize: Callable[[SrcBlock], str]
+    comment_wrap: Callable[[str, Info, Info], str] | None = None
+    _light: dict[int, Info] = field(default_factory=dict)
+    _refs: dict[object, list[Info]] | None = None
+    _named: dict[str, Info | None] = field(default_factory=dict)
+
+    def light_info(self, block: SrcBlock) -> Info:
+        """Block info without evaluating header values (`light`)."""
+        if block.index not in self._light:
+            self._light[block.index] = Info(block, self.normalize(block), block_params(self.doc, block, evaluate=False))
+        return self._light[block.index]
+
+    def expand(self, info: Info, stack: tuple[int, ...] = ()) -> str:
+        """INFO's body with its references expanded."""
+        if info.block.index in stack:
+            raise TangleError(
+                located(str(self.doc.path), info.block.line, _label(info.block), "noweb references form a cycle")
+            )
+        stack = stack + (info.block.index,)
+
+        def replace(match: re.Match[str]) -> str:
+            prefix, ref = match.group(1), match.group(3)
+            expansion = self._resolve(ref, info, stack)
+            return prefix + ("\n" + prefix).join(re.split(r"[\n\r]", expansion))
+
+        return NOWEB_RE.sub(replace, info.body)
+
+    def _resolve(self, ref: str, info: Info, stack: tuple[int, ...]) -> str:
+        if re.search(r"\(.*\)", ref):
+            raise NeedsEvaluation(
+                located(
+                    str(self.doc.path),
+                    info.block.line,
+                    _label(info.block),
+                    f"noweb reference <<{ref}>> calls a block, which needs evaluation (orgkit never runs code)",
+                )
+            )
+        heading_text = self._headline_body(ref)
+        if heading_text is not None:
+            return heading_text
+        named = self._named_block(ref)
+        if named is not None:
+            return self._expand_body(named, info, stack)
+        refs = self._noweb_refs().get(ref)
+        if not refs:
+            return ""
+        pieces: list[str] = []
+        for i, item in enumerate(refs):
+            pieces.append(self._expand_body(item, info, stack))
+            if i < len(refs) - 1:
+                sep = get(item.params, ":noweb-sep")
+                pieces.append("\n" if sep is None else str(sep))
+        return "".join(pieces)
+
+    def _expand_body(self, item: Info, outer: Info, stack: tuple[int, ...]) -> str:
+        body = self.expand(item, stack) if noweb_p(item.params, "eval") else item.body
+        if get(outer.params, ":comments") == "noweb" and self.comment_wrap:
+            return self.comment_wrap(body, item, outer)
+        return body
+
+    def _named_block(self, ref: str) -> Info | None:
+        if ref in self._named:
+            return self._named[ref]
+        pattern = re.compile(
+            r"^[ \t]*#\+name:[ \t]*" + re.escape(ref) + r"[ \t]*(?:\n[ \t]*#\+\S+:.*)*?\n" + SRC_BLOCK_RE.pattern[1:],
+            re.IGNORECASE | re.MULTILINE,
+        )
+        match = pattern.search(self.doc.text)
+        found: Info | None = None
+        if match:
+            line = self.doc.line_of(match.end())
+            block = next((b for b in self.doc.blocks if b.begin_line <= line <= b.end_line), None)
+            if block is not None and not self.doc.commented(block.heading):
+                found = self.light_info(block)
+        self._named[ref] = found
+        return found
+
+    def _noweb_refs(self) -> dict[object, list[Info]]:
+        if self._refs is None:
+            self._refs = {}
+            for block in self.doc.blocks:
+                if self.doc.commented(block.heading):
+                    continue
+                info = self.light_info(block)
+                self._refs.setdefault(get(info.params, ":noweb-ref"), []).append(info)
+        return self._refs
+
+    def _headline_body(self, ref: str) -> str | None:
+        for prop in ("CUSTOM_ID", "ID"):
+            prop_re = re.compile(r"^[ \t]*:" + prop + r":[ \t]+" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
+            for idx, heading in enumerate(self.doc.headings):
+                if any(prop_re.match(line) for line in self.doc.drawer_lines(idx)):
+                    return self._subtree_body(idx)
+        return None
+
+    def _subtree_body(self, idx: int) -> str:
+        heading = self.doc.headings[idx]
+        end = len(self.doc.lines)
+        for other in self.doc.headings[idx + 1 :]:
+            if other.level <= heading.level:
+                end = other.line
+                break
+        start = heading.line + 1
+        if start < end and _PLANNING_RE.match(self.doc.lines[start]):
+            start += 1
+        if heading.drawer:
+            start = heading.drawer[1] + 1
+        start_pos = self.doc.line_starts[min(start, len(self.doc.lines) - 1)] if start < len(self.doc.lines) else len(self.doc.text)
+        end_pos = self.doc.line_starts[end] if end < len(self.doc.lines) else len(self.doc.text)
+        return self.doc.text[start_pos:end_pos]
+
+
+def _label(block: SrcBlock) -> str:
+    return block.name or f"at line {block.line}"

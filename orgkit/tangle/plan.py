@@ -1,0 +1,238 @@
+"""What `org-babel-tangle-file` would write for an org file, computed without writing.
+
+The result is a list of targets (absolute path, exact bytes, file mode), in the
+order Emacs writes them, so that writing, checking and dry runs all share one
+computation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import langs
+from .comments import (
+    LINK_FORMAT_BEGIN,
+    LINK_FORMAT_END,
+    NoCommentSyntax,
+    fill_template,
+    insert_comment,
+    org_comment_text,
+    remove_indentation,
+)
+from .document import OrgDocument, SrcBlock, load
+from .elisp import LispForm
+from .errors import NeedsEvaluation, TangleError, located
+from .headers import Params, block_params, get
+from .links import block_link, source_name
+from .noweb import Info, NowebExpander, noweb_p
+from .paths import expand_file_name, file_name_directory, file_name_sans_extension
+
+
+@dataclass
+class Spec:
+    """One block as it goes into a target (`org-babel-tangle-single-block`)."""
+
+    block: SrcBlock
+    lang: str
+    link: str
+    source_name: str
+    params: Params
+    body: str
+    comment: str | None
+
+
+@dataclass
+class Target:
+    """One file the tangle writes."""
+
+    name: str  # the target as written in the org file (Emacs groups blocks by it)
+    path: Path  # absolute
+    source: Path  # the org file
+    content: bytes = b""
+    mode: int | None = None  # explicit mode Emacs sets after writing (None: default)
+    mkdirp: bool = False
+    specs: list[Spec] = field(default_factory=list)
+
+    @property
+    def outside(self) -> bool:
+        """Whether the target lies outside the org file's directory tree."""
+        root = os.path.realpath(self.source.parent)
+        real = os.path.realpath(self.path)
+        return os.path.commonpath([root, real]) != root
+
+
+@dataclass
+class Options:
+    """User settings Emacs keeps in variables rather than in the org file."""
+
+    preserve_indentation: bool = False  # `org-src-preserve-indentation`
+
+
+def plan_file(path: Path, options: Options | None = None) -> list[Target]:
+    """The targets tangling PATH produces, in the order Emacs writes them."""
+    options = options or Options()
+    path = Path(os.path.abspath(path))
+    doc = load(path)
+    return _Planner(doc, options).targets()
+
+
+class _Planner:
+    def __init__(self, doc: OrgDocument, options: Options) -> None:
+        self.doc = doc
+        self.options = options
+        self.directory = str(doc.path.parent) + "/"
+        self.noweb = NowebExpander(doc, self.normalize, self._noweb_comment)
+
+    def normalize(self, block: SrcBlock) -> str:
+        """`org-babel--normalize-body`: drop the final newline and common indentation."""
+        value = block.value[:-1] if block.value.endswith("\n") else block.value
+        if self.options.preserve_indentation or block.preserve_indent:
+            return value
+        return remove_indentation(value)
+
+    def targets(self) -> list[Target]:
+        groups: dict[str, list[Spec]] = {}
+        for block in self.doc.blocks:
+            if self.doc.commented(block.heading) or self.doc.archived(block.heading):
+                continue
+            light = block_params(self.doc, block, evaluate=False)
+            tfile = get(light, ":tangle")
+            if tfile == "no":
+                continue
+            spec = self._spec(block)
+            name = self._target_name(spec)
+            if name is not None:
+                groups.setdefault(name, []).append(spec)
+        return [self._target(name, specs) for name, specs in groups.items()]
+
+    def _fail(self, block: SrcBlock, message: str, cls: type[TangleError] = TangleError) -> TangleError:
+        return cls(located(str(self.doc.path), block.line, block.name or f"at line {block.line}", message))
+
+    def _spec(self, block: SrcBlock) -> Spec:
+        params = block_params(self.doc, block, evaluate=True)
+        for key, value in params:
+            if isinstance(value, LispForm):
+                raise self._fail(
+                    block,
+                    f"header argument {key} {value.text} is Lisp that Emacs would evaluate (orgkit never evaluates code)",
+                    NeedsEvaluation,
+                )
+            if key == ":var":
+                raise self._fail(block, f":var {value} needs Babel variable expansion, which orgkit does not do")
+        lang = block.language or ""
+        info = Info(block, self.normalize(block), params)
+        body = self.noweb.expand(info) if noweb_p(params, "tangle") else info.body
+        if get(params, ":no-expand") is None and not any(k == ":no-expand" for k, _ in params):
+            try:
+                body = langs.expand_body(lang, body, params)
+            except langs.UnsupportedExpansion as exc:
+                raise self._fail(block, str(exc)) from exc
+        if block.switches and "-r" in block.switches:
+            body = _remove_coderefs(body, block.label_format or "(ref:%s)")
+        if self.options.preserve_indentation:
+            body = _trim(body, keep_lead=True)
+        else:
+            body = _trim(remove_indentation(body))
+        comments = get(params, ":comments")
+        comment = org_comment_text(self.doc, block) if comments in ("both", "org") else None
+        tfile = get(params, ":tangle")
+        return Spec(
+            block=block,
+            lang=lang,
+            link=block_link(self.doc, block, tfile if isinstance(tfile, str) else "", self.directory),
+            source_name=source_name(self.doc, block),
+            params=params,
+            body=body,
+            comment=comment,
+        )
+
+    def _target_name(self, spec: Spec) -> str | None:
+        """`org-babel-effective-tangled-filename`."""
+        tfile = get(spec.params, ":tangle")
+        if not isinstance(tfile, str):
+            raise self._fail(spec.block, f":tangle {tfile!r} is not a file name")
+        if tfile == "yes":
+            base = file_name_sans_extension(self.doc.path.name)
+            return f"{base}.{langs.extension(spec.lang)}"
+        if tfile == "no" or not tfile:
+            return None
+        return tfile
+
+    def _target(self, name: str, specs: list[Spec]) -> Target:
+        target = Target(name=name, path=Path(expand_file_name(name, self.directory)), source=self.doc.path)
+        out: list[str] = []
+        modes: list[int] = []
+        syntax: langs.CommentSyntax | None = None
+        lang: str | None = None
+        shebanged = False
+        for spec in specs:
+            if spec.lang != lang:
+                lang = spec.lang
+                if langs.comment_syntax(lang) is not None:
+                    syntax = langs.comment_syntax(lang)
+            shebang = get(spec.params, ":shebang")
+            shebang = shebang if isinstance(shebang, str) and shebang else None
+            mode = get(spec.params, ":tangle-mode")
+            if shebang and mode is None:
+                mode = 0o755
+            if mode is not None:
+                if not isinstance(mode, int):
+                    raise self._fail(spec.block, f":tangle-mode {mode} is not a file mode (Org 9.5 wants e.g. (identity #o755))")
+                if mode not in modes:
+                    modes.append(mode)
+            mkdirp = get(spec.params, ":mkdirp")
+            if mkdirp is not None and mkdirp != "no" and file_name_directory(name):
+                target.mkdirp = True
+            if get(spec.params, ":padline") != "no" and out:
+                out.append("\n")
+            if shebang and not shebanged:
+                out.append(shebang + "\n")
+                shebanged = True
+            try:
+                out.append(self._spec_text(spec, syntax))
+            except NoCommentSyntax:
+                raise self._fail(spec.block, f"no comment syntax is known for language {spec.lang!r} (Emacs fails here too)") from None
+        target.specs = specs
+        target.mode = modes[0] if modes else None
+        target.content = "".join(out).encode("utf-8", errors="surrogateescape")
+        return target
+
+    def _spec_text(self, spec: Spec, syntax: langs.CommentSyntax | None) -> str:
+        """`org-babel-spec-to-string`."""
+        comments = get(spec.params, ":comments")
+        link_p = comments in ("both", "link", "yes", "noweb")
+        data = {
+            "start-line": str(spec.block.line + 1),
+            "file": self.doc.path.name,
+            "link": spec.link,
+            "source-name": spec.source_name,
+        }
+        active = comments is not None and comments != "no"
+        parts: list[str] = []
+        if spec.comment is not None and active:
+            parts.append(insert_comment(spec.comment, syntax))
+        if link_p and active:
+            parts.append(insert_comment(fill_template(LINK_FORMAT_BEGIN, data), syntax))
+        parts.append(spec.body + "\n")
+        if link_p and active:
+            parts.append(insert_comment(fill_template(LINK_FORMAT_END, data), syntax))
+        return "".join(parts)
+
+    def _noweb_comment(self, body: str, item: Info, outer: Info) -> str:
+        raise self._fail(outer.block, ":comments noweb is not supported by orgkit's tangler")
+
+
+def _remove_coderefs(body: str, fmt: str) -> str:
+    label = r"([-a-zA-Z0-9_][-a-zA-Z0-9_ ]*)"
+    pattern = re.escape(fmt).replace(re.escape("%s"), label)
+    return re.sub(r"([ \t]*(" + pattern + r")[ \t]*)$", "", body, flags=re.MULTILINE)
+
+
+def _trim(text: str, keep_lead: bool = False) -> str:
+    """`org-trim`."""
+    text = re.sub(r"[ \t\n\r]+\Z", "", text)
+    return re.sub(r"\A([ \t]*\n)+" if keep_lead else r"\A[ \t\n\r]+", "", text)
+
