@@ -8,17 +8,20 @@ of several files atomically, `check` compares them with what is on disk, and
 from __future__ import annotations
 
 from .api import CheckResult, TangleResult, check, plan, tangle
+from .detangle import DetangleResult, detangle
 from .errors import NeedsEvaluation, TangleError
 from .plan import Options, Target, plan_file
 
 __all__ = [
     "CheckResult",
+    "DetangleResult",
     "NeedsEvaluation",
     "Options",
     "TangleError",
     "TangleResult",
     "Target",
     "check",
+    "detangle",
     "plan",
     "plan_file",
     "tangle",
