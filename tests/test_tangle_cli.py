@@ -1,0 +1,234 @@
+"""The tangle and detangle commands: dry runs, safety, --check, JSON, detangle, tangle.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orgkit.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _org(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _org(
+        tmp_path / "notes" / "lit.org",
+        """\
+        * Code
+        #+begin_src python :tangle out.py :comments link
+        def f():
+            return 1
+        #+end_src
+
+        #+begin_src sh :tangle run.sh :shebang "#!/bin/sh"
+        echo hi
+        #+end_src
+        """,
+    )
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_dry_run_lists_targets_and_writes_nothing(project: Path) -> None:
+    code, out, _ = run("tangle", "notes/lit.org", "--dry-run", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["written"] is False
+    assert [(t["target"], t["mode"], t["outside"]) for t in data["targets"]] == [
+        ("notes/out.py", f"{0o666 & ~_umask():04o}", False),
+        ("notes/run.sh", "0755", False),
+    ]
+    assert data["targets"][0]["bytes"] == len((_tangled_out()).encode())
+    assert not (project / "notes" / "out.py").exists()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _tangled_out() -> str:
+    return "# [[file:lit.org::*Code][Code:1]]\ndef f():\n    return 1\n# Code:1 ends here\n"
+
+
+def test_tangle_writes_bytes_and_modes(project: Path) -> None:
+    code, out, _ = run("tangle", "notes/lit.org")
+    assert code == 0 and "notes/out.py" in out
+    assert (project / "notes" / "out.py").read_text() == _tangled_out()
+    assert (project / "notes" / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
+def test_outside_targets_are_flagged_and_refused_with_confine(project: Path) -> None:
+    _org(
+        project / "notes" / "escape.org",
+        """\
+        #+begin_src python :tangle ../outside.py
+        x = 1
+        #+end_src
+        #+begin_src python :tangle inside.py
+        y = 2
+        #+end_src
+        """,
+    )
+    code, out, err = run("tangle", "notes/escape.org", "--dry-run", "--json")
+    assert code == 0
+    flags = {t["target"]: t["outside"] for t in json.loads(out)["targets"]}
+    assert flags == {"outside.py": True, "notes/inside.py": False}
+    assert "outside" in err
+    code, out, err = run("tangle", "notes/escape.org", "--dry-run")
+    assert "[outside the org file's directory]" in out
+    code, out, err = run("tangle", "notes/escape.org", "--confine")
+    assert code == 1 and "--confine" in err and "Traceback" not in err
+    assert not (project / "outside.py").exists() and not (project / "notes" / "inside.py").exists()
+
+
+def test_a_failing_target_means_nothing_is_written(project: Path) -> None:
+    _org(
+        project / "notes" / "half.org",
+        """\
+        #+begin_src python :tangle first.py
+        x = 1
+        #+end_src
+        #+begin_src python :tangle missing-dir/second.py
+        y = 2
+        #+end_src
+        """,
+    )
+    code, _, err = run("tangle", "notes/half.org")
+    assert code == 1 and err.count("\n") == 1 and "mkdirp" in err
+    assert sorted(p.name for p in (project / "notes").iterdir()) == ["half.org", "lit.org"]
+
+
+def test_evaluation_is_refused_with_file_line_and_block(project: Path) -> None:
+    _org(
+        project / "notes" / "lisp.org",
+        """\
+        * H
+        #+NAME: computed
+        #+begin_src python :tangle (concat "a" ".py")
+        x = 1
+        #+end_src
+        """,
+    )
+    code, _, err = run("tangle", "notes/lisp.org")
+    assert code == 1
+    assert "lisp.org:3:" in err and "computed" in err and "evaluat" in err
+    assert not list((project / "notes").glob("*.py"))
+
+
+def test_check_reports_stale_targets(project: Path) -> None:
+    assert run("tangle", "notes/lit.org")[0] == 0
+    code, out, _ = run("tangle", "--check", "notes/lit.org")
+    assert code == 0 and "up to date" in out
+    (project / "notes" / "out.py").write_text("edited\n")
+    (project / "notes" / "run.sh").chmod(0o644)
+    code, out, _ = run("tangle", "--check", "notes/lit.org", "--json")
+    assert code == 1
+    stale = {s["target"]: s["reason"] for s in json.loads(out)["stale"]}
+    assert stale == {"notes/out.py": "content differs", "notes/run.sh": "mode is 644, expected 755"}
+
+
+def test_detangle_carries_edits_back_and_reports_unmappable_blocks(project: Path) -> None:
+    org = _org(
+        project / "notes" / "det.org",
+        """\
+        * Code
+        #+begin_src python :tangle det.py :comments link
+          def f():
+              return 1
+        #+end_src
+
+        #+NAME: assembled
+        #+begin_src python :tangle det.py :comments link :noweb yes
+          <<piece>>
+        #+end_src
+
+        #+NAME: piece
+        #+begin_src python
+          x = 1
+        #+end_src
+        """,
+    )
+    assert run("tangle", "notes/det.org")[0] == 0
+    code_file = project / "notes" / "det.py"
+    code_file.write_text(code_file.read_text().replace("return 1", "return 2").replace("x = 1", "x = 3"))
+    code, out, _ = run("detangle", "notes/det.py", "--json")
+    assert code == 1
+    data = json.loads(out)
+    assert [u["block"] for u in data["updated"]] == ["Code:1"]
+    assert [u["block"] for u in data["unmapped"]] == ["assembled"]
+    text = org.read_text()
+    assert "      return 2\n" in text and "<<piece>>" in text and "x = 1" in text
+    assert run("tangle", "--check", "notes/det.org")[0] == 1  # the noweb edit is still only in det.py
+    code_file.write_text(code_file.read_text().replace("x = 3", "x = 1"))
+    assert run("tangle", "--check", "notes/det.org")[0] == 0
+
+
+def test_detangle_refuses_when_the_org_file_changes_underneath(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    org = _org(
+        project / "notes" / "race.org",
+        """\
+        #+begin_src python :tangle race.py :comments link
+        a = 1
+        #+end_src
+        """,
+    )
+    assert run("tangle", "notes/race.org")[0] == 0
+    code_file = project / "notes" / "race.py"
+    code_file.write_text(code_file.read_text().replace("a = 1", "a = 2"))
+    real_read = Path.read_bytes
+    calls = {"n": 0}
+
+    def racing_read(self: Path) -> bytes:
+        data = real_read(self)
+        if self == org:
+            calls["n"] += 1
+            if calls["n"] == 3:  # the re-read just before the rename
+                return data + b"# edited elsewhere\n"
+        return data
+
+    monkeypatch.setattr(Path, "read_bytes", racing_read)
+    code, _, err = run("detangle", "notes/race.py")
+    monkeypatch.undo()
+    assert code == 1 and "changed while detangling" in err
+    assert "a = 1" in org.read_text()
+    assert not [p for p in (project / "notes").iterdir() if p.name.endswith(".orgkit-tmp")]
+
+
+def test_tangle_py_runs_from_a_checkout_without_install(project: Path) -> None:
+    env = dict(os.environ, PYTHONPATH="")
+    # -S: no site-packages, so the installed orgkit (and click) cannot be what runs.
+    proc = subprocess.run(
+        [sys.executable, "-S", str(REPO / "tangle.py"), str(project / "notes" / "lit.org")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "notes" / "out.py").read_text() == _tangled_out()
+
+
+def test_usage_error_exits_2(project: Path) -> None:
+    assert run("tangle")[0] == 2
