@@ -109,8 +109,15 @@ def test_unknown_id_reports_and_reads_the_rest(cli, notes: Path) -> None:
 def test_duplicate_id_warns_naming_both_files(cli, notes: Path) -> None:
     write_notes(notes, {"copy.org": f":PROPERTIES:\n:ID: {ID['far']}\n:END:\n#+title: Copy\n"})
     result, docs = read_json(cli, notes, ID["far"])
-    assert f"duplicate ID {ID['far']}: copy.org and far.org" in result.stderr
+    assert f"duplicate ID {ID['far']}: copy.org:1 and far.org:1" in result.stderr
     assert len(docs) == 1
+
+
+def test_id_lines_inside_blocks_are_not_notes(cli, notes: Path) -> None:
+    write_notes(notes, {"example.org": f"#+begin_example\n:PROPERTIES:\n:ID: {ID['far']}\n:END:\n#+end_example\n"})
+    result, docs = read_json(cli, notes, ID["far"])
+    assert "duplicate" not in result.stderr
+    assert [d["file"] for d in docs] == ["far.org"]
 
 
 def test_human_output(cli, notes: Path) -> None:

@@ -67,6 +67,12 @@ def test_file_titles_match_and_name_the_file_node(cli, notes: Path) -> None:
     ]
 
 
+def test_titles_inside_blocks_are_not_titles(cli, notes: Path) -> None:
+    write_notes(notes, {"doc.org": "#+title: Real compost title\n#+begin_example\n  #+title: compost in an example\n#+end_example\n"})
+    titles = [h["title"] for h in scan_json(cli, notes, "compost") if h["file"] == "doc.org"]
+    assert titles == ["Real compost title"]
+
+
 def test_limit_and_regex(cli, notes: Path) -> None:
     assert len(scan_json(cli, notes, "compost", "--limit", "2")) == 2
     hits = scan_json(cli, notes, "--regex", r"^(soil|planning)\b")

@@ -80,6 +80,23 @@ class Outline:
             olp=[sx.olp_title(t) for _, t in reversed(ancestors)],
         )
 
+    def in_block(self, index: int) -> bool:
+        """Whether line `index` is inside a block, where `#+title:` is not a keyword."""
+        k = bisect.bisect_right(self.heading_lines, index) - 1
+        i = self.heading_lines[k] + 1 if k >= 0 else 0
+        while i < index:
+            m = sx.BLOCK_BEGIN.match(self.lines[i])
+            if m:
+                closing = sx.block_end(m.group(1))
+                end = next((j for j in range(i + 1, len(self.lines)) if closing.match(self.lines[j])
+                            or sx.HEADING.match(self.lines[j])), None)
+                if end is not None and not sx.HEADING.match(self.lines[end]):
+                    if end > index:
+                        return True
+                    i = end
+            i += 1
+        return False
+
     def _heading_id(self, index: int) -> str | None:
         drawer = _property_drawer_at(self.lines, index + 1, len(self.lines), False)
         return _node_id(_drawer_properties(self.lines, *drawer)) if drawer else None

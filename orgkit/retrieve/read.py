@@ -98,18 +98,17 @@ class _Reader:
     cache: TextCache
     parsed: dict[str, OrgFile] = field(default_factory=dict)
 
-    def node(self, node_id: str, files: list[str]) -> tuple[Node, str] | None:
-        """The node and its file's text; the first file that really holds it."""
+    def nodes(self, node_id: str, files: list[str]) -> list[tuple[Node, str]]:
+        """The node in each file that really holds it (not merely an `:ID:` line in a block)."""
+        found = []
         for rel in sorted(files):
             text = self.cache.text(rel)
             if text is None:
                 continue
             if rel not in self.parsed:
                 self.parsed[rel] = parse_org(text, rel)
-            for node in self.parsed[rel].nodes:
-                if node.id == node_id:
-                    return node, text
-        return None
+            found.extend((n, text) for n in self.parsed[rel].nodes if n.id == node_id)
+        return found
 
     def links_in(self, node: Node) -> list[str]:
         """Distinct id-link targets inside the node's text, in order."""
@@ -143,18 +142,18 @@ def read(
         where = reader.locate([i for i, _ in frontier])
         next_frontier: list[tuple[str, str | None]] = []
         for node_id, via in frontier:
-            files = where.get(node_id, [])
-            if len(files) > 1:
-                result.warnings.append(f"duplicate ID {node_id}: {' and '.join(sorted(files))}")
-            found = reader.node(node_id, files)
-            if found is None:
+            holders = reader.nodes(node_id, where.get(node_id, []))
+            if len(holders) > 1:
+                places = " and ".join(f"{n.file}:{n.line}" for n, _ in holders)
+                result.warnings.append(f"duplicate ID {node_id}: {places}")
+            if not holders:
                 if level == 0:
                     result.missing.append(node_id)
                 else:
                     result.omitted.append({"id": node_id, "via": via, "depth": level,
                                            "reason": "no note has this ID"})
                 continue
-            node, text = found
+            node, text = holders[0]
             doc = ReadDoc(id=node.id, title=node.title, file=node.file, line=node.line,
                           level=node.level, content=text[node.start:node.end],
                           links=reader.links_in(node), depth=level, via=via)

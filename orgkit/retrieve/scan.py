@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..org.outline import Outline
-from ..org.syntax import link_display
+from ..org.syntax import HEADING, link_display
 from ..rg import find_rg, rg_org_lines
 from ..vault import is_org_file, iter_org_files
 from .files import TextCache, require_dir
@@ -102,6 +102,8 @@ def _searchable(text: str) -> str:
 def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
     """The hit for line `number` of a file (None when the file is unreadable)."""
     if outline is None or number - 1 >= len(outline.lines):
+        return None
+    if not HEADING.match(outline.lines[number - 1]) and outline.in_block(number - 1):
         return None
     place = outline.place(number - 1)
     if place.level:
