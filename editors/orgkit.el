@@ -1,0 +1,913 @@
+;;; orgkit.el --- Deep, fast memory over org notes, through orgkit  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "27.1"))
+;; Keywords: outlines, hypermedia, matching
+;; URL: https://github.com/orgkit/orgkit
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software: you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;;; Commentary:
+
+;; orgkit.el brings orgkit's search, headline scan, deep read, backlinks,
+;; note creation and tangling into Emacs.  Emacs parses nothing itself: every
+;; question goes to the `orgkit' program, over one warm `orgkit serve'
+;; process that speaks JSON lines on its standard input and output.  When the
+;; server cannot run (an older orgkit, a broken environment, or
+;; `orgkit-use-server' set to nil), each question becomes a one-shot
+;; `orgkit COMMAND ... --json' call instead, with the same results.
+;;
+;; Set-up:
+;;
+;;   (require 'orgkit)                    ; or let the autoloads do it
+;;   (setq orgkit-notes-directory "~/notes")
+;;   (global-set-key (kbd "C-c o") orgkit-command-map)
+;;
+;; Commands (and their keys in `orgkit-command-map'):
+;;
+;;   s  `orgkit-search'       search, pick a result, jump to it
+;;   c  `orgkit-scan'         a sparse tree of the headlines matching a query
+;;   f  `orgkit-find-node'    visit a node by title or alias
+;;   i  `orgkit-insert-link'  insert an id link to a node at point
+;;   b  `orgkit-backlinks'    the notes linking to the node at point
+;;   r  `orgkit-read'         the node at point and the notes it links to
+;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
+;;   t  `orgkit-tangle'       tangle the current file
+;;
+;; Errors reported by orgkit (an unknown ID, a missing notes directory) reach
+;; you as one line in the echo area.
+
+;;; Code:
+
+(require 'button)
+(require 'cl-lib)
+(require 'json)
+(require 'org)
+(require 'org-element)
+(require 'subr-x)
+(require 'xref)
+
+;;;; Customisation
+
+(defgroup orgkit nil
+  "Deep, fast memory over org notes, through the orgkit program."
+  :group 'org
+  :prefix "orgkit-"
+  :link '(url-link :tag "Home page" "https://github.com/orgkit/orgkit"))
+
+(defcustom orgkit-program "orgkit"
+  "The orgkit program: a name found on `exec-path', or an absolute file name."
+  :type 'string)
+
+(defcustom orgkit-notes-directory nil
+  "The notes directory orgkit works on.
+When nil, use the environment variable ORGKIT_NOTES, else
+`org-roam-directory' when org-roam is loaded."
+  :type '(choice (const :tag "From ORGKIT_NOTES or org-roam" nil)
+                 (directory :tag "Directory")))
+
+(defcustom orgkit-use-server t
+  "Non-nil means keep one `orgkit serve' process and ask it.
+When nil, or when the server cannot run, every request is a
+one-shot command-line call with --json (slower: each call starts
+orgkit anew)."
+  :type 'boolean)
+
+(defcustom orgkit-serve-extra-args nil
+  "Extra command-line arguments for `orgkit serve', after its own."
+  :type '(repeat string))
+
+(defcustom orgkit-environment nil
+  "Extra environment variables for orgkit, as \"NAME=VALUE\" strings.
+For example \"ORGKIT_MODEL_PATH=/models/minilm\" or
+\"ORGKIT_STATE_DIR=/tmp/orgkit-state\".  They apply to the server
+and to one-shot calls alike."
+  :type '(repeat string))
+
+(defcustom orgkit-timeout 30
+  "Seconds to wait for an answer from orgkit before giving up."
+  :type 'number)
+
+(defcustom orgkit-server-retry-delay 60
+  "Seconds to use the command line after the server failed to start.
+When `orgkit serve' exits before answering anything, orgkit.el
+answers from one-shot calls for this long before trying to start
+the server again."
+  :type 'number)
+
+(defcustom orgkit-search-limit 20
+  "How many results `orgkit-search' asks for."
+  :type 'integer)
+
+(defcustom orgkit-search-mode nil
+  "The search mode for `orgkit-search', or nil for orgkit's default."
+  :type '(choice (const :tag "orgkit's default" nil)
+                 (const "hybrid") (const "dense") (const "lexical")))
+
+(defcustom orgkit-scan-limit nil
+  "At most this many headlines in `orgkit-scan', or nil for all."
+  :type '(choice (const :tag "No limit" nil) integer))
+
+(defcustom orgkit-read-depth 1
+  "How many link hops `orgkit-read' follows from the node it reads."
+  :type 'integer)
+
+(defcustom orgkit-read-budget 4000
+  "The token budget of `orgkit-read' (about four characters a token)."
+  :type 'integer)
+
+(defface orgkit-detail '((t :inherit shadow))
+  "Face for outline paths, files and scores next to titles.")
+
+(defface orgkit-file '((t :inherit font-lock-function-name-face))
+  "Face for file names heading groups of results.")
+
+;;;; Errors and small helpers
+
+(define-error 'orgkit-server-unavailable "orgkit serve is not available")
+
+(defvar orgkit-search-history nil "Minibuffer history of `orgkit-search'.")
+(defvar orgkit-scan-history nil "Minibuffer history of `orgkit-scan'.")
+(defvar orgkit-node-history nil "Minibuffer history of node names.")
+
+(defvar orgkit--last-transport nil
+  "How the last request was answered: `server' or `cli'.")
+
+(defun orgkit--fail (message)
+  "Signal a `user-error' showing MESSAGE from orgkit as one line."
+  (let* ((text (string-trim (or message "")))
+         (text (replace-regexp-in-string "\\`orgkit: \\(?:error: \\)?" "" text))
+         (text (car (split-string text "\n" t))))
+    (user-error "orgkit: %s" (or text "failed"))))
+
+(defun orgkit--notes-directory ()
+  "The notes directory as an absolute name without a trailing slash."
+  (let ((dir (or orgkit-notes-directory
+                 (let ((env (getenv "ORGKIT_NOTES")))
+                   (and env (not (string-empty-p env)) env))
+                 (and (boundp 'org-roam-directory)
+                      (symbol-value 'org-roam-directory)))))
+    (unless dir
+      (user-error "orgkit: set `orgkit-notes-directory' (or ORGKIT_NOTES) to your notes"))
+    (setq dir (directory-file-name (expand-file-name dir)))
+    (unless (file-directory-p dir)
+      (user-error "orgkit: notes directory not found: %s" dir))
+    dir))
+
+(defmacro orgkit--with-environment (dir &rest body)
+  "Run BODY with `orgkit-environment' in effect and DIR as current directory."
+  (declare (indent 1) (debug t))
+  `(let ((process-environment (append orgkit-environment process-environment))
+         (default-directory (file-name-as-directory ,dir)))
+     ,@body))
+
+(defun orgkit--json-parse (string)
+  "Parse the JSON document STRING: objects as alists, arrays as lists."
+  (if (fboundp 'json-parse-string)
+      (json-parse-string string :object-type 'alist :array-type 'list
+                         :null-object nil :false-object nil)
+    (let ((json-object-type 'alist) (json-array-type 'list)
+          (json-key-type 'symbol) (json-null nil) (json-false nil))
+      (json-read-from-string string))))
+
+(defun orgkit--json-encode (object)
+  "Encode the alist OBJECT as one line of JSON."
+  (if (fboundp 'json-serialize)
+      (json-serialize object)
+    (let ((json-encoding-pretty-print nil))
+      (json-encode object))))
+
+(defun orgkit--compact (args)
+  "ARGS without the entries whose value is nil."
+  (cl-remove-if-not #'cdr args))
+
+;;;; Requests: the server, the command line, and the choice between them
+
+(defconst orgkit--server-ops
+  '("scan" "search" "read" "context" "nodes" "links" "backlinks")
+  "The operations `orgkit serve' answers; the others go to the command line.")
+
+(defconst orgkit--positional-args
+  '(("scan" . query) ("search" . query) ("context" . query) ("read" . ids)
+    ("links" . id) ("backlinks" . id) ("new" . title) ("tangle" . files))
+  "For each command, the request field given as its positional arguments.")
+
+(defun orgkit--call (op args)
+  "Ask orgkit for OP with the request fields ARGS and return the answer.
+ARGS is an alist of field names (symbols, as the command-line
+options are named, `_' for `-') to values: strings, numbers, t for
+a flag, vectors for lists; entries whose value is nil are left
+out.  The answer is parsed JSON (objects as alists, arrays as
+lists).  Errors reported by orgkit become a `user-error'."
+  (let ((args (orgkit--compact args))
+        (dir (orgkit--notes-directory)))
+    (if (and orgkit-use-server (member op orgkit--server-ops)
+             (not (orgkit--server-resting-p)))
+        (condition-case err
+            (prog1 (orgkit--server-call dir op args)
+              (setq orgkit--last-transport 'server))
+          (orgkit-server-unavailable
+           (message "orgkit: %s; using the command line" (cadr err))
+           (orgkit--cli-call dir op args)))
+      (orgkit--cli-call dir op args))))
+
+;;;;; The command line
+
+(defun orgkit--cli-args (op args dir)
+  "The command-line arguments for OP with request fields ARGS on notes DIR."
+  (let ((positional (cdr (assoc op orgkit--positional-args)))
+        options values)
+    (pcase-dolist (`(,key . ,value) args)
+      (cond
+       ((eq key positional)
+        (setq values (if (vectorp value) (append value nil) (list value))))
+       ((eq value t)
+        (push (orgkit--option-name key) options))
+       (t
+        (push (orgkit--option-name key) options)
+        (push (if (vectorp value)
+                  (mapconcat #'orgkit--arg-string value ",")
+                (orgkit--arg-string value))
+              options))))
+    (append (list op) (nreverse options)
+            (unless (equal op "tangle") (list "--notes" dir))
+            (list "--json" "--")
+            values)))
+
+(defun orgkit--option-name (key)
+  "The command-line option for the request field KEY."
+  (concat "--" (replace-regexp-in-string "_" "-" (symbol-name key))))
+
+(defun orgkit--arg-string (value)
+  "VALUE as one command-line argument."
+  (if (stringp value) value (format "%s" value)))
+
+(defun orgkit--cli-call (dir op args)
+  "Run `orgkit OP' once with the request fields ARGS on notes DIR.
+Return its parsed JSON output; a failure becomes a `user-error'
+carrying orgkit's one-line message."
+  (setq orgkit--last-transport 'cli)
+  (let ((argv (orgkit--cli-args op args dir))
+        (stderr-file (make-temp-file "orgkit-stderr")))
+    (unwind-protect
+        (with-temp-buffer
+          (let* ((coding-system-for-read 'utf-8)
+                 (coding-system-for-write 'utf-8)
+                 (status (condition-case err
+                             (orgkit--with-environment dir
+                               (apply #'call-process orgkit-program nil
+                                      (list (current-buffer) stderr-file) nil argv))
+                           (file-error
+                            (orgkit--fail (format "cannot run %s: %s" orgkit-program
+                                                  (error-message-string err)))))))
+            (unless (eql status 0)
+              (orgkit--fail (orgkit--error-line
+                             (with-temp-buffer
+                               (insert-file-contents stderr-file)
+                               (buffer-string))
+                             status)))
+            (condition-case nil
+                (orgkit--json-parse (buffer-string))
+              (error (orgkit--fail (format "unreadable output from `%s %s'"
+                                           orgkit-program op))))))
+      (delete-file stderr-file))))
+
+(defun orgkit--error-line (stderr &optional status)
+  "The line of STDERR that says what went wrong (exit STATUS)."
+  (let ((lines (split-string (or stderr "") "\n" t "[ \t\r]+")))
+    (or (cl-loop for line in lines
+                 when (string-match "\\`orgkit: error: \\(.*\\)" line)
+                 return (match-string 1 line))
+        (cl-loop for line in lines
+                 when (string-match "\\`Error: \\(.*\\)" line)
+                 return (match-string 1 line))
+        (car (last lines))
+        (format "%s exited with status %s" orgkit-program status))))
+
+;;;;; The server
+
+(defvar orgkit--process nil
+  "The `orgkit serve' process, or nil.")
+
+(defvar orgkit--server-rest-until nil
+  "While `float-time' is below this, requests skip the server.")
+
+(defconst orgkit--stderr-buffer " *orgkit-serve stderr*"
+  "The buffer collecting the server's standard error.")
+
+(defun orgkit--server-resting-p ()
+  "Non-nil while the server is not to be tried after a failed start."
+  (and orgkit--server-rest-until (< (float-time) orgkit--server-rest-until)))
+
+(defun orgkit--server-command (dir)
+  "The command line starting the server on notes DIR."
+  (append (list orgkit-program "serve" "--notes" dir) orgkit-serve-extra-args))
+
+(defun orgkit--server (dir)
+  "The live server for notes DIR, started if needed."
+  (let ((command (orgkit--server-command dir)))
+    (unless (and (process-live-p orgkit--process)
+                 (equal (process-get orgkit--process 'orgkit-command) command))
+      (orgkit-stop-server)
+      (setq orgkit--process (orgkit--start-server dir command)))
+    orgkit--process))
+
+(defun orgkit--start-server (dir command)
+  "Start COMMAND as the server for notes DIR and return its process."
+  (let ((stderr (get-buffer-create orgkit--stderr-buffer))
+        proc)
+    (with-current-buffer stderr
+      (let ((inhibit-read-only t))
+        (erase-buffer)))
+    (condition-case err
+        (orgkit--with-environment dir
+          (setq proc (make-process
+                      :name "orgkit-serve"
+                      :command command
+                      :connection-type 'pipe
+                      :coding 'utf-8-unix
+                      :noquery t
+                      :stderr stderr
+                      :filter #'orgkit--filter
+                      :sentinel #'orgkit--sentinel)))
+      (error
+       (orgkit--rest-server)
+       (signal 'orgkit-server-unavailable
+               (list (format "cannot start %s serve: %s" orgkit-program
+                             (error-message-string err))))))
+    (let ((stderr-proc (get-buffer-process stderr)))
+      (when stderr-proc
+        (set-process-query-on-exit-flag stderr-proc nil)))
+    (process-put proc 'orgkit-command command)
+    (process-put proc 'orgkit-queue nil)
+    (process-put proc 'orgkit-chunks nil)
+    (process-put proc 'orgkit-answered nil)
+    proc))
+
+(defun orgkit--rest-server ()
+  "Use the command line for `orgkit-server-retry-delay' seconds."
+  (setq orgkit--server-rest-until (+ (float-time) orgkit-server-retry-delay)))
+
+;;;###autoload
+(defun orgkit-start-server ()
+  "Start the `orgkit serve' process now, so that the first request is fast."
+  (interactive)
+  (setq orgkit--server-rest-until nil)
+  (condition-case err
+      (let ((proc (orgkit--server (orgkit--notes-directory))))
+        (when (called-interactively-p 'interactive)
+          (message "orgkit: server running (pid %s)" (process-id proc)))
+        proc)
+    (orgkit-server-unavailable (orgkit--fail (cadr err)))))
+
+(defun orgkit-stop-server ()
+  "Stop the `orgkit serve' process, if one is running."
+  (interactive)
+  (when (processp orgkit--process)
+    (let ((proc orgkit--process))
+      (setq orgkit--process nil)
+      (when (process-live-p proc)
+        (set-process-sentinel proc #'ignore)
+        (delete-process proc))
+      (orgkit--fail-pending proc "the server was stopped"))))
+
+(defun orgkit--filter (proc string)
+  "Collect the output STRING of server PROC and answer each complete line.
+Responses come one per line, in the order of the requests, so each
+line answers the oldest request still pending."
+  (if (not (string-match-p "\n" string))
+      (process-put proc 'orgkit-chunks (cons string (process-get proc 'orgkit-chunks)))
+    (let* ((text (apply #'concat (nreverse (cons string (process-get proc 'orgkit-chunks)))))
+           (start 0))
+      (process-put proc 'orgkit-chunks nil)
+      (while (string-match "\n" text start)
+        (let ((line (substring text start (match-beginning 0))))
+          (setq start (match-end 0))
+          (unless (string-blank-p line)
+            (orgkit--answer proc line))))
+      (when (< start (length text))
+        (process-put proc 'orgkit-chunks (list (substring text start)))))))
+
+(defun orgkit--answer (proc line)
+  "Give the response LINE of server PROC to the oldest pending request."
+  (let ((queue (process-get proc 'orgkit-queue)))
+    (when queue
+      (process-put proc 'orgkit-queue (cdr queue))
+      (process-put proc 'orgkit-answered t)
+      (let ((cell (car queue)))
+        (condition-case nil
+            (let ((response (orgkit--json-parse line)))
+              (if (and (consp response) (consp (car response))
+                       (assq 'error response))
+                  (setcar cell 'error)
+                (setcar cell 'ok))
+              (setcdr cell (if (eq (car cell) 'error)
+                               (format "%s" (cdr (assq 'error response)))
+                             response)))
+          (error
+           (setcar cell 'error)
+           (setcdr cell (format "unreadable response from the server: %s"
+                                (truncate-string-to-width line 80)))))))))
+
+(defun orgkit--sentinel (proc _event)
+  "When server PROC ends, fail the requests still waiting on it."
+  (unless (process-live-p proc)
+    (orgkit--fail-pending proc (orgkit--server-exit-message proc))))
+
+(defun orgkit--fail-pending (proc message)
+  "Mark every request pending on PROC as failed with MESSAGE."
+  (dolist (cell (process-get proc 'orgkit-queue))
+    (setcar cell 'died)
+    (setcdr cell message))
+  (process-put proc 'orgkit-queue nil))
+
+(defun orgkit--server-exit-message (proc)
+  "Why server PROC ended, from its exit status and last error line."
+  (let ((stderr (and (get-buffer orgkit--stderr-buffer)
+                     (with-current-buffer orgkit--stderr-buffer
+                       (buffer-substring-no-properties (point-min) (point-max))))))
+    (format "%s serve exited (%s): %s" orgkit-program (process-exit-status proc)
+            (orgkit--error-line
+             (replace-regexp-in-string "^Process .*\n?" "" (or stderr ""))
+             (process-exit-status proc)))))
+
+(defun orgkit--server-send (proc op args)
+  "Send request OP with fields ARGS to server PROC; return its pending cell.
+The cell's car becomes `ok', `error' or `died' once answered, and
+its cdr the response or the message."
+  (let ((cell (cons nil nil))
+        (line (orgkit--json-encode (cons (cons 'op op) args))))
+    (process-put proc 'orgkit-queue
+                 (append (process-get proc 'orgkit-queue) (list cell)))
+    (condition-case err
+        (process-send-string proc (concat line "\n"))
+      (error
+       (setcar cell 'died)
+       (setcdr cell (error-message-string err))))
+    cell))
+
+(defun orgkit--server-wait (proc cell)
+  "Wait for server PROC to answer CELL; return the response.
+Signal a `user-error' for an error response or a timeout, and
+`orgkit-server-unavailable' when the server ended first."
+  (let ((deadline (+ (float-time) orgkit-timeout))
+        (read-process-output-max (max read-process-output-max (* 1024 1024))))
+    (while (and (null (car cell)) (process-live-p proc)
+                (< (float-time) deadline))
+      (accept-process-output proc 0.05))
+    (when (and (null (car cell)) (not (process-live-p proc)))
+      ;; The last output and the sentinel may still be on their way.
+      (accept-process-output proc 0.05)
+      (unless (car cell)
+        (orgkit--sentinel proc nil)))
+    (pcase (car cell)
+      ('ok (cdr cell))
+      ('error (orgkit--fail (cdr cell)))
+      ('died
+       (unless (process-get proc 'orgkit-answered)
+         (orgkit--rest-server))
+       (signal 'orgkit-server-unavailable (list (cdr cell))))
+      (_ (orgkit--fail (format "no answer from %s serve within %s s"
+                               orgkit-program orgkit-timeout))))))
+
+(defun orgkit--server-call (dir op args)
+  "Ask the server on notes DIR for OP with fields ARGS; return the answer."
+  (let ((proc (orgkit--server dir)))
+    (orgkit--server-wait proc (orgkit--server-send proc op args))))
+
+;;;; Visiting results
+
+(defun orgkit--visit (root file line)
+  "Visit FILE (relative to ROOT) at LINE, showing the entry there."
+  (let ((path (expand-file-name file root)))
+    (unless (file-exists-p path)
+      (user-error "orgkit: %s no longer exists" path))
+    (xref-push-marker-stack)
+    (find-file path)
+    (widen)
+    (goto-char (point-min))
+    (forward-line (1- (or line 1)))
+    (when (derived-mode-p 'org-mode)
+      (if (fboundp 'org-fold-show-context)
+          (org-fold-show-context 'link-search)
+        (with-no-warnings (org-show-context 'link-search))))
+    (current-buffer)))
+
+(defun orgkit--olp-string (olp)
+  "The outline path OLP as one string, or nil when empty."
+  (and olp (string-join olp " > ")))
+
+(defun orgkit--completion-table (candidates &optional keep-order)
+  "A completion table over the alist CANDIDATES of display strings.
+With KEEP-ORDER, completion UIs keep the candidates in orgkit's order."
+  (lambda (string pred action)
+    (if (eq action 'metadata)
+        `(metadata (category . orgkit-node)
+                   ,@(when keep-order
+                       '((display-sort-function . identity)
+                         (cycle-sort-function . identity))))
+      (complete-with-action action candidates string pred))))
+
+(defun orgkit--unique (label seen)
+  "LABEL made unique against the hash table SEEN, which records it."
+  (let ((n (gethash label seen 0)))
+    (puthash label (1+ n) seen)
+    (if (zerop n) label (format "%s <%d>" label (1+ n)))))
+
+;;;; Search
+
+;;;###autoload
+(defun orgkit-search (query)
+  "Search the notes for QUERY; pick a result and visit it.
+Results come in orgkit's order, each with its title, outline path
+and score.  Return the chosen result."
+  (interactive (list (read-string "orgkit search: " nil 'orgkit-search-history)))
+  (when (string-blank-p query)
+    (user-error "orgkit: nothing to search for"))
+  (let* ((root (orgkit--notes-directory))
+         (results (orgkit--call "search" `((query . ,query)
+                                           (limit . ,orgkit-search-limit)
+                                           (mode . ,orgkit-search-mode))))
+         (seen (make-hash-table :test #'equal))
+         (candidates
+          (mapcar (lambda (r) (cons (orgkit--unique (orgkit--search-label r) seen) r))
+                  results)))
+    (unless candidates
+      (user-error "orgkit: nothing found for %S" query))
+    (let* ((choice (completing-read (format "orgkit search %s: " query)
+                                    (orgkit--completion-table candidates t)
+                                    nil t nil 'orgkit-node-history))
+           (result (cdr (assoc choice candidates))))
+      (unless result
+        (user-error "orgkit: no such result: %s" choice))
+      (orgkit--visit root (alist-get 'file result) (alist-get 'line result))
+      result)))
+
+(defun orgkit--search-label (result)
+  "The completion label of search RESULT: title, outline path, score."
+  (let ((olp (orgkit--olp-string (alist-get 'olp result)))
+        (score (alist-get 'score result)))
+    (concat (alist-get 'title result)
+            (propertize (concat (if olp (format "  (%s)" olp) "")
+                                (format "  %s" (alist-get 'file result))
+                                (if (numberp score) (format "  %.3f" score) ""))
+                        'face 'orgkit-detail))))
+
+;;;; Results buffers
+
+(defvar orgkit-results-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map (make-composed-keymap button-buffer-map special-mode-map))
+    (define-key map (kbd "n") #'forward-button)
+    (define-key map (kbd "p") #'backward-button)
+    (define-key map (kbd "r") #'orgkit-read)
+    (define-key map (kbd "b") #'orgkit-backlinks)
+    map)
+  "Keymap of `orgkit-results-mode'.")
+
+(define-derived-mode orgkit-results-mode special-mode "orgkit"
+  "Major mode for orgkit's lists of headlines and backlinks.
+Each entry is a button visiting its file at its line.
+\\{orgkit-results-mode-map}"
+  (setq truncate-lines t))
+
+(define-button-type 'orgkit-hit
+  'action #'orgkit--button-visit
+  'follow-link t
+  'help-echo "Visit this entry")
+
+(defun orgkit--button-visit (button)
+  "Visit the file and line that BUTTON stands for."
+  (orgkit--visit (button-get button 'orgkit-root)
+                 (button-get button 'orgkit-file)
+                 (button-get button 'orgkit-line)))
+
+(defun orgkit--insert-hit (root label file line id)
+  "Insert a button LABEL visiting FILE (under ROOT) at LINE, node ID."
+  (insert-text-button label :type 'orgkit-hit
+                      'orgkit-root root 'orgkit-file file 'orgkit-line line)
+  (when id
+    (put-text-property (line-beginning-position) (point) 'orgkit-id id)))
+
+(defmacro orgkit--with-results-buffer (name root refresh &rest body)
+  "Fill the results buffer NAME for notes ROOT with BODY and show it.
+REFRESH is a function of no arguments that fills it anew (\\`g')."
+  (declare (indent 3) (debug t))
+  `(let ((buffer (get-buffer-create ,name)))
+     (with-current-buffer buffer
+       (let ((inhibit-read-only t))
+         (erase-buffer)
+         (orgkit-results-mode)
+         (setq default-directory (file-name-as-directory ,root))
+         (setq-local revert-buffer-function
+                     (let ((refresh ,refresh)) (lambda (&rest _) (funcall refresh))))
+         ,@body
+         (goto-char (point-min))
+         (ignore-errors (forward-button 1))))
+     (pop-to-buffer buffer)
+     buffer))
+
+;;;; Scan
+
+;;;###autoload
+(defun orgkit-scan (query)
+  "Show the headlines matching every word of QUERY as a sparse tree.
+Each file appears once, with its matching headlines under it; each
+headline is a button visiting it.  Return the buffer."
+  (interactive (list (read-string "orgkit scan: " nil 'orgkit-scan-history)))
+  (when (string-blank-p query)
+    (user-error "orgkit: nothing to scan for"))
+  (let* ((root (orgkit--notes-directory))
+         (hits (orgkit--call "scan" `((query . ,query) (limit . ,orgkit-scan-limit))))
+         (current nil))
+    (orgkit--with-results-buffer "*orgkit-scan*" root (lambda () (orgkit-scan query))
+      (insert (propertize (format "Headlines matching %S: %d\n" query (length hits))
+                          'face 'bold))
+      (dolist (hit hits)
+        (let-alist hit
+          (unless (equal .file current)
+            (setq current .file)
+            (insert "\n" (propertize .file 'face 'orgkit-file) "\n"))
+          (insert "  " (if (eql .level 0) "#+title:" (make-string .level ?*)) " ")
+          (let ((olp (orgkit--olp-string .olp)))
+            (when olp
+              (insert (propertize (concat olp " > ") 'face 'orgkit-detail))))
+          (orgkit--insert-hit root .title .file .line .id)
+          (insert (propertize (format "  :%d" .line) 'face 'orgkit-detail) "\n")))
+      (unless hits
+        (insert "\nNothing matches.\n")))))
+
+;;;; Nodes: find, insert a link
+
+(defun orgkit--node-candidates (nodes)
+  "Completion candidates for NODES: one for each title and each alias."
+  (let ((seen (make-hash-table :test #'equal)))
+    (cl-loop
+     for node in nodes
+     append
+     (let-alist node
+       (cl-loop
+        for name in (cons .title .aliases)
+        for alias-p = nil then t
+        collect
+        (cons (orgkit--unique
+               (concat name
+                       (propertize
+                        (concat (if alias-p (format "  (alias of %s)" .title) "")
+                                (if .olp (format "  (%s)" (orgkit--olp-string .olp)) "")
+                                (if .tags (format "  :%s:" (string-join .tags ":")) ""))
+                        'face 'orgkit-detail))
+               seen)
+              (cons name node)))))))
+
+(defun orgkit--read-node (prompt)
+  "Read a node by title or alias with PROMPT.
+Return (NAME . NODE): the name chosen and the node, or (INPUT)
+when the input names no node."
+  (let* ((candidates (orgkit--node-candidates (orgkit--call "nodes" nil)))
+         (choice (completing-read prompt (orgkit--completion-table candidates)
+                                  nil nil nil 'orgkit-node-history)))
+    (when (string-blank-p choice)
+      (user-error "orgkit: no node chosen"))
+    (or (cdr (assoc choice candidates))
+        (cdr (cl-find choice candidates :key #'cadr :test #'equal))
+        (list choice))))
+
+;;;###autoload
+(defun orgkit-find-node ()
+  "Visit a node chosen by title or alias.
+When the input names no node, offer to create a note with that
+title.  Return the node."
+  (interactive)
+  (let* ((root (orgkit--notes-directory))
+         (chosen (orgkit--read-node "orgkit node: "))
+         (node (cdr chosen)))
+    (if node
+        (progn (orgkit--visit root (alist-get 'file node) (alist-get 'line node))
+               node)
+      (when (y-or-n-p (format "No node is called %S; create it? " (car chosen)))
+        (orgkit-new-note (car chosen))))))
+
+;;;###autoload
+(defun orgkit-insert-link ()
+  "Insert an id link to a node chosen by title or alias at point.
+The link's description is the name chosen; with an active region,
+the region's text becomes the description and the link replaces
+it.  When the input names no node, offer to create a note with
+that title and link to it.  Return the node's ID."
+  (interactive)
+  (let* ((region (and (use-region-p)
+                      (cons (region-beginning) (region-end))))
+         (chosen (orgkit--read-node "orgkit link to: "))
+         (node (cdr chosen))
+         (target (current-buffer))
+         (point (point-marker))
+         id name)
+    (if node
+        (setq id (alist-get 'id node) name (car chosen))
+      (unless (y-or-n-p (format "No node is called %S; create it? " (car chosen)))
+        (user-error "orgkit: no link inserted"))
+      (let ((new (save-window-excursion
+                   (save-current-buffer (orgkit-new-note (car chosen))))))
+        (setq id (alist-get 'id new) name (alist-get 'title new))))
+    (with-current-buffer target
+      (goto-char point)
+      (when region
+        (setq name (buffer-substring-no-properties (car region) (cdr region)))
+        (delete-region (car region) (cdr region))
+        (goto-char (car region)))
+      (insert (org-link-make-string (concat "id:" id) name)))
+    id))
+
+;;;; The node at point: backlinks, deep read
+
+(defun orgkit--id-at-point ()
+  "The ID of the node at point, or nil.
+In an orgkit results buffer, the entry's node; in Org, the ID of
+the entry at point or of the nearest ancestor that has one, up to
+the file's own property drawer."
+  (or (get-text-property (point) 'orgkit-id)
+      (and (derived-mode-p 'org-mode)
+           (org-with-wide-buffer (org-entry-get nil "ID" t)))))
+
+(defun orgkit--read-node-id (prompt)
+  "Read a node with PROMPT and return its ID."
+  (let ((node (cdr (orgkit--read-node prompt))))
+    (unless node (user-error "orgkit: no such node"))
+    (alist-get 'id node)))
+
+(defun orgkit--read-id (prompt)
+  "The ID of the node at point; without one, read a node with PROMPT."
+  (or (orgkit--id-at-point) (orgkit--read-node-id prompt)))
+
+;;;###autoload
+(defun orgkit-backlinks (id)
+  "List the notes linking to the node ID: by default, the node at point.
+With a prefix argument, or when point is in no node, read the node.
+Each backlink is a button visiting the link.  Return the buffer."
+  (interactive (list (if current-prefix-arg
+                         (orgkit--read-node-id "orgkit backlinks of: ")
+                       (orgkit--read-id "orgkit backlinks of: "))))
+  (let* ((root (orgkit--notes-directory))
+         (node (car (orgkit--call "read" `((ids . ,(vector id))))))
+         (links (orgkit--call "backlinks" `((id . ,id)))))
+    (orgkit--with-results-buffer "*orgkit-backlinks*" root (lambda () (orgkit-backlinks id))
+      (insert (propertize (format "Backlinks to %s: %d\n\n"
+                                  (or (alist-get 'title node) id) (length links))
+                          'face 'bold))
+      (dolist (link links)
+        (let-alist link
+          (insert "  ")
+          (orgkit--insert-hit root (or .title .source) .file .line .source)
+          (insert (propertize (format "  %s:%d" .file .line) 'face 'orgkit-detail) "\n")))
+      (unless links
+        (insert "  Nothing links here.\n")))))
+
+(defvar orgkit-read-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "q") #'quit-window)
+    (define-key map (kbd "g") #'revert-buffer)
+    map)
+  "Keymap of `orgkit-read-mode'.")
+
+(define-minor-mode orgkit-read-mode
+  "Minor mode of the read-only Org buffers that `orgkit-read' fills.
+\\{orgkit-read-mode-map}"
+  :lighter " orgkit-read")
+
+(defvar-local orgkit--read-docs nil
+  "In an `orgkit-read' buffer: the notes read, as orgkit described them.")
+
+;;;###autoload
+(defun orgkit-read (id)
+  "Read the node ID deeply: its text and the notes it links to.
+By default the node at point; with a prefix argument, or when point
+is in no node, read the node from the minibuffer.  Linked notes
+are followed `orgkit-read-depth' hops within `orgkit-read-budget'
+tokens.  The result is shown in a read-only Org buffer, which is
+returned."
+  (interactive (list (if current-prefix-arg
+                         (orgkit--read-node-id "orgkit read: ")
+                       (orgkit--read-id "orgkit read: "))))
+  (let* ((root (orgkit--notes-directory))
+         (docs (orgkit--call "read" `((ids . ,(vector id))
+                                      (depth . ,orgkit-read-depth)
+                                      (budget . ,orgkit-read-budget))))
+         (buffer (get-buffer-create "*orgkit-read*")))
+    (with-current-buffer buffer
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (dolist (doc docs)
+          (orgkit--insert-doc root doc))
+        (let ((org-startup-folded 'showeverything))
+          (org-mode))
+        (setq orgkit--read-docs docs)
+        (setq-local revert-buffer-function
+                    (lambda (&rest _) (save-selected-window (orgkit-read id))))
+        (setq default-directory (file-name-as-directory root))
+        (add-hook 'org-open-at-point-functions #'orgkit--open-id-link nil t)
+        (orgkit-read-mode 1)
+        (set-buffer-modified-p nil)
+        (setq buffer-read-only t)
+        (goto-char (point-min))))
+    (pop-to-buffer buffer)
+    buffer))
+
+(defun orgkit--insert-doc (root doc)
+  "Insert the note DOC read by orgkit, under a line naming it (ROOT)."
+  (let-alist doc
+    (unless (bobp) (insert "\n"))
+    (insert "───── "
+            (org-link-make-string (format "file:%s::%d" (expand-file-name .file root) .line)
+                                  .title)
+            (format "  (%s:%d%s)\n" .file .line
+                    (if .via (format ", depth %d via %s" .depth .via) "")))
+    (put-text-property (line-beginning-position 0) (point) 'orgkit-id .id)
+    (insert .content)
+    (unless (bolp) (insert "\n"))))
+
+(defun orgkit--open-id-link ()
+  "Follow the id link at point through orgkit; for `org-open-at-point'."
+  (let ((context (org-element-context)))
+    (when (and (eq (org-element-type context) 'link)
+               (equal (org-element-property :type context) "id"))
+      (let* ((id (org-element-property :path context))
+             (root (orgkit--notes-directory))
+             (doc (or (cl-find id orgkit--read-docs
+                               :key (lambda (d) (alist-get 'id d)) :test #'equal)
+                      (car (orgkit--call "read" `((ids . ,(vector id))))))))
+        (orgkit--visit root (alist-get 'file doc) (alist-get 'line doc))
+        t))))
+
+;;;; Editing: new notes, tangling
+
+;;;###autoload
+(defun orgkit-new-note (title &optional tags)
+  "Create a note called TITLE with a fresh ID and visit it.
+With a prefix argument, also read TAGS, a comma-separated list.
+The file is named as org-roam names new notes.  Return orgkit's
+description of the note: its id, file and title."
+  (interactive (list (read-string "orgkit new note: ")
+                     (and current-prefix-arg (read-string "Tags (a,b): "))))
+  (when (string-blank-p title)
+    (user-error "orgkit: a note needs a title"))
+  (let* ((root (orgkit--notes-directory))
+         (note (orgkit--call "new" `((title . ,title)
+                                     (tags . ,(and tags (not (string-blank-p tags)) tags))))))
+    (find-file (expand-file-name (alist-get 'file note) root))
+    (goto-char (point-max))
+    note))
+
+;;;###autoload
+(defun orgkit-tangle (&optional file)
+  "Tangle the org FILE (by default, the current buffer's file).
+The buffer is saved first when modified.  orgkit writes what
+`org-babel-tangle-file' would.  Return orgkit's answer."
+  (interactive)
+  (let ((file (or file buffer-file-name
+                  (user-error "orgkit: this buffer visits no file"))))
+    (let ((buffer (find-buffer-visiting file)))
+      (when (and buffer (buffer-modified-p buffer))
+        (with-current-buffer buffer (save-buffer))))
+    (let* ((file (expand-file-name file))
+           (answer (orgkit--tangle-call file))
+           (written (orgkit--tangled-files answer)))
+      (message "orgkit: tangled %d file%s%s" (length written)
+               (if (= (length written) 1) "" "s")
+               (if written (concat ": " (string-join written ", ")) ""))
+      answer)))
+
+(defun orgkit--tangle-call (file)
+  "Run `orgkit tangle FILE --json' in FILE's directory."
+  (let ((orgkit-notes-directory (file-name-directory file)))
+    (orgkit--call "tangle" `((files . ,(vector file))))))
+
+(defun orgkit--tangled-files (answer)
+  "The target files named in orgkit's tangle ANSWER."
+  (mapcar (lambda (target) (alist-get 'target target))
+          (alist-get 'targets answer)))
+
+;;;; Keys
+
+;;;###autoload
+(defvar orgkit-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "s") #'orgkit-search)
+    (define-key map (kbd "c") #'orgkit-scan)
+    (define-key map (kbd "f") #'orgkit-find-node)
+    (define-key map (kbd "i") #'orgkit-insert-link)
+    (define-key map (kbd "b") #'orgkit-backlinks)
+    (define-key map (kbd "r") #'orgkit-read)
+    (define-key map (kbd "n") #'orgkit-new-note)
+    (define-key map (kbd "t") #'orgkit-tangle)
+    map)
+  "Keymap of orgkit's commands, for a prefix key of your choice:
+\(global-set-key (kbd \"C-c o\") orgkit-command-map).")
+
+(provide 'orgkit)
+;;; orgkit.el ends here

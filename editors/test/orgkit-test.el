@@ -1,0 +1,435 @@
+;;; orgkit-test.el --- ERT tests for orgkit.el against the real orgkit  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run with
+;;
+;;   emacs --batch -q -l ert -l editors/orgkit.el -l editors/test/orgkit-test.el \
+;;         -f ert-run-tests-batch-and-exit
+;;
+;; with the `orgkit' program on PATH.  The tests build a small notes
+;; directory of real org-roam notes (fresh UUIDs, id links between them),
+;; drive every command as a user would (the minibuffer answered by the
+;; test), and talk to the real `orgkit serve' and `orgkit' command line.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'ert)
+(require 'org-id)
+(require 'orgkit)
+
+;;;; The notes
+
+(defvar orgkit-test--dir nil "The temporary notes directory, made once.")
+(defvar orgkit-test--ids nil "Alist of the notes' symbolic names to their IDs.")
+(defvar orgkit-test--commands (make-hash-table :test #'equal)
+  "Which orgkit subcommands exist, as found out.")
+
+(defun orgkit-test--id (name)
+  "The ID of the note or heading called NAME in the test notes."
+  (or (alist-get name orgkit-test--ids)
+      (setf (alist-get name orgkit-test--ids) (org-id-uuid))))
+
+(defun orgkit-test--write (file text)
+  "Write TEXT to FILE in the test notes directory."
+  (with-temp-file (expand-file-name file orgkit-test--dir)
+    (insert text)))
+
+(defun orgkit-test--has-command (name)
+  "Non-nil when `orgkit NAME --help' succeeds."
+  (let ((known (gethash name orgkit-test--commands 'unknown)))
+    (when (eq known 'unknown)
+      (setq known (eql 0 (call-process orgkit-program nil nil nil name "--help")))
+      (puthash name known orgkit-test--commands))
+    known))
+
+(defun orgkit-test--notes ()
+  "The test notes directory, created (and indexed) on first use."
+  (unless orgkit-test--dir
+    (setq orgkit-test--dir (make-temp-file "orgkit-ert-" t))
+    (orgkit-test--write
+     "alpha.org"
+     (format ":PROPERTIES:
+:ID:       %s
+:ROAM_ALIASES: \"First letter\"
+:END:
+#+title: Alpha note
+#+filetags: :greek:
+
+Alpha is where the alphabet starts.
+
+* Apples
+:PROPERTIES:
+:ID:       %s
+:END:
+Apples grow on trees.
+** Apple pie
+Baked with cinnamon.
+" (orgkit-test--id 'alpha) (orgkit-test--id 'apples)))
+    (orgkit-test--write
+     "beta.org"
+     (format ":PROPERTIES:
+:ID:       %s
+:END:
+#+title: Beta note
+
+Beta comes after [[id:%s][Alpha]].
+
+* Bananas in detail
+Bananas are yellow and curved.
+" (orgkit-test--id 'beta) (orgkit-test--id 'alpha)))
+    (orgkit-test--write
+     "gamma.org"
+     (format ":PROPERTIES:
+:ID:       %s
+:END:
+#+title: Gamma note
+
+Gamma cites [[id:%s][the apples]].
+
+#+begin_src python :tangle gamma.py
+print(\"gamma\")
+#+end_src
+" (orgkit-test--id 'gamma) (orgkit-test--id 'apples)))
+    (when (orgkit-test--has-command "index")
+      (let ((default-directory (file-name-as-directory orgkit-test--dir)))
+        (unless (eql 0 (call-process orgkit-program nil nil nil
+                                     "index" "--no-embed" "--notes" orgkit-test--dir))
+          (error "orgkit index failed")))))
+  orgkit-test--dir)
+
+(defun orgkit-test--cleanup ()
+  "Stop the server and delete the test notes."
+  (orgkit-stop-server)
+  (when orgkit-test--dir
+    (delete-directory orgkit-test--dir t)
+    (setq orgkit-test--dir nil)))
+
+(add-hook 'kill-emacs-hook #'orgkit-test--cleanup)
+
+(defun orgkit-test--kill-note-buffers ()
+  "Kill the buffers visiting test notes and orgkit's own buffers."
+  (dolist (buffer (buffer-list))
+    (let ((file (buffer-file-name buffer)))
+      (when (or (and file orgkit-test--dir
+                     (string-prefix-p (file-truename orgkit-test--dir)
+                                      (file-truename file)))
+                (string-prefix-p "*orgkit-" (buffer-name buffer)))
+        (with-current-buffer buffer (set-buffer-modified-p nil))
+        (kill-buffer buffer)))))
+
+(defmacro orgkit-test--with-notes (&rest body)
+  "Run BODY with orgkit pointed at the test notes, then tidy up buffers."
+  (declare (indent 0) (debug t))
+  `(let ((orgkit-notes-directory (orgkit-test--notes))
+         (orgkit-use-server t)
+         (orgkit-search-mode "lexical")
+         (orgkit-timeout 30))
+     (setq orgkit--server-rest-until nil)
+     (unwind-protect (progn ,@body)
+       (orgkit-test--kill-note-buffers))))
+
+(defvar orgkit-test--candidates nil
+  "The candidates offered by the last answered `completing-read'.")
+
+(defmacro orgkit-test--choosing (regexp &rest body)
+  "Run BODY answering `completing-read' with the first candidate matching REGEXP.
+When REGEXP is a list (INPUT), answer INPUT as typed."
+  (declare (indent 1) (debug t))
+  `(let ((completing-read-function
+          (lambda (_prompt collection &rest _)
+            (setq orgkit-test--candidates (all-completions "" collection))
+            (let ((answer ,regexp))
+              (if (consp answer)
+                  (car answer)
+                (or (cl-find-if (lambda (c) (string-match-p answer c))
+                                orgkit-test--candidates)
+                    (error "No candidate matches %S in %S"
+                           answer orgkit-test--candidates)))))))
+     ,@body))
+
+(defmacro orgkit-test--typing (input &rest body)
+  "Run BODY with every `read-string' answered by INPUT."
+  (declare (indent 1) (debug t))
+  `(cl-letf (((symbol-function 'read-string) (lambda (&rest _) ,input)))
+     ,@body))
+
+(defun orgkit-test--visit (file)
+  "Visit FILE of the test notes and return its buffer."
+  (find-file (expand-file-name file (orgkit-test--notes))))
+
+(defun orgkit-test--goto (text)
+  "Move point to the start of the line containing TEXT."
+  (goto-char (point-min))
+  (search-forward text)
+  (beginning-of-line))
+
+(defun orgkit-test--at (file text)
+  "Non-nil when the current buffer visits FILE with point on TEXT's line."
+  (and buffer-file-name
+       (equal (file-name-nondirectory buffer-file-name) file)
+       (string-match-p (regexp-quote text)
+                       (buffer-substring (line-beginning-position) (line-end-position)))))
+
+(defun orgkit-test--skip-unless-server ()
+  "Skip the test when this orgkit has no `serve'."
+  (unless (orgkit-test--has-command "serve")
+    (ert-skip "this orgkit has no `serve' command")))
+
+(defun orgkit-test--error-message (form-thunk)
+  "Call FORM-THUNK, which must signal a `user-error'; return its message."
+  (condition-case err
+      (progn (funcall form-thunk) nil)
+    (user-error (error-message-string err))))
+
+;;;; Commands
+
+(ert-deftest orgkit-test-search ()
+  "orgkit-search offers title, outline path and score, and visits the choice."
+  (unless (orgkit-test--has-command "search")
+    (ert-skip "this orgkit has no `search' command"))
+  (orgkit-test--with-notes
+    (orgkit-test--typing "bananas"
+      (orgkit-test--choosing "Bananas"
+        (let ((result (call-interactively #'orgkit-search)))
+          (should (equal (alist-get 'title result) "Bananas in detail"))
+          (should (orgkit-test--at "beta.org" "* Bananas in detail")))))
+    (let ((label (cl-find-if (lambda (c) (string-prefix-p "Bananas" c))
+                             orgkit-test--candidates)))
+      (should (string-match-p "beta\\.org" label))
+      (should (string-match-p "[0-9]\\.[0-9]\\{3\\}\\'" label)))
+    (when (orgkit-test--has-command "serve")
+      (should (eq orgkit--last-transport 'server)))))
+
+(ert-deftest orgkit-test-scan ()
+  "orgkit-scan lists matching headlines as buttons that visit them."
+  (orgkit-test--with-notes
+    (let ((buffer (orgkit-test--typing "apple" (call-interactively #'orgkit-scan))))
+      (with-current-buffer buffer
+        (should (eq major-mode 'orgkit-results-mode))
+        (should (string-match-p "alpha\\.org" (buffer-string)))
+        (should (string-match-p "\\*\\* Apples > Apple pie" (buffer-string)))
+        (should-not (string-match-p "beta\\.org" (buffer-string)))
+        ;; Point starts on the first button; the heading's node is at hand.
+        (should (button-at (point)))
+        (should (equal (get-text-property (point) 'orgkit-id) (orgkit-test--id 'apples)))
+        (push-button)
+        (should (orgkit-test--at "alpha.org" "* Apples"))))))
+
+(ert-deftest orgkit-test-find-node ()
+  "orgkit-find-node finds nodes by title and by alias."
+  (orgkit-test--with-notes
+    (orgkit-test--choosing "\\`First letter"
+      (let ((node (call-interactively #'orgkit-find-node)))
+        (should (equal (alist-get 'id node) (orgkit-test--id 'alpha)))
+        (should (orgkit-test--at "alpha.org" ":PROPERTIES:"))))
+    (should (cl-some (lambda (c) (string-match-p "\\`Apples  (Alpha note)\\|\\`Apples\\b" c))
+                     orgkit-test--candidates))
+    (orgkit-test--choosing "\\`Apples"
+      (call-interactively #'orgkit-find-node)
+      (should (orgkit-test--at "alpha.org" "* Apples")))))
+
+(ert-deftest orgkit-test-insert-link ()
+  "orgkit-insert-link inserts an id link at point, or around the region."
+  (orgkit-test--with-notes
+    (with-temp-buffer
+      (org-mode)
+      (insert "See ")
+      (orgkit-test--choosing "\\`Beta note"
+        (should (equal (call-interactively #'orgkit-insert-link) (orgkit-test--id 'beta))))
+      (should (equal (buffer-string)
+                     (format "See [[id:%s][Beta note]]" (orgkit-test--id 'beta))))
+      (erase-buffer)
+      (insert "the fruit here")
+      (transient-mark-mode 1)
+      (set-mark 5)
+      (goto-char 10)
+      (activate-mark)
+      (orgkit-test--choosing "\\`Apples"
+        (call-interactively #'orgkit-insert-link))
+      (should (equal (buffer-string)
+                     (format "the [[id:%s][fruit]] here" (orgkit-test--id 'apples)))))))
+
+(ert-deftest orgkit-test-backlinks ()
+  "orgkit-backlinks finds the node at point, up to the file's own drawer."
+  (orgkit-test--with-notes
+    ;; In a heading without an ID: the nearest ancestor with one (Apples).
+    (with-current-buffer (orgkit-test--visit "alpha.org")
+      (orgkit-test--goto "Baked with cinnamon")
+      (with-current-buffer (call-interactively #'orgkit-backlinks)
+        (should (string-match-p "Backlinks to Apples: 1" (buffer-string)))
+        (should (string-match-p "Gamma note" (buffer-string)))
+        (should (button-at (point)))
+        (push-button)
+        (should (orgkit-test--at "gamma.org" "Gamma cites"))))
+    ;; Before the first heading: the file's node.
+    (with-current-buffer (orgkit-test--visit "alpha.org")
+      (orgkit-test--goto "Alpha is where")
+      (with-current-buffer (call-interactively #'orgkit-backlinks)
+        (should (string-match-p "Backlinks to Alpha note: 1" (buffer-string)))
+        (should (string-match-p "Beta note" (buffer-string)))))))
+
+(ert-deftest orgkit-test-read ()
+  "orgkit-read shows the node at point and the notes it links to, read-only."
+  (orgkit-test--with-notes
+    (with-current-buffer (orgkit-test--visit "beta.org")
+      (orgkit-test--goto "Bananas are yellow")
+      (let ((orgkit-read-depth 1))
+        (with-current-buffer (call-interactively #'orgkit-read)
+          (should (derived-mode-p 'org-mode))
+          (should buffer-read-only)
+          (should (string-match-p "Bananas are yellow" (buffer-string)))
+          ;; The linked note comes along, under a line naming it.
+          (should (string-match-p "Alpha is where the alphabet starts" (buffer-string)))
+          (should (string-match-p "depth 1 via" (buffer-string)))
+          (should-error (insert "x") :type 'buffer-read-only)
+          ;; Its id links are followed through orgkit.
+          (goto-char (point-min))
+          (search-forward "[[id:")
+          (org-open-at-point)
+          (should (orgkit-test--at "alpha.org" ":PROPERTIES:")))))))
+
+(ert-deftest orgkit-test-new-note ()
+  "orgkit-new-note creates a note with an ID and visits it; nodes see it."
+  (orgkit-test--with-notes
+    (let* ((note (orgkit-test--typing "Delta notes" (call-interactively #'orgkit-new-note)))
+           (file (expand-file-name (alist-get 'file note) orgkit-test--dir)))
+      (unwind-protect
+          (progn
+            (should (string-match-p "\\`[0-9]\\{14\\}-delta_notes\\.org\\'"
+                                    (alist-get 'file note)))
+            (should (equal buffer-file-name file))
+            (should (string-match-p (format ":ID: +%s" (alist-get 'id note)) (buffer-string)))
+            (should (string-match-p "^#\\+title: Delta notes$" (buffer-string)))
+            (should (cl-find (alist-get 'id note) (orgkit--call "nodes" nil)
+                             :key (lambda (n) (alist-get 'id n)) :test #'equal)))
+        (orgkit-test--kill-note-buffers)
+        (delete-file file)))))
+
+(ert-deftest orgkit-test-tangle ()
+  "orgkit-tangle tangles the current file."
+  (orgkit-test--with-notes
+    (let ((target (expand-file-name "gamma.py" orgkit-test--dir)))
+      (unwind-protect
+          (with-current-buffer (orgkit-test--visit "gamma.org")
+            (let ((answer (orgkit-tangle)))
+              (should (equal (orgkit--tangled-files answer) '("gamma.py")))
+              (should (file-exists-p target))
+              (should (equal (with-temp-buffer
+                               (insert-file-contents target)
+                               (buffer-string))
+                             "print(\"gamma\")\n"))))
+        (when (file-exists-p target) (delete-file target))))))
+
+;;;; The server and the command line
+
+(ert-deftest orgkit-test-server-restart ()
+  "A server that dies is started again by the next request."
+  (orgkit-test--skip-unless-server)
+  (orgkit-test--with-notes
+    (let* ((first (orgkit--call "nodes" nil))
+           (proc orgkit--process))
+      (should (eq orgkit--last-transport 'server))
+      (should (process-live-p proc))
+      (delete-process proc)
+      (should-not (process-live-p proc))
+      (should (equal (orgkit--call "nodes" nil) first))
+      (should (eq orgkit--last-transport 'server))
+      (should (process-live-p orgkit--process))
+      (should-not (eq orgkit--process proc)))))
+
+(ert-deftest orgkit-test-server-answers-in-order ()
+  "Requests sent together are answered in order, errors included."
+  (orgkit-test--skip-unless-server)
+  (orgkit-test--with-notes
+    (let* ((proc (orgkit--server orgkit-test--dir))
+           (a (orgkit--server-send proc "backlinks" `((id . ,(orgkit-test--id 'alpha)))))
+           (b (orgkit--server-send proc "read" '((ids . ["no-such-id"]))))
+           (c (orgkit--server-send proc "backlinks" `((id . ,(orgkit-test--id 'apples))))))
+      (should (equal (alist-get 'title (car (orgkit--server-wait proc a))) "Beta note"))
+      (should (string-match-p "no-such-id"
+                              (orgkit-test--error-message
+                               (lambda () (orgkit--server-wait proc b)))))
+      (should (equal (alist-get 'title (car (orgkit--server-wait proc c))) "Gamma note"))
+      (should (process-live-p proc)))))
+
+(ert-deftest orgkit-test-filter-assembles-lines ()
+  "The process filter joins partial lines and splits joined ones."
+  (let ((proc (make-pipe-process :name "orgkit-test-pipe" :noquery t))
+        (cells (list (cons nil nil) (cons nil nil) (cons nil nil))))
+    (unwind-protect
+        (progn
+          (process-put proc 'orgkit-queue (copy-sequence cells))
+          (orgkit--filter proc "[{\"id\": \"x\"},")
+          (should-not (car (nth 0 cells)))
+          (orgkit--filter proc " 2]\n{\"error\": \"unknown ID: y\"}\n[3")
+          (should (equal (nth 0 cells) '(ok ((id . "x")) 2)))
+          (should (equal (nth 1 cells) '(error . "unknown ID: y")))
+          (should-not (car (nth 2 cells)))
+          (orgkit--filter proc "]\n")
+          (should (equal (nth 2 cells) '(ok 3)))
+          (should-not (process-get proc 'orgkit-queue)))
+      (delete-process proc))))
+
+(ert-deftest orgkit-test-cli-fallback ()
+  "When the server cannot run, requests are answered by one-shot calls."
+  (orgkit-test--with-notes
+    (let* ((wrapper (make-temp-file "orgkit-noserve-"))
+           (real (executable-find orgkit-program))
+           (expected (let ((orgkit-use-server nil)) (orgkit--call "nodes" nil))))
+      (should (eq orgkit--last-transport 'cli))
+      (unwind-protect
+          (progn
+            (with-temp-file wrapper
+              (insert "#!/bin/sh\n"
+                      "if [ \"$1\" = serve ]; then\n"
+                      "  echo 'orgkit: error: no server here' >&2; exit 1\n"
+                      "fi\n"
+                      (format "exec %s \"$@\"\n" (shell-quote-argument real))))
+            (set-file-modes wrapper #o755)
+            (orgkit-stop-server)
+            (let ((orgkit-program wrapper)
+                  (inhibit-message t))
+              (should (equal (orgkit--call "nodes" nil) expected))
+              (should (eq orgkit--last-transport 'cli))
+              ;; The failed server is not tried again for a while.
+              (should (orgkit--server-resting-p))
+              (should (equal (orgkit--call "backlinks" `((id . ,(orgkit-test--id 'alpha))))
+                             (let ((orgkit-use-server nil))
+                               (orgkit--call "backlinks" `((id . ,(orgkit-test--id 'alpha)))))))
+              (should-not (process-live-p orgkit--process))))
+        (orgkit-stop-server)
+        (setq orgkit--server-rest-until nil)
+        (delete-file wrapper)))))
+
+(ert-deftest orgkit-test-unknown-id ()
+  "An unknown ID reaches the user as orgkit's one-line message."
+  (orgkit-test--with-notes
+    (dolist (use-server (if (orgkit-test--has-command "serve") '(t nil) '(nil)))
+      (let* ((orgkit-use-server use-server)
+             (message (orgkit-test--error-message (lambda () (orgkit-read "no-such-id")))))
+        (should message)
+        (should (string-match-p "\\`orgkit: .*unknown ID.*no-such-id" message))
+        (should-not (string-match-p "\n\\|Traceback\\|orgkit: error:" message))
+        (should (eq orgkit--last-transport (if use-server 'server 'cli)))
+        ;; The server survives its users' mistakes.
+        (when use-server (should (process-live-p orgkit--process)))))))
+
+(ert-deftest orgkit-test-setup-errors ()
+  "A missing notes directory or program is one clear line, not a backtrace."
+  (let ((orgkit-notes-directory "/nonexistent/notes"))
+    (should (equal (orgkit-test--error-message (lambda () (orgkit--call "nodes" nil)))
+                   "orgkit: notes directory not found: /nonexistent/notes")))
+  (orgkit-test--with-notes
+    (let ((orgkit-program "/nonexistent/bin/orgkit")
+          (inhibit-message t))
+      (orgkit-stop-server)
+      (unwind-protect
+          (should (string-match-p "\\`orgkit: cannot run /nonexistent/bin/orgkit"
+                                  (orgkit-test--error-message
+                                   (lambda () (orgkit--call "nodes" nil)))))
+        (setq orgkit--server-rest-until nil)))))
+
+(provide 'orgkit-test)
+;;; orgkit-test.el ends here
