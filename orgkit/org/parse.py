@@ -185,7 +185,9 @@ def _scan_section(
             close_run(i)
             i = skip_to + 1
             continue
-        if i in markup or not line.strip() or sx.PLANNING.match(line):
+        if i in markup or not line.strip() or sx.CLOCK.match(line) or (
+            i == start > 0 and sx.PLANNING.match(line)  # planning only right below a heading
+        ):
             close_run(i)
             i += 1
             continue
