@@ -29,16 +29,18 @@ _ANGLE = rf"<(?P<angle_type>{_TYPES_RE}):(?P<angle_path>[^>\n]*(?:\n[ \t]*[^> \t
 _NB = r"[^\]\[ \t\n()<>]"
 _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
 _PUNCT = re.escape(string.punctuation)
-_PLAIN = rf"\b(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:[^{_PUNCT}\s]|/|{_PAREN}))"
+_PLAIN = rf"\b(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:[^{_PUNCT}\s]|/|{_PAREN}))"
 # Objects whose contents are not parsed, so the links inside them do not count:
 # verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
 # targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
-_VERBATIM = r"(?:(?<=[-\s('\"{])|^)(?P<mark>[=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
-_INLINE_SRC = r"\bsrc_[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
+# Each alternative starts with a literal or a cheap test and checks its context
+# after: the combined regexp runs over all the text, and that keeps it fast.
+_VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
+_INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
 _LATEX = (
     r"\\\((?s:.*?)\\\)|\\\[(?s:.*?)\\\]|\$\$(?s:.*?)\$\$"
-    r"|(?<!\$)\$(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
+    r"|\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
 )
 _SNIPPET_OR_MACRO = r"@@[-A-Za-z0-9]+:(?s:.*?)@@|\{\{\{[A-Za-z][-\w]*(?:\((?s:.*?)\))?\}\}\}"
 _TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
