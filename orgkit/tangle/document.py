@@ -179,11 +179,10 @@ def parse(path: Path, text: str, todo_keywords: list[str] | None = None) -> OrgD
         line_starts=starts,
         headings=headings,
         blocks=[],
-        keyword_properties=[(k, v) for k, v in keywords if k == "PROPERTY"],
+        keyword_properties=_property_keywords(keywords),
         top_drawer=top,
         heading_lines=heading_lines,
     )
-    doc.keyword_properties = _property_keywords(keywords)
     doc.blocks = _src_blocks(doc, kinds)
     return doc
 

@@ -193,33 +193,33 @@ def local_values(doc: OrgDocument, heading: int | None, name: str) -> list[str |
 
 
 def inherited_property(doc: OrgDocument, heading: int | None, name: str) -> str | None:
-    """`org-entry-get` with inheritance: drawers up the outline, then the file's keywords."""
+    """`org-entry-get` with inheritance: drawers up the outline, then the file's keywords.
+
+    HEADING None stands for the top of the file (its property drawer), which Org
+    treats as a level-0 parent of the first-level headings.
+    """
     value: str | None = None
-    entry: int | None | str = heading
+    entry = heading
     while True:
-        local = local_values(doc, None if entry == "top" else entry, name)  # type: ignore[arg-type]
+        local = local_values(doc, entry, name)
         if local:
             joined = " ".join(v for v in local if v is not None)
             value = joined + (" " + value if value is not None else "")
-        if local and local[0] is not None:
-            break
-        if entry == "top" or entry is None:
+            if local[0] is not None:
+                break
+        if entry is None or _top_level_without_top(doc, entry):
             glob = _keyword_property(doc, name)
             if glob is not None:
                 value = glob if value is None else glob + " " + value
             break
-        parent = doc.headings[entry].parent  # type: ignore[index]
-        if parent is not None:
-            entry = parent
-        elif doc.headings[entry].line == 0:  # type: ignore[index]
-            entry = None
-            glob = _keyword_property(doc, name)
-            if glob is not None:
-                value = glob if value is None else glob + " " + value
-            break
-        else:
-            entry = "top"
+        entry = doc.headings[entry].parent
     return None if value == "nil" else value
+
+
+def _top_level_without_top(doc: OrgDocument, entry: int) -> bool:
+    """No parent to climb to: an orphan sub-heading, or a heading on the first line."""
+    heading = doc.headings[entry]
+    return heading.parent is None and (heading.level > 1 or heading.line == 0)
 
 
 def _keyword_property(doc: OrgDocument, name: str) -> str | None:
