@@ -56,7 +56,9 @@ def iter_org_files(root: Path) -> Iterator[str]:
 def is_org_file(rel: str) -> bool:
     """org-roam's file test on a path relative to the notes directory."""
     name = rel.rsplit("/", 1)[-1]
-    if not name.endswith(".org") or name.startswith((".#", "#")):
+    # `.#x.org` is Emacs' lock file (a dangling symlink, which org-roam's `find -type f`
+    # skips); `#x.org#` auto-save files do not end in .org, and `#x.org` is a real note.
+    if not name.endswith(".org") or name.startswith(".#"):
         return False
     return "data/" not in rel
 
