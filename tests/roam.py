@@ -20,6 +20,7 @@ to install when it is not.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sqlite3
@@ -242,8 +243,10 @@ def roam_ref(ref: str, kind: str) -> str:
     return "@" + ref if kind == "cite" else f"{kind}:{ref}"
 
 
+@functools.lru_cache(maxsize=None)
 def check_available() -> None:
-    """Raise RoamUnavailable, naming what to install, if org-roam cannot run here."""
+    """Raise RoamUnavailable, naming what to install, if org-roam cannot run here
+    (a failure is not cached: the next call checks again)."""
     if shutil.which("emacs") is None:
         raise RoamUnavailable(f"emacs not found (apt-get install -y {EMACS_PACKAGES})")
     if not os.access(EMACSQL_SQLITE, os.X_OK):
