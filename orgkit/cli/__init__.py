@@ -17,6 +17,7 @@ from .. import __version__
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "graph": ("nodes", "links", "backlinks"),
     "retrieve": ("scan", "read"),
+    "index": ("index", "search", "context", "serve"),
     "edit": ("new", "id"),
     "doctor": ("doctor",),
     "tangle": ("tangle", "detangle"),

@@ -75,3 +75,15 @@ def handle_errors(func: Callable) -> Callable:
             sys.exit(0)
 
     return wrapper
+
+
+def state_dir_option(func: Callable) -> Callable:
+    """`--state-dir DIR` (or $ORGKIT_STATE_DIR): where the index lives, default NOTES/.orgkit."""
+    return click.option(
+        "--state-dir",
+        "state_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="ORGKIT_STATE_DIR",
+        default=None,
+        help="Where the index lives (default: $ORGKIT_STATE_DIR, else NOTES/.orgkit).",
+    )(func)

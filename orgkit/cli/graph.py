@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..vault import Vault
-from .common import emit, handle_errors, json_option, notes_option, resolve_notes_dir, warn
+from .common import (emit, handle_errors, json_option, notes_option, resolve_notes_dir,
+                     state_dir_option, warn)
 
 
 def load_vault(notes_dir: Path | None) -> Vault:
@@ -59,10 +60,19 @@ def register(main: click.Group) -> None:
     @main.command()
     @click.argument("node_id", metavar="ID")
     @notes_option
+    @state_dir_option
     @json_option
     @handle_errors
-    def backlinks(node_id: str, notes_dir: Path | None, as_json: bool) -> None:
+    def backlinks(node_id: str, notes_dir: Path | None, state_dir: Path | None, as_json: bool) -> None:
         """List the id links pointing at node ID, with where they come from."""
+        from ..index import refreshed_if_built
+
+        index, warnings = refreshed_if_built(resolve_notes_dir(notes_dir), state_dir)
+        if index is not None:
+            for message in warnings:
+                warn(message)
+            emit(index.backlinks(node_id), as_json, _render_backlinks)
+            return
         vault = load_vault(notes_dir)
         rows = []
         for link in vault.backlinks(node_id):

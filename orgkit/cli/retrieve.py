@@ -9,7 +9,8 @@ import click
 
 from ..retrieve.read import ReadResult, read
 from ..retrieve.scan import ScanHit, scan
-from .common import emit, handle_errors, json_option, notes_option, resolve_notes_dir, warn
+from .common import (emit, handle_errors, json_option, notes_option, resolve_notes_dir,
+                     state_dir_option, warn)
 
 
 def _render_scan(hits: list[ScanHit]) -> str:
@@ -64,12 +65,21 @@ def register(main: click.Group) -> None:
     @click.option("--budget", type=click.IntRange(min=1), default=None,
                   help="Stop adding linked notes past this many tokens (~4 characters each).")
     @notes_option
+    @state_dir_option
     @json_option
     @handle_errors
     def read_command(ids: tuple[str, ...], depth: int, budget: int | None,
-                     notes_dir: Path | None, as_json: bool) -> None:
+                     notes_dir: Path | None, state_dir: Path | None, as_json: bool) -> None:
         """Print the org text of nodes by ID, and of the notes they link to."""
-        result = read(resolve_notes_dir(notes_dir), ids, depth=depth, budget=budget)
+        from ..index import refreshed_if_built
+        from ..retrieve.locate import index_locator
+
+        root = resolve_notes_dir(notes_dir)
+        index, warnings = refreshed_if_built(root, state_dir)
+        for message in warnings:
+            warn(message)
+        locator = index_locator(index) if index is not None else None
+        result = read(root, ids, depth=depth, budget=budget, locator=locator)
         for message in result.warnings:
             warn(message)
         for node_id in result.missing:

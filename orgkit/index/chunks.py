@@ -1,0 +1,184 @@
+"""Cutting an org file into passages to embed and rank, along its outline.
+
+Every heading's section (its text up to the next heading) is cut on its own,
+so a passage never straddles two topics; it belongs to the nearest enclosing
+node, and its embedded text starts with where it sits ("Title > Parent >
+Child: ..."), because a section's words often only make sense under their
+heading. Property drawers, other drawers, `#+keyword:` lines, block fences and
+planning lines say nothing about the topic and are left out. Long sections
+are cut on paragraph boundaries, carrying a short paragraph over as overlap.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ..org import Node, OrgFile
+from ..org import syntax as sx
+from ..org.outline import todo_keywords
+
+MAX_CHARS = 1000  # about 250 tokens: the window of small sentence-embedding models
+OVERLAP_CHARS = 200
+
+_PLANNING = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):", re.I)
+_FENCE = re.compile(r"^[ \t]*#\+(?:begin|end)_\S*", re.I)
+_BRACKET_LINK = re.compile(r"\[\[((?:[^\]\[\\]|\\.)+)\](?:\[((?s:.)+?)\])?\]")
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A passage: the node it belongs to, its first line, and its text in two forms."""
+
+    node: Node
+    line: int
+    heading: str  # the outline path, ranked as a title
+    body: str  # the passage itself
+
+    @property
+    def text(self) -> str:
+        """What is embedded: the outline path, then the passage."""
+        return f"{self.heading}: {self.body}" if self.body else self.heading
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()
+
+
+def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
+    """The passages of one file, in file order; text outside every node is skipped."""
+    if not parsed.nodes:
+        return []
+    lines = text.split("\n")
+    starts = _line_starts(lines)
+    pattern = sx.heading_pattern(todo_keywords(text))
+    nodes = sorted(parsed.nodes, key=lambda n: (n.start, -n.end))
+    node_starts = [n.start for n in nodes]
+    chunks: list[Chunk] = []
+    path: list[tuple[int, str]] = []  # (level, title) of the enclosing headings
+    for first, end, level in _sections(lines):
+        body_from = first
+        if level:
+            m = pattern.match(lines[first])
+            title = sx.olp_title(m.group(4)) if m and m.group(4) else lines[first].lstrip("* ")
+            path = [p for p in path if p[0] < level] + [(level, title)]
+            body_from = first + 1
+        node = _enclosing(nodes, node_starts, starts[first])
+        if node is None:
+            continue
+        heading = " > ".join([parsed.title] + [t for _, t in path])
+        packed = _pack(_paragraphs(lines, body_from, end))
+        if not packed and (node.start == starts[first] or not level):
+            chunks.append(Chunk(node, first + 1, heading, ""))
+        for i, (line, body) in enumerate(packed):
+            chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body))
+    return chunks
+
+
+def _sections(lines: list[str]) -> list[tuple[int, int, int]]:
+    """(first line, end line, heading level) of the preamble and of every heading."""
+    heads = [i for i, line in enumerate(lines) if heading_level(line)]
+    bounds = ([0] if heads[:1] != [0] else []) + heads + [len(lines)]
+    return [(a, b, heading_level(lines[a])) for a, b in zip(bounds, bounds[1:])]
+
+
+def heading_level(line: str) -> int:
+    return len(line) - len(line.lstrip("*")) if sx.HEADING.match(line) else 0
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    starts, offset = [], 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    return starts
+
+
+def _enclosing(nodes: list[Node], node_starts: list[int], offset: int) -> Node | None:
+    """The innermost node whose text contains `offset`."""
+    for i in range(bisect.bisect_right(node_starts, offset) - 1, -1, -1):
+        if nodes[i].start <= offset < max(nodes[i].end, nodes[i].start + 1):
+            return nodes[i]
+    return None
+
+
+def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]:
+    """(1-based line, text) of each paragraph of a section, without org's scaffolding."""
+    out: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = first
+    in_drawer = False
+    for i in range(first, end):
+        line = lines[i]
+        if in_drawer:
+            in_drawer = not sx.DRAWER_END.match(line)
+            continue
+        if sx.DRAWER_BEGIN.match(line) and not sx.DRAWER_END.match(line):
+            in_drawer = True
+            continue
+        skip = sx.KEYWORD.match(line) or _FENCE.match(line) or _PLANNING.match(line)
+        if skip or not line.strip():
+            if current:
+                out.append((start + 1, "\n".join(current)))
+                current = []
+            continue
+        if not current:
+            start = i
+        current.append(_plain_links(line.rstrip()))
+    if current:
+        out.append((start + 1, "\n".join(current)))
+    return out
+
+
+def _plain_links(line: str) -> str:
+    """Links read as their descriptions (or targets): `[[id:x][Foo]]` is the word Foo."""
+    return _BRACKET_LINK.sub(lambda m: m.group(2) or m.group(1), line)
+
+
+def _pack(paragraphs: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Join paragraphs into passages of at most MAX_CHARS, overlapping a little."""
+    pieces = [p for line, text in paragraphs for p in _split_long(line, text)]
+    out: list[tuple[int, str]] = []
+    current: list[tuple[int, str]] = []
+    size = 0
+    for piece in pieces:
+        if current and size + len(piece[1]) > MAX_CHARS:
+            out.append((current[0][0], "\n\n".join(t for _, t in current)))
+            tail = current[-1]
+            carried = len(current) > 1 and len(tail[1]) <= OVERLAP_CHARS
+            current = [tail] if carried else []
+            size = len(tail[1]) if carried else 0
+        current.append(piece)
+        size += len(piece[1]) + 2
+    if current:
+        out.append((current[0][0], "\n\n".join(t for _, t in current)))
+    return out
+
+
+def _split_long(line: int, text: str) -> list[tuple[int, str]]:
+    """A paragraph longer than MAX_CHARS, cut at line ends, else at spaces."""
+    if len(text) <= MAX_CHARS:
+        return [(line, text)]
+    out: list[tuple[int, str]] = []
+    current = ""
+    first = line
+    for offset, row in enumerate(text.split("\n")):
+        while len(row) > MAX_CHARS:
+            cut = row.rfind(" ", 0, MAX_CHARS)
+            cut = cut if cut > MAX_CHARS // 2 else MAX_CHARS
+            if current:
+                out.append((first, current))
+                current = ""
+            out.append((line + offset, row[:cut]))
+            row = row[cut:].lstrip()
+        if current and len(current) + len(row) + 1 > MAX_CHARS:
+            out.append((first, current))
+            current = ""
+        if not current:
+            first = line + offset
+        current = f"{current}\n{row}" if current else row
+    if current:
+        out.append((first, current))
+    return out

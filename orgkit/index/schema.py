@@ -1,0 +1,85 @@
+"""The index's tables, as numbered migrations applied in order.
+
+`PRAGMA user_version` records how many migrations a database has had; opening
+it applies the missing ones in one transaction. An index written by a newer
+orgkit is refused rather than guessed at (a rebuild makes a fresh one).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..errors import OrgkitError
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: files, the org-roam graph, passages with their BM25 index, vectors by content.
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE files (
+        path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+        hash TEXT NOT NULL, title TEXT NOT NULL
+    );
+    CREATE TABLE nodes (
+        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
+        pos INTEGER NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        title TEXT NOT NULL, todo TEXT, priority TEXT,
+        olp TEXT NOT NULL, tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
+    );
+    CREATE INDEX nodes_id ON nodes (id);
+    CREATE INDEX nodes_file ON nodes (file);
+    CREATE TABLE aliases (node INTEGER NOT NULL, alias TEXT NOT NULL);
+    CREATE INDEX aliases_node ON aliases (node);
+    CREATE INDEX aliases_alias ON aliases (alias);
+    CREATE TABLE links (
+        file TEXT NOT NULL, source TEXT NOT NULL, dest TEXT NOT NULL, type TEXT NOT NULL,
+        pos INTEGER NOT NULL, line INTEGER NOT NULL
+    );
+    CREATE INDEX links_file ON links (file);
+    CREATE INDEX links_source ON links (source);
+    CREATE INDEX links_dest ON links (dest);
+    CREATE TABLE chunks (
+        rowid INTEGER PRIMARY KEY, node INTEGER NOT NULL, file TEXT NOT NULL,
+        line INTEGER NOT NULL, heading TEXT NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks (file);
+    CREATE INDEX chunks_hash ON chunks (hash);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+        heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE vectors (
+        model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
+        PRIMARY KEY (model, hash)
+    ) WITHOUT ROWID;
+    """,
+)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the schema up to date (the caller holds the writer's lock)."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise OrgkitError(
+            f"the index was written by a newer orgkit (schema {version}); "
+            "run `orgkit index --rebuild` to make a fresh one"
+        )
+    if version == len(MIGRATIONS):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for number in range(version, len(MIGRATIONS)):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """executescript() would commit; statements run one by one stay in our transaction."""
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def current_version() -> int:
+    return len(MIGRATIONS)

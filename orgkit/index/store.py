@@ -1,0 +1,150 @@
+"""The index on disk: where it lives, opening it, and the lookups readers need.
+
+SQLite in WAL mode: one writer at a time (see `update`), any number of readers,
+each reading inside one transaction so it sees a whole update or none of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import NotFound, OrgkitError
+from ..vault import STATE_DIR_NAME
+from .schema import migrate
+
+DB_NAME = "index.sqlite"
+
+
+def default_state_dir(root: Path) -> Path:
+    return root / STATE_DIR_NAME
+
+
+@dataclass
+class Index:
+    """The index of one notes directory, kept in `state_dir`."""
+
+    root: Path
+    state_dir: Path
+    _conn: sqlite3.Connection | None = field(default=None, repr=False)
+
+    @classmethod
+    def at(cls, root: Path, state_dir: Path | None = None) -> "Index":
+        return cls(root, state_dir if state_dir is not None else default_state_dir(root))
+
+    @property
+    def path(self) -> Path:
+        return self.state_dir / DB_NAME
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection, opened (and the schema migrated) on first use."""
+        if self._conn is None:
+            try:
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA busy_timeout = 30000")
+                migrate(conn)
+            except (OSError, sqlite3.Error) as exc:
+                raise OrgkitError(f"cannot open the index at {self.path}: {exc}") from None
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed state."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def generation(self, conn: sqlite3.Connection | None = None) -> int:
+        """A number that grows with every committed change (vector caches check it)."""
+        row = (conn or self.conn).execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def locate(self, ids: list[str]) -> dict[str, list[str]]:
+        """The files holding each ID, for the deep read (no ripgrep pass needed)."""
+        found: dict[str, list[str]] = {}
+        with self.snapshot() as conn:
+            for node_id, file in _in_chunks(conn, "SELECT id, file FROM nodes WHERE id IN ({})", ids):
+                found.setdefault(node_id, []).append(file)
+        return found
+
+    def backlinks(self, node_id: str) -> list[dict]:
+        """The id links pointing at `node_id`, as `orgkit backlinks` prints them."""
+        with self.snapshot() as conn:
+            if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone() is None:
+                raise NotFound(f"unknown ID: {node_id}")
+            rows = conn.execute(
+                """SELECT l.source, l.dest, l.type, l.pos, l.file, l.line,
+                          (SELECT n.title FROM nodes n WHERE n.id = l.source
+                           ORDER BY n.file LIMIT 1)
+                   FROM links l WHERE l.dest = ? AND l.type = 'id'
+                   ORDER BY l.file, l.pos""",
+                (node_id,),
+            ).fetchall()
+        return [{"source": s, "dest": d, "type": t, "pos": p, "title": title, "file": f, "line": line}
+                for s, d, t, p, f, line, title in rows]
+
+    def nodes(self) -> list[dict]:
+        """Every node as `orgkit nodes --json` shows it, in file and position order."""
+        with self.snapshot() as conn:
+            aliases: dict[int, list[str]] = {}
+            for node, alias in conn.execute("SELECT node, alias FROM aliases ORDER BY rowid"):
+                aliases.setdefault(node, []).append(alias)
+            rows = conn.execute(
+                "SELECT rowid, id, file, level, pos, line, title, todo, priority, olp, tags, refs, "
+                "properties FROM nodes ORDER BY file, pos").fetchall()
+        return [{"id": r[1], "file": r[2], "level": r[3], "pos": r[4], "line": r[5], "title": r[6],
+                 "todo": r[7], "priority": r[8], "olp": json.loads(r[9]), "tags": json.loads(r[10]),
+                 "aliases": aliases.get(r[0], []), "refs": json.loads(r[11]),
+                 "properties": json.loads(r[12])} for r in rows]
+
+    def links(self, source: str | None = None) -> list[dict]:
+        """Links as `orgkit links [ID] --json` shows them: all, or those out of `source`."""
+        with self.snapshot() as conn:
+            if source is None:
+                rows = conn.execute("SELECT source, dest, type, pos FROM links ORDER BY file, pos")
+            else:
+                if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (source,)).fetchone() is None:
+                    raise NotFound(f"unknown ID: {source}")
+                rows = conn.execute("SELECT source, dest, type, pos FROM links WHERE source = ? "
+                                    "ORDER BY file, pos", (source,))
+            return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
+
+    def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
+        """id, title, file, line, level (and the outline path) of nodes by row."""
+        with self.snapshot() as conn:
+            rows = _in_chunks(conn, "SELECT rowid, id, title, file, line, level, olp FROM nodes "
+                                    "WHERE rowid IN ({})", rowids)
+        return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
+                       "olp": json.loads(r[6])} for r in rows}
+
+
+def _in_chunks(conn: sqlite3.Connection, sql: str, values: list) -> list[tuple]:
+    """Run `sql` with an IN list, in slices that stay under SQLite's variable limit."""
+    out: list[tuple] = []
+    for start in range(0, len(values), 500):
+        part = values[start:start + 500]
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+    return out

@@ -1,0 +1,299 @@
+"""Bringing the index up to date with the notes directory, incrementally.
+
+A file is re-read only when its size or mtime changed, and re-parsed only when
+its content hash changed too. All changes to files, nodes, links and passages
+are committed in one transaction, so a reader (or a run killed half-way) sees
+the old index or the new one. Vectors are keyed by passage hash and model
+fingerprint: only passages whose text is new to the model are embedded, a
+moved or renamed note costs nothing, and embedding commits batch by batch, so
+a killed run loses at most one batch and the next run embeds the rest.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..embed import Embedder, ModelUnavailable, plan_batches
+from ..errors import OrgkitError
+from ..org import OrgFile, decode_org, parse_org
+from ..org.text import UndecodableFile
+from ..vault import iter_org_files
+from .chunks import Chunk, chunk_file
+from .store import DB_NAME, Index
+from .vectors import refresh_cache
+
+LOCK_NAME = "index.lock"
+_RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
+
+
+class IndexBusy(OrgkitError):
+    """Another process is updating the index."""
+
+
+@dataclass
+class UpdateStats:
+    """What an update did, for the user and the benchmarks."""
+
+    files: int = 0
+    parsed: int = 0
+    removed: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0  # passages still without a vector for the current model
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    model_error: str | None = None
+
+    def to_json(self) -> dict:
+        return {"files": self.files, "parsed": self.parsed, "removed": self.removed,
+                "chunks": self.chunks, "embedded": self.embedded, "pending": self.pending,
+                "seconds": round(self.seconds, 3), "warnings": self.warnings,
+                "model_error": self.model_error}
+
+
+@contextmanager
+def writer_lock(index: Index, *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """The single-writer lock: a file lock, released by the kernel if the process dies."""
+    index.state_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(index.state_dir / LOCK_NAME, "a+")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            if not wait:
+                raise IndexBusy("another orgkit process is updating the index") from None
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()
+
+
+def update(
+    index: Index,
+    *,
+    embedder: Embedder | None = None,
+    rebuild: bool = False,
+    wait: bool = True,
+    on_wait: Callable[[], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> UpdateStats:
+    """Make the index match the notes; embed new passages when `embedder` is given.
+
+    `progress(done, total)` is called as passages are embedded. Without `wait`,
+    a concurrent update raises IndexBusy instead of waiting for it.
+    """
+    started = time.perf_counter()
+    if not index.root.is_dir():
+        raise OrgkitError(f"notes directory not found: {index.root}")
+    stats = UpdateStats()
+    with writer_lock(index, wait=wait, on_wait=on_wait):
+        if rebuild:
+            _remove_database(index)
+        _sync_files(index, stats)
+        if embedder is not None:
+            _embed_missing(index, embedder, stats, progress)
+            refresh_cache(index, embedder.fingerprint)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _remove_database(index: Index) -> None:
+    index.close()
+    for suffix in ("", "-wal", "-shm"):
+        (index.state_dir / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+    for cache in index.state_dir.glob("vectors-*.bin"):
+        cache.unlink(missing_ok=True)
+
+
+@dataclass(slots=True)
+class _Parsed:
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    parsed: OrgFile
+    chunks: list[Chunk]
+
+
+def _sync_files(index: Index, stats: UpdateStats) -> None:
+    conn = index.conn
+    known = {p: (s, m, h) for p, s, m, h in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+    now_ns = time.time_ns()
+    touched: list[tuple[int, int, str]] = []
+    changed: list[_Parsed] = []
+    gone: list[str] = []
+    present: set[str] = set()
+    for rel in iter_org_files(index.root):
+        stats.files += 1
+        present.add(rel)
+        try:
+            st = os.stat(index.root / rel)
+        except OSError:
+            continue
+        mtime = st.st_mtime_ns if now_ns - st.st_mtime_ns > _RACY_NS else -1
+        old = known.get(rel)
+        if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
+            continue
+        try:
+            data = (index.root / rel).read_bytes()
+        except OSError as exc:
+            stats.warnings.append(f"{rel}: cannot read ({exc.strerror or exc}), skipped")
+            gone.append(rel)
+            continue
+        digest = hashlib.sha1(data).hexdigest()
+        if old is not None and old[2] == digest:
+            touched.append((st.st_size, mtime, rel))
+            continue
+        try:
+            text = decode_org(data)
+        except UndecodableFile as exc:
+            stats.warnings.append(f"{rel}: {exc}")
+            gone.append(rel)
+            continue
+        parsed = parse_org(text, rel)
+        stats.warnings.extend(parsed.warnings)
+        changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text)))
+    gone.extend(p for p in known if p not in present)
+    stats.parsed = len(changed)
+    stats.removed = sum(1 for p in gone if p in known)
+    if not (touched or changed or stats.removed):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
+        for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
+            _delete_file(conn, rel)
+        for item in changed:
+            stats.chunks += _insert_file(conn, item)
+        if changed or stats.removed:
+            conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
+            _bump_generation(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _delete_file(conn, rel: str) -> None:
+    conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file = ?)", (rel,))
+    conn.execute("DELETE FROM chunks WHERE file = ?", (rel,))
+    conn.execute("DELETE FROM aliases WHERE node IN (SELECT rowid FROM nodes WHERE file = ?)", (rel,))
+    conn.execute("DELETE FROM nodes WHERE file = ?", (rel,))
+    conn.execute("DELETE FROM links WHERE file = ?", (rel,))
+    conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+
+def _insert_file(conn, item: _Parsed) -> int:
+    """Insert one parsed file; returns its number of passages."""
+    parsed = item.parsed
+    conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
+                 (item.path, item.size, item.mtime_ns, item.hash, parsed.title))
+    rowids: dict[int, int] = {}
+    for node in parsed.nodes:
+        cur = conn.execute(
+            "INSERT INTO nodes (id, file, level, pos, line, end_line, title, todo, priority, olp, "
+            "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
+             node.todo, node.priority, json.dumps(node.olp), json.dumps(node.tags),
+             json.dumps(node.refs), json.dumps(node.properties)),
+        )
+        rowids[id(node)] = cur.lastrowid
+        conn.executemany("INSERT INTO aliases VALUES (?, ?)", [(cur.lastrowid, a) for a in node.aliases])
+    conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
+                     [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links])
+    for chunk in item.chunks:
+        node = rowids[id(chunk.node)]
+        aliases = " ".join(chunk.node.aliases)
+        cur = conn.execute("INSERT INTO chunks (node, file, line, heading, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                           (node, item.path, chunk.line, chunk.heading, chunk.body, chunk.hash))
+        conn.execute("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?, ?, ?)",
+                     (cur.lastrowid, f"{chunk.heading} {aliases}".rstrip(), chunk.body))
+    return len(item.chunks)
+
+
+def _bump_generation(conn) -> None:
+    conn.execute("INSERT INTO meta VALUES ('generation', '1') "
+                 "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+
+def missing_vectors(conn, fingerprint: str) -> list[tuple[str, str]]:
+    """(hash, text) of passages without a vector from this model, one per distinct text."""
+    rows = conn.execute(
+        """SELECT c.hash, c.heading, c.body FROM chunks c
+           WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
+           GROUP BY c.hash""",
+        (fingerprint,),
+    ).fetchall()
+    return [(h, f"{heading}: {body}" if body else heading) for h, heading, body in rows]
+
+
+def _embed_missing(index: Index, embedder: Embedder, stats: UpdateStats,
+                   progress: Callable[[int, int], None] | None) -> None:
+    conn = index.conn
+    fingerprint = embedder.fingerprint
+    todo = missing_vectors(conn, fingerprint)
+    stats.pending = len(todo)
+    if not todo:
+        return
+    try:
+        embedder.load()
+    except ModelUnavailable as exc:
+        stats.model_error = str(exc)
+        return
+    # Similar lengths batch together, so the model pads less.
+    todo.sort(key=lambda item: len(item[1]))
+    for span in plan_batches([len(text) for _, text in todo]):
+        batch = todo[span.start:span.stop]
+        vectors = embedder.embed([text for _, text in batch])
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                             [(fingerprint, h, v.tobytes()) for (h, _), v in zip(batch, vectors)])
+            _bump_generation(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        stats.embedded += len(batch)
+        stats.pending -= len(batch)
+        if progress is not None:
+            progress(stats.embedded, len(todo))
+
+
+def refresh(
+    index: Index,
+    *,
+    embedder: Embedder | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> UpdateStats:
+    """Update before answering a query; while another process writes, use the index as it is."""
+    try:
+        return update(index, embedder=embedder, wait=False, progress=progress)
+    except IndexBusy:
+        stats = UpdateStats()
+        stats.warnings.append("another orgkit process is updating the index; using it as it is")
+        return stats
+
+
+def refreshed_if_built(root: Path, state_dir: Path | None) -> tuple[Index | None, list[str]]:
+    """The index of `root` brought up to date (words only), or None if none was ever built.
+
+    Lookups by ID use it instead of a ripgrep pass; without it they still work.
+    """
+    index = Index.at(root, state_dir)
+    if not index.exists():
+        return None, []
+    return index, refresh(index).warnings

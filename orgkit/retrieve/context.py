@@ -1,0 +1,129 @@
+"""Context for an agent: both retrieval stages, then a deep read within a budget.
+
+Candidates come from the headline scan (exact words in titles) and from hybrid
+search (meaning and words), fused by reciprocal rank. The best candidates are
+read whole, in rank order, while they fit in the token budget; what is left
+of it goes to the notes they link to. The result says what was included, what
+was left out and why, so an agent can ask for more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..embed import Embedder
+from ..index.store import Index
+from .locate import index_locator
+from .read import Locator, ReadDoc, read
+from .scan import scan
+from .search import RRF_K, VectorCache, search
+
+CANDIDATES = 20
+
+
+@dataclass
+class ContextResult:
+    query: str
+    budget: int
+    included: list[dict] = field(default_factory=list)
+    omitted: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(d["tokens"] for d in self.included)
+
+    def to_json(self) -> dict:
+        return {"query": self.query, "budget": self.budget, "tokens": self.tokens,
+                "included": self.included, "omitted": self.omitted, "warnings": self.warnings}
+
+
+def context(
+    index: Index,
+    query: str,
+    *,
+    budget: int = 4000,
+    embedder: Embedder | None = None,
+    cache: VectorCache | None = None,
+) -> ContextResult:
+    result = ContextResult(query=query, budget=budget)
+    candidates = _candidates(index, query, embedder, cache, result.warnings)
+    locator = index_locator(index)
+    docs = read(index.root, [c["id"] for c in candidates], locator=locator)
+    result.warnings.extend(docs.warnings)
+    by_id = {d.id: d for d in docs.docs}
+    taken: list[ReadDoc] = []
+    for candidate in candidates:
+        doc = by_id.get(candidate["id"])
+        if doc is not None:
+            _offer(result, taken, doc, budget, candidate["score"], candidate["found_by"])
+    _add_linked(index, result, taken, budget, locator)
+    return result
+
+
+def _candidates(index: Index, query: str, embedder: Embedder | None, cache: VectorCache | None,
+                warnings: list[str]) -> list[dict]:
+    """Scan and search hits fused by reciprocal rank, best first."""
+    scores: dict[str, float] = {}
+    found_by: dict[str, list[str]] = {}
+    searched = search(index, query, limit=CANDIDATES, embedder=embedder, cache=cache)
+    warnings.extend(searched.warnings)
+    scanned = scan(index.root, query, limit=CANDIDATES) if query.split() else None
+    lists = [("search", [h.id for h in searched.hits])]
+    if scanned is not None:
+        warnings.extend(scanned.warnings)
+        lists.append(("scan", [h.id for h in scanned.hits if h.id]))
+    for source, ids in lists:
+        for rank, node_id in enumerate(dict.fromkeys(ids), 1):
+            scores[node_id] = scores.get(node_id, 0.0) + 1.0 / (RRF_K + rank)
+            found_by.setdefault(node_id, []).append(source)
+    order = sorted(scores, key=lambda i: -scores[i])
+    return [{"id": i, "score": round(scores[i], 6), "found_by": found_by[i]} for i in order]
+
+
+def _offer(result: ContextResult, taken: list[ReadDoc], doc: ReadDoc, budget: int,
+           score: float | None, found_by: list[str]) -> None:
+    """Include `doc` if it is new and fits; otherwise say why not."""
+    inside = next((t for t in taken if t.file == doc.file and _contains(t, doc)), None)
+    brief = {"id": doc.id, "title": doc.title, "file": doc.file, "tokens": doc.tokens}
+    if inside is not None:
+        result.omitted.append({**brief, "reason": f"inside {inside.id}, already included"})
+    elif result.tokens + doc.tokens > budget:
+        result.omitted.append({**brief, "reason": "over budget"})
+    else:
+        taken.append(doc)
+        entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by}
+        if score is not None:
+            entry["score"] = score
+        result.included.append(entry)
+
+
+def _contains(outer: ReadDoc, inner: ReadDoc) -> bool:
+    """Whether `inner`'s text is part of `outer`'s (a heading node inside a read file or subtree)."""
+    return outer.level < inner.level and inner.content in outer.content or outer.id == inner.id
+
+
+def _add_linked(index: Index, result: ContextResult, taken: list[ReadDoc], budget: int,
+                locator: Locator) -> None:
+    """Notes linked from the included ones, nearest first, while the budget lasts."""
+    seen = {d.id for d in taken}
+    first_via: dict[str, str] = {}
+    for doc in list(taken):
+        for dest in doc.links:
+            if dest not in seen:
+                first_via.setdefault(dest, doc.id)
+    linked = list(first_via.items())
+    if not linked or result.tokens >= budget:
+        if linked:
+            result.omitted.extend({"id": dest, "via": via, "reason": "over budget"} for dest, via in linked)
+        return
+    docs = read(index.root, [dest for dest, _ in linked], locator=locator)
+    result.warnings.extend(docs.warnings)
+    via_of = dict(linked)
+    for doc in docs.docs:
+        before = len(result.included)
+        _offer(result, taken, doc, budget, None, [f"link from {via_of[doc.id]}"])
+        if len(result.included) > before:
+            result.included[-1]["via"] = via_of[doc.id]
+            result.included[-1]["depth"] = 1
+    result.omitted.extend({"id": m, "via": via_of[m], "reason": "no note has this ID"} for m in docs.missing)
