@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass
 
 from . import syntax as sx
-from .parse import DEFAULT_TODO, _drawer_properties, _prop, _property_drawer_at
+from .drawers import drawer_properties, entry_property, property_drawer_at
+from .parse import DEFAULT_TODO
 
 
 def new_id() -> str:
@@ -70,14 +71,14 @@ def _give_id(lines: list[str], plain: list[str], heads: list[int], entry: int, n
     top = entry < 0
     start = 0 if top else entry + 1
     end = next((h for h in heads if h > entry), len(plain))
-    drawer = _property_drawer_at(plain, start, end, top)
+    drawer = property_drawer_at(plain, start, end, top)
     m = sx.heading_pattern(DEFAULT_TODO).match(plain[entry]) if not top else None
     title = sx.link_display(m.group(4) or "") if m else ""
     line_no = 1 if top else entry + 1
     node_id = new_id()
     if drawer:
-        props = _drawer_properties(plain, *drawer)
-        if (_prop(props, "ID") or "").strip():
+        props = drawer_properties(plain, *drawer)
+        if (entry_property(props, "ID") or "").strip():
             return None
         cr = "\r" if nl == "\r\n" else ""
         lines.insert(drawer[1], id_line(node_id) + cr)

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import syntax as sx
-from .parse import DEFAULT_TODO, _drawer_properties, _node_id, _property_drawer_at
+from .drawers import drawer_properties, entry_node_id, property_drawer_at
+from .parse import DEFAULT_TODO
 
 _TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:(.*)$", re.I | re.M)
 
@@ -70,9 +71,9 @@ class Outline:
         node_id = next((nid for i, title in chain if title is not None
                         for nid in [self._heading_id(i)] if nid), None)
         if node_id is None and not (self.heading_lines and self.heading_lines[0] == 0):
-            drawer = _property_drawer_at(self.lines, 0, len(self.lines), True)
+            drawer = property_drawer_at(self.lines, 0, len(self.lines), True)
             if drawer:
-                node_id = _node_id(_drawer_properties(self.lines, *drawer))
+                node_id = entry_node_id(drawer_properties(self.lines, *drawer))
         ancestors = chain[1:] if own_level else chain
         return Place(
             id=node_id, level=own_level,
@@ -98,5 +99,5 @@ class Outline:
         return False
 
     def _heading_id(self, index: int) -> str | None:
-        drawer = _property_drawer_at(self.lines, index + 1, len(self.lines), False)
-        return _node_id(_drawer_properties(self.lines, *drawer)) if drawer else None
+        drawer = property_drawer_at(self.lines, index + 1, len(self.lines), False)
+        return entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None

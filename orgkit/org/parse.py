@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import syntax as sx
+from .drawers import drawer_properties, entry_node_id, entry_property, property_drawer_at
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile
 
@@ -114,10 +115,10 @@ def _scan_structure(doc: _Lines) -> _Scan:
     ends = heading_idx + [len(lines)]
     for section, (start, end) in enumerate(zip(bounds, ends)):
         owner = scan.headings[section - 1] if section else None
-        drawer = _property_drawer_at(lines, start, end, owner is None)
+        drawer = property_drawer_at(lines, start, end, owner is None)
         if drawer:
             first, last = drawer
-            props = _drawer_properties(lines, first, last)
+            props = drawer_properties(lines, first, last)
             if owner:
                 owner.props = props
             else:
@@ -127,37 +128,6 @@ def _scan_structure(doc: _Lines) -> _Scan:
             )
         _scan_section(lines, start, end, drawer, scan)
     return scan
-
-
-def _property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
-    """Where `org-get-property-block` finds the drawer of this section, if any.
-
-    At the top of the file only comment lines may precede it; under a heading
-    it comes right after the heading, or after a planning line.
-    """
-    i = start
-    if top:
-        while i < end and sx.COMMENT.match(lines[i]):
-            i += 1
-    elif i < end and sx.PLANNING.match(lines[i]):
-        i += 1
-    if i >= end or not sx.PROPERTIES_BEGIN.match(lines[i]):
-        return None
-    for j in range(i + 1, end):
-        if sx.DRAWER_END.match(lines[j]):
-            return i, j
-        if not sx.PROPERTY_LINE.match(lines[j]):
-            return None
-    return None
-
-
-def _drawer_properties(lines: list[str], first: int, last: int) -> list[tuple[str, str]]:
-    props = []
-    for j in range(first + 1, last):
-        m = sx.PROPERTY_VALUE.match(lines[j])
-        if m:
-            props.append((m.group(1), m.group(2) or ""))
-    return props
 
 
 def _scan_section(
@@ -296,27 +266,6 @@ def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
     return tags
 
 
-def _prop(props: list[tuple[str, str]], name: str) -> str | None:
-    """`org-entry-get` without inheritance: first NAME, then every NAME+."""
-    values: list[str | None] = []
-    upper = name.upper()
-    base = next((v for k, v in props if k.upper() == upper), None)
-    values.append(base)
-    values.extend(v for k, v in props if k.upper() == upper + "+")
-    kept = [v for v in values if v is not None and v != "nil"]
-    return " ".join(kept) if kept else None
-
-
-def _node_id(props: list[tuple[str, str]]) -> str | None:
-    """The ID of an entry that org-roam counts as a node (ROAM_EXCLUDE respected)."""
-    node_id = _prop(props, "ID")
-    if not node_id or not node_id.strip():
-        return None
-    if _prop(props, "ROAM_EXCLUDE") is not None:
-        return None
-    return node_id
-
-
 def _aliases_and_refs(
     props: list[tuple[str, str]], where: str, warnings: list[str]
 ) -> tuple[list[str], list[str]]:
@@ -332,7 +281,7 @@ def _aliases_and_refs(
 
 
 def _lisp_words(props: list[tuple[str, str]], name: str, where: str, warnings: list[str]) -> list[str]:
-    value = _prop(props, name)
+    value = entry_property(props, name)
     if value is None:
         return []
     try:
@@ -369,7 +318,7 @@ def _file_node(
 ) -> Node | None:
     if scan.headings and scan.headings[0].index == 0:
         return None
-    node_id = _node_id(scan.file_props)
+    node_id = entry_node_id(scan.file_props)
     if node_id is None:
         return None
     aliases, refs = _aliases_and_refs(scan.file_props, f"{path}:1", warnings)
@@ -396,7 +345,7 @@ def _heading_node(
     doc: _Lines, headings: list[_Heading], position: int, h: _Heading,
     filetags: list[str], path: str, warnings: list[str],
 ) -> Node | None:
-    node_id = _node_id(h.props)
+    node_id = entry_node_id(h.props)
     if node_id is None:
         return None
     where = f"{path}:{h.index + 1}"

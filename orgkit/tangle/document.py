@@ -13,6 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..org.drawers import property_drawer_at
 from .errors import TangleError
 
 # `org-babel-src-block-regexp`, searched case-insensitively as Emacs does.
@@ -32,12 +33,7 @@ _ELEMENT_BEGIN_RE = re.compile(
 )
 _BLOCK_BEGIN_RE = re.compile(r"^[ \t]*#\+BEGIN_(\S+)", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^(\*+) ")
-_PLANNING_RE = re.compile(r"^[ \t]*(?:CLOSED:|DEADLINE:|SCHEDULED:)")
-_PROPERTIES_RE = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*$", re.IGNORECASE)
-_DRAWER_LINE_RE = re.compile(r"^[ \t]*:\S+:(?: .*)?[ \t]*$")
-_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
 _KEYWORD_RE = re.compile(r"^[ \t]*#\+(\S+?):[ \t]*(.*)$")
-_COMMENT_LINE_RE = re.compile(r"^[ \t]*#(?: |$)")
 _AFFILIATED_RE = re.compile(
     r"^[ \t]*#\+(?:(CAPTION|RESULTS)(?:\[(.*)\])?"
     r"|(DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT|SOURCE|SRCNAME|TBLNAME)"
@@ -222,29 +218,12 @@ def _classify(lines: list[str], heading_lines: list[int]) -> dict[int, tuple[str
 
 def _skip_meta(lines: list[str], heading: int, kinds: dict[int, tuple[str, int]]) -> int:
     """Mark the property drawer after a heading as hidden; return the next line to scan."""
-    i = heading + 1
-    if i < len(lines) and _PLANNING_RE.match(lines[i]):
-        i += 1
-    span = _drawer_at(lines, i)
+    span = property_drawer_at(lines, heading + 1, len(lines), False)
     if span:
-        for j in range(span[0] - 1, span[1] + 1):
+        for j in range(span[0], span[1] + 1):
             kinds[j] = ("inside", 0)
         return span[1] + 1
     return heading + 1
-
-
-def _drawer_at(lines: list[str], i: int) -> tuple[int, int] | None:
-    """`org-property-drawer-re` at line `i`: (first content line, END line)."""
-    if i >= len(lines) or not _PROPERTIES_RE.match(lines[i]):
-        return None
-    j = i + 1
-    while j < len(lines):
-        if _END_RE.match(lines[j]):
-            return (i + 1, j)
-        if not _DRAWER_LINE_RE.match(lines[j]):
-            return None
-        j += 1
-    return None
 
 
 def _find_block_end(lines: list[str], begin: int, name: str, limit: int) -> int | None:
@@ -341,11 +320,8 @@ def _headings(lines: list[str], heading_lines: list[int], todo: list[str]) -> li
         while stack and headings[stack[-1]].level >= level:
             stack.pop()
         heading = Heading(line_no, level, title, tags, stack[-1] if stack else None)
-        i = line_no + 1
-        if i < len(lines) and _PLANNING_RE.match(lines[i]):
-            i += 1
-        span = _drawer_at(lines, i)
-        heading.drawer = (span[0], span[1]) if span else None
+        span = property_drawer_at(lines, line_no + 1, len(lines), False)
+        heading.drawer = (span[0] + 1, span[1]) if span else None
         headings.append(heading)
         stack.append(idx)
     return headings
@@ -353,13 +329,8 @@ def _headings(lines: list[str], heading_lines: list[int], todo: list[str]) -> li
 
 def _top_drawer(lines: list[str], first_heading: int) -> tuple[int, int] | None:
     """The file-level property drawer: at the top, after comment lines only."""
-    i = 0
-    while i < first_heading and _COMMENT_LINE_RE.match(lines[i]):
-        i += 1
-    if i >= first_heading:
-        return None
-    span = _drawer_at(lines, i)
-    return (span[0], span[1]) if span else None
+    span = property_drawer_at(lines, 0, first_heading, True)
+    return (span[0] + 1, span[1]) if span else None
 
 
 def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[SrcBlock]:

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..org import syntax as sx
 from .document import SRC_BLOCK_RE, OrgDocument, SrcBlock
 from .errors import NeedsEvaluation, TangleError, located
 from .headers import Params, block_params, get
 
 NOWEB_RE = re.compile(r"(.*?)(<<([^ \t\n](?:.*?[^ \t\n])?)>>)")
-_PLANNING_RE = re.compile(r"^[ \t]*(?:CLOSED:|DEADLINE:|SCHEDULED:)")
 
 
 def noweb_p(params: Params, context: str) -> bool:
@@ -148,7 +148,7 @@ class NowebExpander:
                 end = other.line
                 break
         start = heading.line + 1
-        if start < end and _PLANNING_RE.match(self.doc.lines[start]):
+        if start < end and sx.PLANNING.match(self.doc.lines[start]):
             start += 1
         if heading.drawer:
             start = heading.drawer[1] + 1

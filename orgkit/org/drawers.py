@@ -1,0 +1,58 @@
+"""Property drawers: where Org finds them, and what `org-entry-get` reads there."""
+
+from __future__ import annotations
+
+from . import syntax as sx
+
+
+def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
+    """Where `org-get-property-block` finds the drawer of this section, if any.
+
+    At the top of the file only comment lines may precede it; under a heading
+    it comes right after the heading, or after a planning line.
+    """
+    i = start
+    if top:
+        while i < end and sx.COMMENT.match(lines[i]):
+            i += 1
+    elif i < end and sx.PLANNING.match(lines[i]):
+        i += 1
+    if i >= end or not sx.PROPERTIES_BEGIN.match(lines[i]):
+        return None
+    for j in range(i + 1, end):
+        if sx.DRAWER_END.match(lines[j]):
+            return i, j
+        if not sx.PROPERTY_LINE.match(lines[j]):
+            return None
+    return None
+
+
+def drawer_properties(lines: list[str], first: int, last: int) -> list[tuple[str, str]]:
+    """(key, value) of each property line between the PROPERTIES and END lines."""
+    props = []
+    for j in range(first + 1, last):
+        m = sx.PROPERTY_VALUE.match(lines[j])
+        if m:
+            props.append((m.group(1), m.group(2) or ""))
+    return props
+
+
+def entry_property(props: list[tuple[str, str]], name: str) -> str | None:
+    """`org-entry-get` without inheritance: first NAME, then every NAME+."""
+    values: list[str | None] = []
+    upper = name.upper()
+    base = next((v for k, v in props if k.upper() == upper), None)
+    values.append(base)
+    values.extend(v for k, v in props if k.upper() == upper + "+")
+    kept = [v for v in values if v is not None and v != "nil"]
+    return " ".join(kept) if kept else None
+
+
+def entry_node_id(props: list[tuple[str, str]]) -> str | None:
+    """The ID of an entry that org-roam counts as a node (ROAM_EXCLUDE respected)."""
+    value = entry_property(props, "ID")
+    if not value or not value.strip():
+        return None
+    if entry_property(props, "ROAM_EXCLUDE") is not None:
+        return None
+    return value
