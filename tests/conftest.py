@@ -49,3 +49,22 @@ def cli():
         return runner.invoke(main, list(args), input=input, env=env, catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A tiny static embedding model, built once per test session."""
+    from tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture
+def tiny_model(tiny_model_dir: Path, monkeypatch) -> Path:
+    """Make orgkit embed with the tiny model (through fastembed's real loading code)."""
+    from tiny_model import MODEL_NAME
+
+    monkeypatch.setenv("ORGKIT_MODEL", MODEL_NAME)
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tiny_model_dir))
+    monkeypatch.delenv("ORGKIT_STATE_DIR", raising=False)
+    return tiny_model_dir

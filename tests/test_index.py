@@ -1,0 +1,224 @@
+"""The index: incremental updates, model changes, passages, schema, state directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import write_notes
+from orgkit.embed import Embedder
+from orgkit.index import Index, update
+from orgkit.index.chunks import MAX_CHARS, chunk_file
+from orgkit.index.schema import MIGRATIONS
+from orgkit.org import parse_org
+
+NOTES = {
+    "cats.org": """
+        :PROPERTIES:
+        :ID:       cats
+        :END:
+        #+title: Cats
+
+        Cats are small feline pets. See [[id:dogs][Dogs]].
+
+        * Kittens
+        :PROPERTIES:
+        :ID:       kittens
+        :END:
+        A kitten is a young cat.
+    """,
+    "dogs.org": """
+        :PROPERTIES:
+        :ID:       dogs
+        :END:
+        #+title: Dogs
+
+        Dogs are canine pets, loyal to their people. Unlike [[id:cats][cats]].
+    """,
+    "garden/tomatoes.org": """
+        :PROPERTIES:
+        :ID:       tomatoes
+        :END:
+        #+title: Tomatoes
+
+        Tomatoes are plants; they need water, soil and compost.
+    """,
+}
+
+
+def dump(index: Index) -> dict:
+    """The index's content without row numbers: what two equal indexes share."""
+    conn = sqlite3.connect(index.path)
+    try:
+        node_ids = dict(conn.execute("SELECT rowid, id FROM nodes"))
+        return {
+            "files": sorted(conn.execute("SELECT path, size, hash, title FROM files")),
+            "nodes": sorted(conn.execute("SELECT id, file, level, pos, line, end_line, title, todo, "
+                                         "priority, olp, tags, refs, properties FROM nodes")),
+            "aliases": sorted((node_ids[n], a) for n, a in conn.execute("SELECT node, alias FROM aliases")),
+            "links": sorted(conn.execute("SELECT * FROM links")),
+            "chunks": sorted((node_ids[r[0]],) + r[1:] for r in
+                             conn.execute("SELECT node, file, line, heading, body, hash FROM chunks")),
+            "fts": sorted(conn.execute("SELECT c.hash, f.heading, f.body FROM chunks_fts f "
+                                       "JOIN chunks c ON c.rowid = f.rowid")),
+            "vectors": {(m, h): np.frombuffer(v, dtype=np.float32)
+                        for m, h, v in conn.execute("SELECT model, hash, vector FROM vectors")},
+        }
+    finally:
+        conn.close()
+
+
+def assert_same_index(got: dict, want: dict) -> None:
+    """Equal tables; vectors equal up to float rounding (batching changes the last bits)."""
+    assert {k: v for k, v in got.items() if k != "vectors"} == {k: v for k, v in want.items() if k != "vectors"}
+    assert got["vectors"].keys() == want["vectors"].keys()
+    for key, vector in got["vectors"].items():
+        np.testing.assert_allclose(vector, want["vectors"][key], atol=1e-5)
+
+
+def fresh_dump(root: Path, tmp_path: Path, embedder: Embedder | None) -> dict:
+    index = Index.at(root, tmp_path / "fresh-state")
+    update(index, embedder=embedder, rebuild=True)
+    index.close()
+    return dump(index)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+def test_incremental_add_change_rename_delete(notes: Path, tmp_path: Path, tiny_model: Path) -> None:
+    embedder = Embedder.from_env()
+    index = Index.at(notes)
+    first = update(index, embedder=embedder)
+    assert (first.files, first.parsed, first.removed) == (3, 3, 0)
+    assert first.embedded == first.chunks > 0 and first.pending == 0
+    assert (notes / ".orgkit" / "index.sqlite").is_file()
+
+    again = update(index, embedder=embedder)
+    assert (again.parsed, again.embedded, again.removed) == (0, 0, 0)
+
+    write_notes(notes, {"seeds.org": ":PROPERTIES:\n:ID: seeds\n:END:\n#+title: Seeds\n\nSeeds grow.\n"})
+    added = update(index, embedder=embedder)
+    assert (added.parsed, added.embedded) == (1, 1)
+
+    path = notes / "dogs.org"
+    path.write_text(path.read_text() + "\nDogs dig in the garden.\n")
+    changed = update(index, embedder=embedder)
+    assert changed.parsed == 1 and changed.embedded == 1
+
+    os.utime(notes / "cats.org", ns=(1, 1))  # touched, same content: re-hashed, not re-parsed
+    touched = update(index, embedder=embedder)
+    assert (touched.parsed, touched.embedded) == (0, 0)
+
+    (notes / "garden").rename(notes / "plants")
+    renamed = update(index, embedder=embedder)
+    assert (renamed.parsed, renamed.removed, renamed.embedded) == (1, 1, 0)
+    assert index.locate(["tomatoes"]) == {"tomatoes": ["plants/tomatoes.org"]}
+
+    (notes / "seeds.org").unlink()
+    deleted = update(index, embedder=embedder)
+    assert deleted.removed == 1 and index.locate(["seeds"]) == {}
+    index.close()
+    assert_same_index(dump(index), fresh_dump(notes, tmp_path, embedder))
+
+
+def test_model_change_reembeds_and_switching_back_is_free(notes: Path, tmp_path: Path,
+                                                          tiny_model: Path, monkeypatch) -> None:
+    from tiny_model import build_tiny_model
+
+    index = Index.at(notes)
+    total = update(index, embedder=Embedder.from_env()).embedded
+    other = build_tiny_model(tmp_path / "other-model", seed=1)
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(other))
+    assert update(index, embedder=Embedder.from_env()).embedded == total
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tiny_model))
+    assert update(index, embedder=Embedder.from_env()).embedded == 0
+
+
+def test_no_model_indexes_words_and_says_so_once(notes: Path, cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tmp_path / "no-such-model"))
+    result = cli("index", "--notes", str(notes), "--json")
+    assert result.exit_code == 0
+    stats = json.loads(result.stdout)
+    assert stats["parsed"] == 3 and stats["embedded"] == 0 and stats["pending"] == stats["chunks"]
+    assert result.stderr.count("no-such-model") == 1 and "words only" in result.stderr
+    found = cli("search", "--notes", str(notes), "--json", "loyal canine")
+    assert found.exit_code == 0
+    assert json.loads(found.stdout)[0]["id"] == "dogs"
+    assert "ranking by words only" in found.stderr
+
+
+def test_no_embed_builds_the_word_index_only(notes: Path, cli, tiny_model: Path) -> None:
+    result = cli("index", "--notes", str(notes), "--no-embed", "--json")
+    stats = json.loads(result.stdout)
+    assert stats["embedded"] == 0 and stats["chunks"] > 0
+    assert json.loads(cli("search", "--notes", str(notes), "--mode", "lexical", "--no-update",
+                          "--json", "compost").stdout)[0]["id"] == "tomatoes"
+
+
+def test_state_dir_option_and_environment(notes: Path, cli, tmp_path: Path, tiny_model: Path,
+                                          monkeypatch) -> None:
+    state = tmp_path / "state"
+    assert cli("index", "--notes", str(notes), "--state-dir", str(state)).exit_code == 0
+    assert (state / "index.sqlite").is_file() and not (notes / ".orgkit").exists()
+    monkeypatch.setenv("ORGKIT_STATE_DIR", str(tmp_path / "env-state"))
+    assert cli("index", "--notes", str(notes), "--no-embed").exit_code == 0
+    assert (tmp_path / "env-state" / "index.sqlite").is_file()
+
+
+def test_rebuild_and_a_newer_schema_is_refused(notes: Path, cli, tiny_model: Path) -> None:
+    assert cli("index", "--notes", str(notes), "--no-embed").exit_code == 0
+    db = notes / ".orgkit" / "index.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    refused = cli("index", "--notes", str(notes))
+    assert refused.exit_code == 1 and "--rebuild" in refused.stderr and "Traceback" not in refused.stderr
+    rebuilt = cli("index", "--notes", str(notes), "--rebuild", "--json")
+    assert rebuilt.exit_code == 0 and json.loads(rebuilt.stdout)["parsed"] == 3
+
+
+def test_passages_follow_the_outline() -> None:
+    long_paragraphs = "\n\n".join(f"Paragraph {i} " + "word " * 30 for i in range(24))
+    text = (
+        ":PROPERTIES:\n:ID: f\n:END:\n#+title: File\n#+filetags: :x:\n\nIntro text.\n"
+        "* Parent\n** Child\n:PROPERTIES:\n:ID: c\n:CUSTOM: hidden-value\n:END:\n"
+        "SCHEDULED: <2024-01-01>\nChild text with [[id:f][a link]].\n"
+        "#+begin_src python\nprint('code')\n#+end_src\n"
+        f"* Long\n{long_paragraphs}\n"
+    )
+    chunks = chunk_file(parse_org(text, "f.org"), text)
+    texts = [c.text for c in chunks]
+    assert texts[0] == "File: Intro text."
+    child = next(c for c in chunks if c.node.id == "c")
+    assert child.text == "File > Parent > Child: Child text with a link.\n\nprint('code')"
+    assert child.line == 9
+    assert not any("hidden-value" in t or "PROPERTIES" in t or "filetags" in t or "SCHEDULED" in t
+                   for t in texts)
+    long = [c for c in chunks if c.heading == "File > Long"]
+    assert len(long) > 2 and all(len(c.body) <= MAX_CHARS for c in long)
+    assert all(c.node.id == "f" for c in long)
+    assert long[0].line == 19 and [c.line for c in long] == sorted(c.line for c in long)
+    for before, after in zip(long, long[1:]):  # a short paragraph carried over as overlap
+        assert before.body.split("\n\n")[-1] == after.body.split("\n\n")[0]
+
+
+def test_orgkit_cli_imports_stay_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, orgkit.cli.index; print('numpy' in sys.modules, 'fastembed' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_missing_notes_directory_is_a_user_error(cli, tmp_path: Path) -> None:
+    result = cli("index", "--notes", str(tmp_path / "absent"))
+    assert result.exit_code == 1 and "notes directory not found" in result.stderr
+

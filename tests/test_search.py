@@ -1,0 +1,97 @@
+"""search and context through the CLI; read and backlinks through the index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED, write_notes
+from test_index import NOTES
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+def search(cli, notes: Path, *args: str) -> list[dict]:
+    result = cli("search", "--notes", str(notes), "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("mode", ["lexical", "dense", "hybrid"])
+def test_each_mode_finds_the_note(cli, notes: Path, tiny_model: Path, mode: str) -> None:
+    hits = search(cli, notes, "--mode", mode, "compost", "soil")
+    assert hits[0]["id"] == "tomatoes"
+    assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet"}
+    assert hits[0]["file"] == "garden/tomatoes.org" and hits[0]["line"] == 1 and hits[0]["level"] == 0
+    assert "compost" in hits[0]["snippet"]
+
+
+def test_heading_nodes_are_hits_of_their_own(cli, notes: Path, tiny_model: Path) -> None:
+    hits = search(cli, notes, "--mode", "lexical", "kitten young")
+    assert (hits[0]["id"], hits[0]["title"], hits[0]["level"], hits[0]["line"]) == ("kittens", "Kittens", 1, 8)
+
+
+def test_limit_and_a_new_note_is_found_without_reindexing(cli, notes: Path, tiny_model: Path) -> None:
+    assert len(search(cli, notes, "--limit", "1", "pets")) == 1
+    write_notes(notes, {"fish.org": ":PROPERTIES:\n:ID: fish\n:END:\n#+title: Fish\n\nGoldfish swim.\n"})
+    assert search(cli, notes, "--mode", "lexical", "goldfish")[0]["id"] == "fish"
+    (notes / "fish.org").unlink()
+    assert search(cli, notes, "--mode", "lexical", "--no-update", "goldfish")[0]["id"] == "fish"
+    assert search(cli, notes, "--mode", "lexical", "goldfish") == []
+
+
+def test_bad_queries_are_user_errors(cli, notes: Path, tiny_model: Path) -> None:
+    result = cli("search", "--notes", str(notes), "--mode", "sideways", "x")
+    assert result.exit_code == 2
+    result = cli("search", "--notes", str(notes), "   ")
+    assert result.exit_code == 1 and "empty query" in result.stderr
+
+
+def test_context_fits_the_budget_and_says_what_it_left_out(cli, notes: Path, tiny_model: Path) -> None:
+    result = cli("context", "--notes", str(notes), "--json", "--budget", "60", "cats", "pets")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["tokens"] <= 60 and doc["tokens"] == sum(d["tokens"] for d in doc["included"])
+    assert doc["included"][0]["id"] in {"cats", "dogs"}
+    assert "#+title:" in doc["included"][0]["content"]
+    assert doc["omitted"] and all("reason" in o for o in doc["omitted"])
+
+    roomy = json.loads(cli("context", "--notes", str(notes), "--json", "--budget", "5000", "cats").stdout)
+    included = [d["id"] for d in roomy["included"]]
+    assert included[0] == "cats" and "kittens" not in included  # its text is part of cats.org
+    assert any(o["id"] == "kittens" and o["reason"].startswith("inside cats") for o in roomy["omitted"])
+    assert any(d.get("via") == "cats" for d in roomy["included"]) or "dogs" in included
+
+
+def test_read_and_backlinks_agree_with_and_without_the_index(cli, notes: Path, tiny_model: Path) -> None:
+    before_read = cli("read", "--notes", str(notes), "--json", "--depth", "1", "cats").stdout
+    before_back = cli("backlinks", "--notes", str(notes), "--json", "dogs").stdout
+    assert cli("index", "--notes", str(notes), "--no-embed").exit_code == 0
+    assert cli("read", "--notes", str(notes), "--json", "--depth", "1", "cats").stdout == before_read
+    assert cli("backlinks", "--notes", str(notes), "--json", "dogs").stdout == before_back
+    assert json.loads(before_back)[0]["source"] == "cats"
+    unknown = cli("backlinks", "--notes", str(notes), "--json", "nope")
+    assert unknown.exit_code == 1 and "unknown ID" in unknown.stderr
+
+
+def test_read_finds_a_node_moved_since_indexing(cli, notes: Path, tiny_model: Path) -> None:
+    assert cli("index", "--notes", str(notes), "--no-embed").exit_code == 0
+    (notes / "dogs.org").rename(notes / "hounds.org")
+    doc = json.loads(cli("read", "--notes", str(notes), "--json", "dogs").stdout)
+    assert doc[0]["file"] == "hounds.org"
+
+
+def test_dense_search_with_the_real_model(cli, notes: Path, monkeypatch) -> None:
+    model = SHARED / "models" / "all-MiniLM-L6-v2-int8"
+    if not model.is_dir():
+        pytest.skip("the offline model in ../shared/models is absent")
+    monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
+    hits = search(cli, notes, "--mode", "dense", "growing vegetables")
+    assert hits[0]["id"] == "tomatoes"
+    assert search(cli, notes, "--mode", "dense", "a faithful animal companion")[0]["id"] == "dogs"
