@@ -209,8 +209,7 @@ lists).  Errors reported by orgkit become a `user-error'."
     (if (and orgkit-use-server (member op orgkit--server-ops)
              (not (orgkit--server-resting-p)))
         (condition-case err
-            (prog1 (orgkit--server-call dir op args)
-              (setq orgkit--last-transport 'server))
+            (orgkit--server-call dir op args)
           (orgkit-server-unavailable
            (message "orgkit: %s; using the command line" (cadr err))
            (orgkit--cli-call dir op args)))
@@ -321,6 +320,12 @@ carrying orgkit's one-line message."
   "Start COMMAND as the server for notes DIR and return its process."
   (let ((stderr (get-buffer-create orgkit--stderr-buffer))
         proc)
+    ;; A missing program is found out here rather than by a spawn that
+    ;; fails later: with :stderr, `make-process' reports it only as an exit.
+    (unless (orgkit--executable (car command))
+      (orgkit--rest-server)
+      (signal 'orgkit-server-unavailable
+              (list (format "cannot find %s" (car command)))))
     (with-current-buffer stderr
       (let ((inhibit-read-only t))
         (erase-buffer)))
@@ -348,6 +353,13 @@ carrying orgkit's one-line message."
     (process-put proc 'orgkit-chunks nil)
     (process-put proc 'orgkit-answered nil)
     proc))
+
+(defun orgkit--executable (program)
+  "PROGRAM's absolute name when it can be run, else nil."
+  (if (file-name-directory program)
+      (let ((file (expand-file-name program)))
+        (and (file-executable-p file) (not (file-directory-p file)) file))
+    (executable-find program)))
 
 (defun orgkit--rest-server ()
   "Use the command line for `orgkit-server-retry-delay' seconds."
@@ -377,9 +389,8 @@ carrying orgkit's one-line message."
       (orgkit--fail-pending proc "the server was stopped"))))
 
 (defun orgkit--filter (proc string)
-  "Collect the output STRING of server PROC and answer each complete line.
-Responses come one per line, in the order of the requests, so each
-line answers the oldest request still pending."
+  "Collect the output STRING of server PROC and settle each complete line.
+Responses come one per line, in the order of the requests."
   (if (not (string-match-p "\n" string))
       (process-put proc 'orgkit-chunks (cons string (process-get proc 'orgkit-chunks)))
     (let* ((text (apply #'concat (nreverse (cons string (process-get proc 'orgkit-chunks)))))
@@ -394,25 +405,40 @@ line answers the oldest request still pending."
         (process-put proc 'orgkit-chunks (list (substring text start)))))))
 
 (defun orgkit--answer (proc line)
-  "Give the response LINE of server PROC to the oldest pending request."
-  (let ((queue (process-get proc 'orgkit-queue)))
-    (when queue
-      (process-put proc 'orgkit-queue (cdr queue))
+  "Settle the request of server PROC that the response LINE answers.
+A response carrying a request tag answers the request so tagged;
+one without answers the oldest request still pending."
+  (let* ((queue (process-get proc 'orgkit-queue))
+         (response (condition-case nil (orgkit--json-parse line)
+                     (error 'unreadable)))
+         (object (and (consp response) (consp (car response)) response))
+         (tag (alist-get 'request object))
+         (entry (if tag (assoc tag queue) (car queue))))
+    (when entry
+      (process-put proc 'orgkit-queue (delq entry queue))
       (process-put proc 'orgkit-answered t)
-      (let ((cell (car queue)))
-        (condition-case nil
-            (let ((response (orgkit--json-parse line)))
-              (if (and (consp response) (consp (car response))
-                       (assq 'error response))
-                  (setcar cell 'error)
-                (setcar cell 'ok))
-              (setcdr cell (if (eq (car cell) 'error)
-                               (format "%s" (cdr (assq 'error response)))
-                             response)))
-          (error
-           (setcar cell 'error)
-           (setcdr cell (format "unreadable response from the server: %s"
-                                (truncate-string-to-width line 80)))))))))
+      (orgkit--log-warnings (alist-get 'warnings object))
+      (let ((cell (cdr entry)))
+        (cond
+         ((eq response 'unreadable)
+          (setcar cell 'error)
+          (setcdr cell (format "unreadable response from the server: %s"
+                               (truncate-string-to-width line 80))))
+         ((assq 'error object)
+          (setcar cell 'error)
+          (setcdr cell (format "%s" (alist-get 'error object))))
+         (t
+          (setcar cell 'ok)
+          (setcdr cell (if (assq 'result object) (alist-get 'result object) response))))))))
+
+(defun orgkit--log-warnings (warnings)
+  "Keep the server's WARNINGS with its standard error, for the curious."
+  (when (and warnings (get-buffer orgkit--stderr-buffer))
+    (with-current-buffer orgkit--stderr-buffer
+      (save-excursion
+        (goto-char (point-max))
+        (dolist (warning warnings)
+          (insert (format "orgkit: warning: %s\n" warning)))))))
 
 (defun orgkit--sentinel (proc _event)
   "When server PROC ends, fail the requests still waiting on it."
@@ -421,7 +447,7 @@ line answers the oldest request still pending."
 
 (defun orgkit--fail-pending (proc message)
   "Mark every request pending on PROC as failed with MESSAGE."
-  (dolist (cell (process-get proc 'orgkit-queue))
+  (pcase-dolist (`(,_tag . ,cell) (process-get proc 'orgkit-queue))
     (setcar cell 'died)
     (setcdr cell message))
   (process-put proc 'orgkit-queue nil))
@@ -436,16 +462,24 @@ line answers the oldest request still pending."
              (replace-regexp-in-string "^Process .*\n?" "" (or stderr ""))
              (process-exit-status proc)))))
 
+(defvar orgkit--request-counter 0
+  "The tag of the last request sent to the server.")
+
 (defun orgkit--server-send (proc op args)
   "Send request OP with fields ARGS to server PROC; return its pending cell.
 The cell's car becomes `ok', `error' or `died' once answered, and
-its cdr the response or the message."
-  (let ((cell (cons nil nil))
-        (line (orgkit--json-encode (cons (cons 'op op) args))))
+its cdr the result or the message."
+  (let* ((tag (setq orgkit--request-counter (1+ orgkit--request-counter)))
+         (cell (cons nil nil))
+         (line (orgkit--json-encode `((op . ,op) (request . ,tag) ,@args))))
     (process-put proc 'orgkit-queue
-                 (append (process-get proc 'orgkit-queue) (list cell)))
+                 (append (process-get proc 'orgkit-queue) (list (cons tag cell))))
+    ;; Interactive Emacs turns a write to a server that just died into an
+    ;; error; batch Emacs does not ignore SIGPIPE, hence the liveness test.
     (condition-case err
-        (process-send-string proc (concat line "\n"))
+        (if (process-live-p proc)
+            (process-send-string proc (concat line "\n"))
+          (error "%s serve is not running" orgkit-program))
       (error
        (setcar cell 'died)
        (setcdr cell (error-message-string err))))
@@ -472,12 +506,14 @@ Signal a `user-error' for an error response or a timeout, and
        (unless (process-get proc 'orgkit-answered)
          (orgkit--rest-server))
        (signal 'orgkit-server-unavailable (list (cdr cell))))
-      (_ (orgkit--fail (format "no answer from %s serve within %s s"
-                               orgkit-program orgkit-timeout))))))
+      (_ (orgkit--fail
+          (format "no answer from %s serve within %s s (it may be indexing; see `orgkit-timeout')"
+                  orgkit-program orgkit-timeout))))))
 
 (defun orgkit--server-call (dir op args)
   "Ask the server on notes DIR for OP with fields ARGS; return the answer."
   (let ((proc (orgkit--server dir)))
+    (setq orgkit--last-transport 'server)
     (orgkit--server-wait proc (orgkit--server-send proc op args))))
 
 ;;;; Visiting results
@@ -502,15 +538,22 @@ Signal a `user-error' for an error response or a timeout, and
   "The outline path OLP as one string, or nil when empty."
   (and olp (string-join olp " > ")))
 
-(defun orgkit--completion-table (candidates &optional keep-order)
+(defun orgkit--completion-table (candidates &optional keep-order annotate)
   "A completion table over the alist CANDIDATES of display strings.
-With KEEP-ORDER, completion UIs keep the candidates in orgkit's order."
+With KEEP-ORDER, completion UIs keep the candidates in orgkit's order.
+ANNOTATE, when non-nil, is a function of a candidate's value that
+returns the text shown after it."
   (lambda (string pred action)
     (if (eq action 'metadata)
         `(metadata (category . orgkit-node)
                    ,@(when keep-order
                        '((display-sort-function . identity)
-                         (cycle-sort-function . identity))))
+                         (cycle-sort-function . identity)))
+                   ,@(when annotate
+                       `((annotation-function
+                          . ,(lambda (candidate)
+                               (let ((value (cdr (assoc candidate candidates))))
+                                 (and value (funcall annotate value))))))))
       (complete-with-action action candidates string pred))))
 
 (defun orgkit--unique (label seen)
@@ -540,13 +583,23 @@ and score.  Return the chosen result."
     (unless candidates
       (user-error "orgkit: nothing found for %S" query))
     (let* ((choice (completing-read (format "orgkit search %s: " query)
-                                    (orgkit--completion-table candidates t)
+                                    (orgkit--completion-table
+                                     candidates t #'orgkit--search-annotation)
                                     nil t nil 'orgkit-node-history))
            (result (cdr (assoc choice candidates))))
       (unless result
         (user-error "orgkit: no such result: %s" choice))
       (orgkit--visit root (alist-get 'file result) (alist-get 'line result))
       result)))
+
+(defun orgkit--search-annotation (result)
+  "The snippet of search RESULT on one short line, for completion UIs."
+  (let ((snippet (alist-get 'snippet result)))
+    (when (and (stringp snippet) (not (string-blank-p snippet)))
+      (propertize (concat "  " (truncate-string-to-width
+                                (string-trim (replace-regexp-in-string "[ \t\n]+" " " snippet))
+                                70 nil nil "…"))
+                  'face 'completions-annotations))))
 
 (defun orgkit--search-label (result)
   "The completion label of search RESULT: title, outline path, score."

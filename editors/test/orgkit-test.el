@@ -78,7 +78,13 @@ Beta comes after [[id:%s][Alpha]].
 
 * Bananas in detail
 Bananas are yellow and curved.
-" (orgkit-test--id 'beta) (orgkit-test--id 'alpha)))
+
+* Cherries
+:PROPERTIES:
+:ID:       %s
+:END:
+Cherries are small, red and sweet.
+" (orgkit-test--id 'beta) (orgkit-test--id 'alpha) (orgkit-test--id 'cherries)))
     (orgkit-test--write
      "gamma.org"
      (format ":PROPERTIES:
@@ -133,12 +139,16 @@ print(\"gamma\")
 (defvar orgkit-test--candidates nil
   "The candidates offered by the last answered `completing-read'.")
 
+(defvar orgkit-test--collection nil
+  "The collection of the last answered `completing-read'.")
+
 (defmacro orgkit-test--choosing (regexp &rest body)
   "Run BODY answering `completing-read' with the first candidate matching REGEXP.
 When REGEXP is a list (INPUT), answer INPUT as typed."
   (declare (indent 1) (debug t))
   `(let ((completing-read-function
           (lambda (_prompt collection &rest _)
+            (setq orgkit-test--collection collection)
             (setq orgkit-test--candidates (all-completions "" collection))
             (let ((answer ,regexp))
               (if (consp answer)
@@ -190,15 +200,21 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
   (unless (orgkit-test--has-command "search")
     (ert-skip "this orgkit has no `search' command"))
   (orgkit-test--with-notes
-    (orgkit-test--typing "bananas"
-      (orgkit-test--choosing "Bananas"
+    (orgkit-test--typing "cherries red"
+      (orgkit-test--choosing "\\`Cherries"
         (let ((result (call-interactively #'orgkit-search)))
-          (should (equal (alist-get 'title result) "Bananas in detail"))
-          (should (orgkit-test--at "beta.org" "* Bananas in detail")))))
-    (let ((label (cl-find-if (lambda (c) (string-prefix-p "Bananas" c))
+          (should (equal (alist-get 'id result) (orgkit-test--id 'cherries)))
+          (should (orgkit-test--at "beta.org" "* Cherries")))))
+    (let ((label (cl-find-if (lambda (c) (string-prefix-p "Cherries" c))
                              orgkit-test--candidates)))
       (should (string-match-p "beta\\.org" label))
-      (should (string-match-p "[0-9]\\.[0-9]\\{3\\}\\'" label)))
+      (should (string-match-p "[0-9]\\.[0-9]\\{3\\}\\'" label))
+      ;; Completion UIs keep orgkit's ranking and show the snippet.
+      (let ((metadata (completion-metadata "" orgkit-test--collection nil)))
+        (should (eq (completion-metadata-get metadata 'display-sort-function) #'identity))
+        (should (string-match-p "sweet" (funcall (completion-metadata-get
+                                                  metadata 'annotation-function)
+                                                 label)))))
     (when (orgkit-test--has-command "serve")
       (should (eq orgkit--last-transport 'server)))))
 
@@ -293,15 +309,15 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
 (ert-deftest orgkit-test-new-note ()
   "orgkit-new-note creates a note with an ID and visits it; nodes see it."
   (orgkit-test--with-notes
-    (let* ((note (orgkit-test--typing "Delta notes" (call-interactively #'orgkit-new-note)))
+    (let* ((note (orgkit-test--typing "Crème brûlée notes" (call-interactively #'orgkit-new-note)))
            (file (expand-file-name (alist-get 'file note) orgkit-test--dir)))
       (unwind-protect
           (progn
-            (should (string-match-p "\\`[0-9]\\{14\\}-delta_notes\\.org\\'"
+            (should (string-match-p "\\`[0-9]\\{14\\}-creme_brulee_notes\\.org\\'"
                                     (alist-get 'file note)))
             (should (equal buffer-file-name file))
             (should (string-match-p (format ":ID: +%s" (alist-get 'id note)) (buffer-string)))
-            (should (string-match-p "^#\\+title: Delta notes$" (buffer-string)))
+            (should (string-match-p "^#\\+title: Crème brûlée notes$" (buffer-string)))
             (should (cl-find (alist-get 'id note) (orgkit--call "nodes" nil)
                              :key (lambda (n) (alist-get 'id n)) :test #'equal)))
         (orgkit-test--kill-note-buffers)
@@ -355,20 +371,23 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       (should (process-live-p proc)))))
 
 (ert-deftest orgkit-test-filter-assembles-lines ()
-  "The process filter joins partial lines and splits joined ones."
+  "The process filter joins partial lines, splits joined ones, and unwraps."
   (let ((proc (make-pipe-process :name "orgkit-test-pipe" :noquery t))
-        (cells (list (cons nil nil) (cons nil nil) (cons nil nil))))
+        (cells (list (cons nil nil) (cons nil nil) (cons nil nil) (cons nil nil))))
     (unwind-protect
         (progn
-          (process-put proc 'orgkit-queue (copy-sequence cells))
-          (orgkit--filter proc "[{\"id\": \"x\"},")
+          (process-put proc 'orgkit-queue
+                       (cl-loop for cell in cells for tag from 1 collect (cons tag cell)))
+          (orgkit--filter proc "{\"result\": [{\"id\": \"x\"},")
           (should-not (car (nth 0 cells)))
-          (orgkit--filter proc " 2]\n{\"error\": \"unknown ID: y\"}\n[3")
+          (orgkit--filter proc " 2], \"warnings\": []}\n{\"error\": \"unknown ID: y\"}\n[3")
           (should (equal (nth 0 cells) '(ok ((id . "x")) 2)))
           (should (equal (nth 1 cells) '(error . "unknown ID: y")))
           (should-not (car (nth 2 cells)))
-          (orgkit--filter proc "]\n")
+          ;; A tagged response settles its own request, even out of turn.
+          (orgkit--filter proc "]\n{\"result\": [], \"request\": 4}\n")
           (should (equal (nth 2 cells) '(ok 3)))
+          (should (equal (nth 3 cells) '(ok)))
           (should-not (process-get proc 'orgkit-queue)))
       (delete-process proc))))
 
@@ -383,7 +402,9 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
           (progn
             (with-temp-file wrapper
               (insert "#!/bin/sh\n"
+                      ;; Reads the first request, then fails without answering.
                       "if [ \"$1\" = serve ]; then\n"
+                      "  read -r request\n"
                       "  echo 'orgkit: error: no server here' >&2; exit 1\n"
                       "fi\n"
                       (format "exec %s \"$@\"\n" (shell-quote-argument real))))
