@@ -1,0 +1,230 @@
+"""Index and search benchmarks on braindump and on a 10,000-file corpus made from it.
+
+    ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \
+    ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \
+    python bench/bench_index.py [--copies 19] [--embed-files 60] [--work DIR]
+
+Every timing runs the real `orgkit` command in a fresh process (so it includes
+start-up) unless it says "library". The scaled corpus repeats braindump's text
+under fresh IDs, so its passages embed once per distinct text: its embedded
+index is seeded from braindump's vectors (the same model fingerprint), which
+is exactly what an incremental index would do with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BRAINDUMP = REPO.parent / "shared" / "corpora" / "braindump"
+ORGKIT = [sys.executable, "-c", "from orgkit.cli import main; main()"]
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def run(*args: str) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MiB and stdout of one orgkit command."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen([*ORGKIT, *args], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise SystemExit(f"orgkit {' '.join(args)} failed: {err.read().decode()}")
+        return seconds, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def scaled_corpus(dest: Path, copies: int) -> int:
+    """`copies` copies of braindump, each under fresh IDs; returns the number of files."""
+    count = 0
+    for copy in range(copies):
+        for source in BRAINDUMP.rglob("*.org"):
+            text = source.read_text(encoding="utf-8")
+            if copy:
+                text = UUID.sub(lambda m: str(uuid.uuid5(uuid.UUID(m.group(0)), str(copy))), text)
+            target = dest / f"copy{copy:02d}" / source.relative_to(BRAINDUMP)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            count += 1
+    return count
+
+
+def median_of(times: list[float]) -> float:
+    return statistics.median(times)
+
+
+def bench_braindump(work: Path, results: dict) -> Path:
+    notes = work / "braindump"
+    shutil.copytree(BRAINDUMP, notes)
+    times = []
+    for _ in range(3):
+        seconds, peak, _ = run("index", "--notes", str(notes), "--no-embed", "--rebuild")
+        times.append(seconds)
+    results["braindump_no_embed_s"] = median_of(times)
+    results["braindump_no_embed_peak_mib"] = peak
+    started = time.perf_counter()
+    _, peak, out = run("index", "--notes", str(notes), "--json")
+    results["braindump_embed_s"] = time.perf_counter() - started
+    results["braindump_embed_peak_mib"] = peak
+    results["braindump_passages"] = json.loads(out)["embedded"]
+    return notes
+
+
+def bench_throughput(work: Path, files: int, results: dict) -> None:
+    """Embedding throughput of `orgkit index` against raw fastembed on the same passages."""
+    from fastembed import TextEmbedding
+
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+    from orgkit.index.update import missing_vectors
+
+    notes = work / "subset"
+    for source in sorted(BRAINDUMP.rglob("*.org"))[:files]:
+        target = notes / source.relative_to(BRAINDUMP)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
+    index = Index.at(notes)
+    update(index)
+    embedder = Embedder.from_env()
+    texts = [text for _, text in missing_vectors(index.conn, embedder.fingerprint)]
+    raw = TextEmbedding(embedder.name, specific_model_path=str(embedder.path))
+    list(raw.embed(texts[:8]))  # warm up both models the same way
+    embedder.load()
+    embedder.embed(texts[:8])
+    chars = sum(map(len, texts))
+    best_raw = None
+    for batch in (32, 64):
+        started = time.perf_counter()
+        list(raw.embed(texts, batch_size=batch))
+        rate = len(texts) / (time.perf_counter() - started)
+        results[f"raw_fastembed_batch{batch}_per_s"] = rate
+        best_raw = max(best_raw or 0, rate)
+    started = time.perf_counter()
+    stats = update(index, embedder=embedder)
+    ours = stats.embedded / (time.perf_counter() - started)
+    results.update(throughput_passages=len(texts), throughput_chars=chars, orgkit_per_s=ours,
+                   throughput_ratio=ours / best_raw)
+
+
+def seed_vectors(source_db: Path, target_db: Path) -> None:
+    with sqlite3.connect(target_db) as conn:
+        conn.execute("ATTACH DATABASE ? AS other", (str(source_db),))
+        conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM other.vectors")
+
+
+def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) -> None:
+    from orgkit.index import Index, update
+
+    notes = work / "scaled"
+    results["scaled_files"] = scaled_corpus(notes, copies)
+    times = []
+    for _ in range(2):
+        seconds, peak, _ = run("index", "--notes", str(notes), "--no-embed", "--rebuild")
+        times.append(seconds)
+    results["scaled_no_embed_s"] = median_of(times)
+    results["scaled_no_embed_peak_mib"] = peak
+    time.sleep(2.1)  # past the window in which a just-written file is re-checked by content
+    results["scaled_no_change_cli_s"] = median_of([run("index", "--notes", str(notes))[0] for _ in range(3)])
+    index = Index.at(notes)
+    lib = []
+    for _ in range(5):
+        started = time.perf_counter()
+        update(index)
+        lib.append(time.perf_counter() - started)
+    results["scaled_no_change_library_s"] = median_of(lib)
+
+    seed_vectors(braindump_notes / ".orgkit" / "index.sqlite", index.path)
+    seconds, peak, out = run("index", "--notes", str(notes), "--json")
+    results["scaled_embed_after_seed_s"] = seconds
+    results["scaled_embed_peak_mib"] = peak
+    results["scaled_chunks"] = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    changed = notes / "copy03" / "main" / "id3_algorithm.org"
+    one_change = []
+    for round_ in range(3):
+        changed.write_text(changed.read_text() + f"\nA new thought about decision trees, number {round_}.\n")
+        seconds, _, out = run("index", "--notes", str(notes), "--json")
+        stats = json.loads(out)
+        assert stats["parsed"] == 1, stats
+        one_change.append(seconds)
+    results["scaled_one_change_cli_s"] = median_of(one_change)
+    results["scaled_one_change_embedded"] = stats["embedded"]
+    time.sleep(2.1)
+    run("index", "--notes", str(notes))
+
+    cold = [run("search", "--notes", str(notes), "--json", "--no-update", "decision tree pruning")[0]
+            for _ in range(3)]
+    results["cold_search_no_update_s"] = median_of(cold)
+    results["cold_search_s"] = median_of(
+        [run("search", "--notes", str(notes), "--json", "decision tree pruning")[0] for _ in range(3)])
+    load = subprocess.run([sys.executable, "-c", (
+        "import time; t = time.perf_counter(); from orgkit.embed import Embedder; "
+        "e = Embedder.from_env(); e.load(); e.embed_query('x'); print(time.perf_counter() - t)")],
+        capture_output=True, text=True, check=True)
+    results["model_load_s"] = float(load.stdout)
+    results.update(serve_latency(notes))
+
+
+QUERIES = ["decision tree pruning", "how do neural networks learn", "reinforcement learning exploration",
+           "emacs configuration", "bayesian inference", "writing good notes", "gradient descent",
+           "attention in transformers", "category theory", "zettelkasten"]
+
+
+def serve_latency(notes: Path) -> dict:
+    proc = subprocess.Popen([*ORGKIT, "serve", "--notes", str(notes)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def ask(request: dict) -> float:
+        started = time.perf_counter()
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())
+        assert "error" not in answer, answer
+        return time.perf_counter() - started
+
+    first = ask({"op": "search", "query": "warm up"})
+    hybrid = [ask({"op": "search", "query": q}) for q in QUERIES * 3]
+    lexical = [ask({"op": "search", "query": q, "mode": "lexical"}) for q in QUERIES * 3]
+    proc.stdin.close()
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return {"serve_peak_mib": usage.ru_maxrss / 1024,
+            "serve_first_search_s": first, "serve_hybrid_median_ms": median_of(hybrid) * 1000,
+            "serve_lexical_median_ms": median_of(lexical) * 1000,
+            "serve_hybrid_p90_ms": sorted(hybrid)[int(len(hybrid) * 0.9)] * 1000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--copies", type=int, default=19, help="copies of braindump (19: 10,051 files)")
+    parser.add_argument("--embed-files", type=int, default=60, help="files for the throughput run")
+    parser.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir)")
+    args = parser.parse_args()
+    if not os.environ.get("ORGKIT_MODEL_PATH"):
+        raise SystemExit("set ORGKIT_MODEL and ORGKIT_MODEL_PATH (see the docstring)")
+    work = args.work or Path(tempfile.mkdtemp(prefix="orgkit-bench-"))
+    results: dict = {}
+    braindump = bench_braindump(work, results)
+    print(json.dumps(results, indent=1), flush=True)
+    bench_scaled(work, args.copies, braindump, results)
+    print(json.dumps(results, indent=1), flush=True)
+    bench_throughput(work, args.embed_files, results)
+    print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
