@@ -1,16 +1,15 @@
 ;;; orgkit.el --- Deep, fast memory over org notes, through orgkit  -*- lexical-binding: t; -*-
 
+;; Copyright (C) 2026 The orgkit authors
+
+;; Author: The orgkit authors
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "27.1"))
 ;; Keywords: outlines, hypermedia, matching
-;; URL: https://github.com/orgkit/orgkit
+;; SPDX-License-Identifier: MIT
 
-;; This file is not part of GNU Emacs.
-
-;; This program is free software: you can redistribute it and/or modify
-;; it under the terms of the GNU General Public License as published by
-;; the Free Software Foundation, either version 3 of the License, or
-;; (at your option) any later version.
+;; This file is not part of GNU Emacs.  It is part of orgkit and, like it,
+;; released under the MIT license.
 
 ;;; Commentary:
 
@@ -57,11 +56,10 @@
 (defgroup orgkit nil
   "Deep, fast memory over org notes, through the orgkit program."
   :group 'org
-  :prefix "orgkit-"
-  :link '(url-link :tag "Home page" "https://github.com/orgkit/orgkit"))
+  :prefix "orgkit-")
 
 (defcustom orgkit-program "orgkit"
-  "The orgkit program: a name found on `exec-path', or an absolute file name."
+  "The orgkit program: a name looked up in `exec-path', or a file name."
   :type 'string)
 
 (defcustom orgkit-notes-directory nil
@@ -166,6 +164,12 @@ the server again."
          (default-directory (file-name-as-directory ,dir)))
      ,@body))
 
+(defun orgkit--program ()
+  "`orgkit-program', with a file name made absolute (\"~\" expanded)."
+  (if (file-name-directory orgkit-program)
+      (expand-file-name orgkit-program)
+    orgkit-program))
+
 (defun orgkit--json-parse (string)
   "Parse the JSON document STRING: objects as alists, arrays as lists."
   (if (fboundp 'json-parse-string)
@@ -259,7 +263,7 @@ carrying orgkit's one-line message."
                  (coding-system-for-write 'utf-8)
                  (status (condition-case err
                              (orgkit--with-environment dir
-                               (apply #'call-process orgkit-program nil
+                               (apply #'call-process (orgkit--program) nil
                                       (list (current-buffer) stderr-file) nil argv))
                            (file-error
                             (orgkit--fail (format "cannot run %s: %s" orgkit-program
@@ -277,7 +281,7 @@ carrying orgkit's one-line message."
       (delete-file stderr-file))))
 
 (defun orgkit--error-line (stderr &optional status)
-  "The line of STDERR that says what went wrong (exit STATUS)."
+  "Return the line of STDERR telling what went wrong (exit STATUS)."
   (let ((lines (split-string (or stderr "") "\n" t "[ \t\r]+")))
     (or (cl-loop for line in lines
                  when (string-match "\\`orgkit: error: \\(.*\\)" line)
@@ -305,7 +309,7 @@ carrying orgkit's one-line message."
 
 (defun orgkit--server-command (dir)
   "The command line starting the server on notes DIR."
-  (append (list orgkit-program "serve" "--notes" dir) orgkit-serve-extra-args))
+  (append (list (orgkit--program) "serve" "--notes" dir) orgkit-serve-extra-args))
 
 (defun orgkit--server (dir)
   "The live server for notes DIR, started if needed."
@@ -393,7 +397,8 @@ carrying orgkit's one-line message."
 Responses come one per line, in the order of the requests."
   (if (not (string-match-p "\n" string))
       (process-put proc 'orgkit-chunks (cons string (process-get proc 'orgkit-chunks)))
-    (let* ((text (apply #'concat (nreverse (cons string (process-get proc 'orgkit-chunks)))))
+    (let* ((chunks (cons string (process-get proc 'orgkit-chunks)))
+           (text (apply #'concat (nreverse chunks)))
            (start 0))
       (process-put proc 'orgkit-chunks nil)
       (while (string-match "\n" text start)
@@ -429,7 +434,9 @@ one without answers the oldest request still pending."
           (setcdr cell (format "%s" (alist-get 'error object))))
          (t
           (setcar cell 'ok)
-          (setcdr cell (if (assq 'result object) (alist-get 'result object) response))))))))
+          (setcdr cell (if (assq 'result object)
+                           (alist-get 'result object)
+                         response))))))))
 
 (defun orgkit--log-warnings (warnings)
   "Keep the server's WARNINGS with its standard error, for the curious."
@@ -507,8 +514,8 @@ Signal a `user-error' for an error response or a timeout, and
          (orgkit--rest-server))
        (signal 'orgkit-server-unavailable (list (cdr cell))))
       (_ (orgkit--fail
-          (format "no answer from %s serve within %s s (it may be indexing; see `orgkit-timeout')"
-                  orgkit-program orgkit-timeout))))))
+          (format "no answer from %s serve within %s s %s" orgkit-program orgkit-timeout
+                  "(it may be indexing; see `orgkit-timeout')"))))))
 
 (defun orgkit--server-call (dir op args)
   "Ask the server on notes DIR for OP with fields ARGS; return the answer."
@@ -597,7 +604,8 @@ and score.  Return the chosen result."
   (let ((snippet (alist-get 'snippet result)))
     (when (and (stringp snippet) (not (string-blank-p snippet)))
       (propertize (concat "  " (truncate-string-to-width
-                                (string-trim (replace-regexp-in-string "[ \t\n]+" " " snippet))
+                                (string-trim
+                                 (replace-regexp-in-string "[ \t\n]+" " " snippet))
                                 70 nil nil "…"))
                   'face 'completions-annotations))))
 
@@ -809,7 +817,8 @@ Each backlink is a button visiting the link.  Return the buffer."
   (let* ((root (orgkit--notes-directory))
          (node (car (orgkit--call "read" `((ids . ,(vector id))))))
          (links (orgkit--call "backlinks" `((id . ,id)))))
-    (orgkit--with-results-buffer "*orgkit-backlinks*" root (lambda () (orgkit-backlinks id))
+    (orgkit--with-results-buffer "*orgkit-backlinks*" root
+        (lambda () (orgkit-backlinks id))
       (insert (propertize (format "Backlinks to %s: %d\n\n"
                                   (or (alist-get 'title node) id) (length links))
                           'face 'bold))
@@ -876,8 +885,9 @@ returned."
   (let-alist doc
     (unless (bobp) (insert "\n"))
     (insert "───── "
-            (org-link-make-string (format "file:%s::%d" (expand-file-name .file root) .line)
-                                  .title)
+            (org-link-make-string
+             (format "file:%s::%d" (expand-file-name .file root) .line)
+             .title)
             (format "  (%s:%d%s)\n" .file .line
                     (if .via (format ", depth %d via %s" .depth .via) "")))
     (put-text-property (line-beginning-position 0) (point) 'orgkit-id .id)
@@ -910,8 +920,8 @@ description of the note: its id, file and title."
   (when (string-blank-p title)
     (user-error "orgkit: a note needs a title"))
   (let* ((root (orgkit--notes-directory))
-         (note (orgkit--call "new" `((title . ,title)
-                                     (tags . ,(and tags (not (string-blank-p tags)) tags))))))
+         (tags (and tags (not (string-blank-p tags)) tags))
+         (note (orgkit--call "new" `((title . ,title) (tags . ,tags)))))
     (find-file (expand-file-name (alist-get 'file note) root))
     (goto-char (point-max))
     note))

@@ -97,6 +97,9 @@ Gamma cites [[id:%s][the apples]].
 #+begin_src python :tangle gamma.py
 print(\"gamma\")
 #+end_src
+
+* Crème brûlée
+Not a fruit.
 " (orgkit-test--id 'gamma) (orgkit-test--id 'apples)))
     (when (orgkit-test--has-command "index")
       (let ((default-directory (file-name-as-directory orgkit-test--dir)))
@@ -196,7 +199,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
 ;;;; Commands
 
 (ert-deftest orgkit-test-search ()
-  "orgkit-search offers title, outline path and score, and visits the choice."
+  "`orgkit-search' offers title, outline path and score, and visits the choice."
   (unless (orgkit-test--has-command "search")
     (ert-skip "this orgkit has no `search' command"))
   (orgkit-test--with-notes
@@ -219,7 +222,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       (should (eq orgkit--last-transport 'server)))))
 
 (ert-deftest orgkit-test-scan ()
-  "orgkit-scan lists matching headlines as buttons that visit them."
+  "`orgkit-scan' lists matching headlines as buttons that visit them."
   (orgkit-test--with-notes
     (let ((buffer (orgkit-test--typing "apple" (call-interactively #'orgkit-scan))))
       (with-current-buffer buffer
@@ -231,10 +234,15 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (should (button-at (point)))
         (should (equal (get-text-property (point) 'orgkit-id) (orgkit-test--id 'apples)))
         (push-button)
-        (should (orgkit-test--at "alpha.org" "* Apples"))))))
+        (should (orgkit-test--at "alpha.org" "* Apples"))))
+    ;; Words beyond ASCII reach orgkit and come back intact, either way.
+    (dolist (orgkit-use-server '(t nil))
+      (should (equal (mapcar (lambda (hit) (alist-get 'title hit))
+                             (orgkit--call "scan" '((query . "brûlée"))))
+                     '("Crème brûlée"))))))
 
 (ert-deftest orgkit-test-find-node ()
-  "orgkit-find-node finds nodes by title and by alias."
+  "`orgkit-find-node' finds nodes by title and by alias."
   (orgkit-test--with-notes
     (orgkit-test--choosing "\\`First letter"
       (let ((node (call-interactively #'orgkit-find-node)))
@@ -247,7 +255,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       (should (orgkit-test--at "alpha.org" "* Apples")))))
 
 (ert-deftest orgkit-test-insert-link ()
-  "orgkit-insert-link inserts an id link at point, or around the region."
+  "`orgkit-insert-link' inserts an id link at point, or around the region."
   (orgkit-test--with-notes
     (with-temp-buffer
       (org-mode)
@@ -268,7 +276,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
                      (format "the [[id:%s][fruit]] here" (orgkit-test--id 'apples)))))))
 
 (ert-deftest orgkit-test-backlinks ()
-  "orgkit-backlinks finds the node at point, up to the file's own drawer."
+  "`orgkit-backlinks' finds the node at point, up to the file's own drawer."
   (orgkit-test--with-notes
     ;; In a heading without an ID: the nearest ancestor with one (Apples).
     (with-current-buffer (orgkit-test--visit "alpha.org")
@@ -287,7 +295,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (should (string-match-p "Beta note" (buffer-string)))))))
 
 (ert-deftest orgkit-test-read ()
-  "orgkit-read shows the node at point and the notes it links to, read-only."
+  "`orgkit-read' shows the node at point and the notes it links to, read-only."
   (orgkit-test--with-notes
     (with-current-buffer (orgkit-test--visit "beta.org")
       (orgkit-test--goto "Bananas are yellow")
@@ -307,7 +315,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
           (should (orgkit-test--at "alpha.org" ":PROPERTIES:")))))))
 
 (ert-deftest orgkit-test-new-note ()
-  "orgkit-new-note creates a note with an ID and visits it; nodes see it."
+  "`orgkit-new-note' creates a note with an ID and visits it; nodes see it."
   (orgkit-test--with-notes
     (let* ((note (orgkit-test--typing "Crème brûlée notes" (call-interactively #'orgkit-new-note)))
            (file (expand-file-name (alist-get 'file note) orgkit-test--dir)))
@@ -324,7 +332,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (delete-file file)))))
 
 (ert-deftest orgkit-test-tangle ()
-  "orgkit-tangle tangles the current file."
+  "`orgkit-tangle' tangles the current file."
   (orgkit-test--with-notes
     (let ((target (expand-file-name "gamma.py" orgkit-test--dir)))
       (unwind-protect
