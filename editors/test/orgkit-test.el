@@ -185,6 +185,15 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
        (string-match-p (regexp-quote text)
                        (buffer-substring (line-beginning-position) (line-end-position)))))
 
+(defun orgkit-test--eventually (predicate &optional seconds)
+  "Call PREDICATE until it returns non-nil, for at most SECONDS (5)."
+  (let ((deadline (+ (float-time) (or seconds 5)))
+        value)
+    (while (and (not (setq value (funcall predicate)))
+                (< (float-time) deadline))
+      (sleep-for 0.25))
+    value))
+
 (defun orgkit-test--skip-unless-server ()
   "Skip the test when this orgkit has no `serve'."
   (unless (orgkit-test--has-command "serve")
@@ -326,8 +335,12 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
             (should (equal buffer-file-name file))
             (should (string-match-p (format ":ID: +%s" (alist-get 'id note)) (buffer-string)))
             (should (string-match-p "^#\\+title: Crème brûlée notes$" (buffer-string)))
-            (should (cl-find (alist-get 'id note) (orgkit--call "nodes" nil)
-                             :key (lambda (n) (alist-get 'id n)) :test #'equal)))
+            ;; The server sees the new note soon (it may check for edits
+            ;; only every so often).
+            (should (orgkit-test--eventually
+                     (lambda ()
+                       (cl-find (alist-get 'id note) (orgkit--call "nodes" nil)
+                                :key (lambda (n) (alist-get 'id n)) :test #'equal)))))
         (orgkit-test--kill-note-buffers)
         (delete-file file)))))
 
@@ -352,13 +365,15 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
   "A server that dies is started again by the next request."
   (orgkit-test--skip-unless-server)
   (orgkit-test--with-notes
-    (let* ((first (orgkit--call "nodes" nil))
+    (let* ((request `((id . ,(orgkit-test--id 'alpha))))
+           (first (orgkit--call "backlinks" request))
            (proc orgkit--process))
       (should (eq orgkit--last-transport 'server))
+      (should (equal (alist-get 'title (car first)) "Beta note"))
       (should (process-live-p proc))
       (delete-process proc)
       (should-not (process-live-p proc))
-      (should (equal (orgkit--call "nodes" nil) first))
+      (should (equal (orgkit--call "backlinks" request) first))
       (should (eq orgkit--last-transport 'server))
       (should (process-live-p orgkit--process))
       (should-not (eq orgkit--process proc)))))
