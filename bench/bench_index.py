@@ -137,21 +137,21 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
         times.append(seconds)
     results["scaled_no_embed_s"] = median_of(times)
     results["scaled_no_embed_peak_mib"] = peak
+    index = Index.at(notes)
+    seed_vectors(braindump_notes / ".orgkit" / "index.sqlite", index.path)
+    seconds, peak, out = run("index", "--notes", str(notes), "--json")
+    results["scaled_embed_after_seed_s"] = seconds
+    results["scaled_embed_peak_mib"] = peak
+    results["scaled_chunks"] = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
     time.sleep(2.1)  # past the window in which a just-written file is re-checked by content
     results["scaled_no_change_cli_s"] = median_of([run("index", "--notes", str(notes))[0] for _ in range(3)])
-    index = Index.at(notes)
     lib = []
     for _ in range(5):
         started = time.perf_counter()
         update(index)
         lib.append(time.perf_counter() - started)
     results["scaled_no_change_library_s"] = median_of(lib)
-
-    seed_vectors(braindump_notes / ".orgkit" / "index.sqlite", index.path)
-    seconds, peak, out = run("index", "--notes", str(notes), "--json")
-    results["scaled_embed_after_seed_s"] = seconds
-    results["scaled_embed_peak_mib"] = peak
-    results["scaled_chunks"] = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
     changed = notes / "copy03" / "main" / "id3_algorithm.org"
     one_change = []
@@ -163,6 +163,15 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
         one_change.append(seconds)
     results["scaled_one_change_cli_s"] = median_of(one_change)
     results["scaled_one_change_embedded"] = stats["embedded"]
+    lexical_change = []
+    for round_ in range(3):
+        changed.write_text(changed.read_text() + f"\nAnd another, number {round_}.\n")
+        lexical_change.append(run("index", "--notes", str(notes), "--no-embed")[0])
+    results["scaled_one_change_no_embed_cli_s"] = median_of(lexical_change)
+    started = time.perf_counter()
+    changed.write_text(changed.read_text() + "\nOne more.\n")
+    update(index)
+    results["scaled_one_change_no_embed_library_s"] = time.perf_counter() - started
     time.sleep(2.1)
     run("index", "--notes", str(notes))
 
@@ -213,12 +222,14 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=19, help="copies of braindump (19: 10,051 files)")
     parser.add_argument("--embed-files", type=int, default=60, help="files for the throughput run")
     parser.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir)")
+    parser.add_argument("--braindump-index", type=Path, default=None,
+                        help="an embedded braindump copy from an earlier run (skips embedding it again)")
     args = parser.parse_args()
     if not os.environ.get("ORGKIT_MODEL_PATH"):
         raise SystemExit("set ORGKIT_MODEL and ORGKIT_MODEL_PATH (see the docstring)")
     work = args.work or Path(tempfile.mkdtemp(prefix="orgkit-bench-"))
     results: dict = {}
-    braindump = bench_braindump(work, results)
+    braindump = args.braindump_index or bench_braindump(work, results)
     print(json.dumps(results, indent=1), flush=True)
     bench_scaled(work, args.copies, braindump, results)
     print(json.dumps(results, indent=1), flush=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,7 @@ class Embedder:
         path = os.environ.get("ORGKIT_MODEL_PATH")
         return cls(os.environ.get("ORGKIT_MODEL") or DEFAULT_MODEL, Path(path) if path else None)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         """The model's identity: its name, plus the content of a local model directory."""
         digest = hashlib.sha256(self.name.encode())

@@ -1,7 +1,9 @@
 """A warm process for editors and agents: JSON requests in, JSON responses out, one a line.
 
 The model and the vectors are loaded once and kept; before each request the
-index is brought up to date (a stat per file, and only changed files re-read).
+index is brought up to date (a stat per file, and only changed files re-read),
+at most once per `recheck_after` seconds: an agent's burst of queries pays
+for one check, and an edit is seen by the first query a moment later.
 A request is `{"op": NAME, ...arguments}`; the response is `{"result": ...,
 "warnings": [...]}` with the same result document as the matching command's
 `--json`, or `{"error": "..."}` when the request fails, and the server goes on.
@@ -11,6 +13,7 @@ A request's `"request"` tag, if any, is echoed back. Ops are small functions in 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable
@@ -33,6 +36,8 @@ class Session:
     embedder: Embedder
     cache: VectorCache = field(default_factory=VectorCache)
     warnings: list[str] = field(default_factory=list)
+    recheck_after: float = 1.0
+    _checked: dict[bool, float] = field(default_factory=dict)  # embed? -> when last checked
 
     @property
     def root(self) -> Path:
@@ -40,7 +45,11 @@ class Session:
 
     def refresh(self, embed: bool = True) -> None:
         """Catch up with edits; only passages that changed are embedded."""
+        now = time.monotonic()
+        if now - max(self._checked.get(embed, -1e9), self._checked.get(True, -1e9)) < self.recheck_after:
+            return
         stats = refresh(self.index, embedder=self.embedder if embed else None)
+        self._checked[embed] = time.monotonic()
         self.warnings.extend(stats.warnings)
         if stats.model_error:
             self.warnings.append(f"{stats.model_error}; indexing words only")

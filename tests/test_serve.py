@@ -18,7 +18,7 @@ from test_index import NOTES
 def server(tmp_path: Path, tiny_model: Path):
     notes = write_notes(tmp_path / "notes", NOTES)
     proc = subprocess.Popen([sys.executable, "-c", "from orgkit.cli import main; main()", "serve",
-                             "--notes", str(notes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             "--recheck-after", "0", "--notes", str(notes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=os.environ.copy())
 
     def ask(request: dict | str) -> dict:

@@ -145,13 +145,15 @@ def register(main: click.Group) -> None:
         emit(result.to_json(), as_json, _render_context)
 
     @main.command("serve")
+    @click.option("--recheck-after", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                  help="Seconds between checks of the files for changes (0: before every request).")
     @notes_option
     @state_dir_option
     @handle_errors
-    def serve_command(notes_dir: Path | None, state_dir: Path | None) -> None:
+    def serve_command(recheck_after: float, notes_dir: Path | None, state_dir: Path | None) -> None:
         """Answer JSON requests on stdin, one a line (ops: scan, search, read, context, ...)."""
         from ..serve import Session, serve
 
         index = open_index(notes_dir, state_dir)
-        session = Session(index, Embedder.from_env())
+        session = Session(index, Embedder.from_env(), recheck_after=recheck_after)
         serve(session, sys.stdin, sys.stdout)

@@ -136,11 +136,12 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
     changed: list[_Parsed] = []
     gone: list[str] = []
     present: set[str] = set()
+    base = str(index.root)
     for rel in iter_org_files(index.root):
         stats.files += 1
         present.add(rel)
         try:
-            st = os.stat(index.root / rel)
+            st = os.stat(f"{base}/{rel}")
         except OSError:
             continue
         mtime = st.st_mtime_ns if now_ns - st.st_mtime_ns > _RACY_NS else -1
@@ -244,9 +245,14 @@ def _embed_missing(index: Index, embedder: Embedder, stats: UpdateStats,
                    progress: Callable[[int, int], None] | None) -> None:
     conn = index.conn
     fingerprint = embedder.fingerprint
+    complete_key = f"complete:{fingerprint}"  # the generation at which every passage had a vector
+    generation = str(index.generation(conn))
+    if conn.execute("SELECT value FROM meta WHERE key = ?", (complete_key,)).fetchone() == (generation,):
+        return
     todo = missing_vectors(conn, fingerprint)
     stats.pending = len(todo)
     if not todo:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (complete_key, generation))
         return
     try:
         embedder.load()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +53,7 @@ def refresh_cache(index: Index, fingerprint: str) -> None:
     with index.snapshot() as conn:
         generation = index.generation(conn)
         path = cache_path(index, fingerprint)
-        if _read_cache(path, generation) is not None:
+        if _cache_generation(path) == generation:
             return
         vectors = _from_database(conn, fingerprint, generation)
     _write_cache(path, vectors)
@@ -74,6 +75,18 @@ def _from_database(conn: sqlite3.Connection, fingerprint: str, generation: int) 
     return VectorSet(generation, np.array(chunks, dtype=np.int64), np.array(nodes, dtype=np.int64), matrix)
 
 
+def _cache_generation(path: Path) -> int | None:
+    """The generation a cache file was made from, reading only its header."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEADER)
+    except OSError:
+        return None
+    if len(head) < _HEADER or not head.startswith(_MAGIC):
+        return None
+    return struct.unpack_from("=q", head, len(_MAGIC))[0]
+
+
 def _read_cache(path: Path, generation: int) -> VectorSet | None:
     import numpy as np
 
@@ -82,7 +95,7 @@ def _read_cache(path: Path, generation: int) -> VectorSet | None:
             head = handle.read(_HEADER)
             if len(head) < _HEADER or not head.startswith(_MAGIC):
                 return None
-            stamp, rows, dims = np.frombuffer(head[len(_MAGIC):], dtype=np.int64)
+            stamp, rows, dims = struct.unpack_from("=qqq", head, len(_MAGIC))
             if stamp != generation:
                 return None
             body = np.fromfile(handle, dtype=np.uint8)
@@ -104,7 +117,7 @@ def _write_cache(path: Path, vectors: VectorSet) -> None:
     try:
         with tmp.open("wb") as handle:
             handle.write(_MAGIC)
-            handle.write(np.array([vectors.generation, rows, dims], dtype=np.int64).tobytes())
+            handle.write(struct.pack("=qqq", vectors.generation, rows, dims))
             handle.write(np.ascontiguousarray(vectors.chunks, dtype=np.int64).tobytes())
             handle.write(np.ascontiguousarray(vectors.nodes, dtype=np.int64).tobytes())
             handle.write(np.ascontiguousarray(vectors.matrix, dtype=np.float32).tobytes())

@@ -156,7 +156,7 @@ def dense_ranking(vectors: VectorSet, query_vector, pool: int) -> Ranking:
     scores = vectors.matrix @ query_vector.astype(np.float32)
     take = min(total, pool * 8)
     while True:
-        top = np.argpartition(-scores, take - 1)[:take] if take < total else np.arange(total)
+        top = np.argpartition(scores, total - take)[total - take:] if take < total else np.arange(total)
         top = top[np.argsort(-scores[top], kind="stable")]
         ranking = _best_per_node(
             zip(vectors.nodes[top].tolist(), vectors.chunks[top].tolist(), scores[top].tolist()), pool)
