@@ -7,7 +7,9 @@
 ;; `orgkit-search' (the minibuffer answered with the first result) for a set
 ;; of queries, several rounds each.  Two numbers per search: the request
 ;; alone (send, wait, parse the JSON) and the whole command (request,
-;; completion, visiting the file at the line).
+;; completion, visiting the file at the line).  Last, each query once
+;; more as the command, ORGKIT_BENCH_PAUSE seconds apart (default 1.5), as a
+;; person searches: then the server checks the files for edits first.
 ;;
 ;;   emacs --batch -q -l editors/orgkit.el -l bench/bench_emacs.el
 ;;
@@ -110,7 +112,16 @@
             (unless (eq proc orgkit--process)
               (error "The server was restarted during the benchmark")))
           (princ (format "search request, warm server: %s\n" (orgkit-bench--stats requests)))
-          (princ (format "orgkit-search command:       %s\n" (orgkit-bench--stats commands))))
+          (princ (format "orgkit-search command:       %s\n" (orgkit-bench--stats commands)))
+          ;; A person searches every few seconds, not back to back: with a
+          ;; pause, the server checks the files for edits before answering.
+          (let ((pause (string-to-number (orgkit-bench--env "ORGKIT_BENCH_PAUSE" "1.5")))
+                spaced)
+            (dolist (query orgkit-bench--queries)
+              (sleep-for pause)
+              (push (orgkit-bench--ms (lambda () (orgkit-search query))) spaced))
+            (princ (format "orgkit-search, %.1f s apart: %s\n" pause
+                           (orgkit-bench--stats spaced)))))
       (orgkit-stop-server)
       (dolist (buffer (buffer-list))
         (when (and (buffer-file-name buffer)
