@@ -21,11 +21,14 @@ from typing import IO, Any, Callable
 from .embed import Embedder
 from .errors import OrgkitError
 from .index import Index, refresh
+from .retrieve.candidates import scan_ranked, search_ranker
 from .retrieve.context import context
 from .retrieve.locate import index_locator
 from .retrieve.read import read
 from .retrieve.scan import scan
 from .retrieve.search import MODES, VectorCache, search
+from .skills import Request, Registry, load_registry
+from .skills.run import run_skill
 
 
 @dataclass
@@ -38,6 +41,13 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     recheck_after: float = 1.0
     _checked: dict[bool, float] = field(default_factory=dict)  # embed? -> when last checked
+    _skills: Registry | None = None
+
+    def skills(self) -> Registry:
+        """The skills registry, loaded on the first skill request."""
+        if self._skills is None:
+            self._skills = load_registry(self.root)
+        return self._skills
 
     @property
     def root(self) -> Path:
@@ -114,6 +124,23 @@ def op_context(session: Session, request: dict) -> Any:
     return result.to_json()
 
 
+def op_skill(session: Session, request: dict) -> Any:
+    """One stage of a skill, with the session's model and vectors for its retrieval."""
+    session.refresh()
+    skill = session.skills().get(_text(request, "name"))
+    reply = request.get("reply")
+    if reply is not None and not isinstance(reply, dict):
+        raise OrgkitError("'reply' must be the model's reply as a JSON object")
+    options = request.get("options") or {}
+    if not isinstance(options, dict):
+        raise OrgkitError("'options' must be a JSON object")
+    rankers = {"search": search_ranker(session.index, session.embedder, session.cache),
+               "scan": scan_ranked}
+    skill_request = Request(query=_text(request, "query"), notes=session.root,
+                            options=options, rankers=rankers)
+    return run_skill(skill, skill_request, request.get("stage") or "symbolic", reply)
+
+
 def op_nodes(session: Session, request: dict) -> Any:
     session.refresh(embed=False)
     return session.index.nodes()
@@ -140,6 +167,7 @@ OPS: dict[str, Op] = {
     "nodes": op_nodes,
     "links": op_links,
     "backlinks": op_backlinks,
+    "skill": op_skill,
 }
 
 

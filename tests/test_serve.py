@@ -67,3 +67,19 @@ def test_changed_files_are_noticed_before_each_query(server) -> None:
     assert server({"op": "search", "query": "goldfish"})["result"][0]["id"] == "fish"
     (server.notes / "fish.org").unlink()
     assert server({"op": "search", "query": "goldfish", "mode": "lexical"})["result"] == []
+
+
+def test_skill_op_runs_each_stage_with_the_warm_model(server) -> None:
+    symbolic = server({"op": "skill", "name": "atomic-notes", "query": "loyal canine"})["result"]
+    assert symbolic["stage"] == "symbolic"
+    assert symbolic["candidates"][0]["id"] == "dogs"
+    assert "search" in symbolic["candidates"][0]["sources"]
+    prompt = server({"op": "skill", "name": "atomic-notes", "query": "loyal canine",
+                     "stage": "neuro"})["result"]
+    assert "dogs" in prompt["text"] and prompt["reply_format"]["required"] == ["read"]
+    read = server({"op": "skill", "name": "atomic-notes", "query": "loyal canine", "stage": "read",
+                   "reply": {"read": ["dogs"]}})["result"]
+    assert read["notes"][0]["id"] == "dogs"
+    assert "unknown skill" in server({"op": "skill", "name": "nope", "query": "x"})["error"]
+    assert "'reply'" in server({"op": "skill", "name": "atomic-notes", "query": "x",
+                                "stage": "read", "reply": [1]})["error"]

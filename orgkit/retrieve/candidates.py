@@ -2,8 +2,9 @@
 
 A question in plain words rarely has all its words in one headline, so the
 scan here looks for any significant word and ranks headlines by how many of
-the words they hold. Ranked lists are fused by reciprocal rank (k = 60), so a
-note that several lists find rises to the top.
+the words they hold. Ranked lists are fused by reciprocal rank with the same
+small k as hybrid search (see search.py), so a note that both find rises to
+the top. `context` and the atomic-notes skill both start here.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..embed import Embedder
+from ..index.store import Index
 from .scan import ScanHit, scan
-
-RRF_K = 60
-_STOPWORDS = frozenset("""
-a an and are as at be by can do does for from how i in is it of on or so that the this
-to was what when where which who why will with you your my me we our about into
-""".split())
+from .search import RRF_K, VectorCache, query_terms, search
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
 Ranker = Callable[[Path, str, int], tuple[list[dict], list[str]]]
@@ -48,15 +46,9 @@ class Candidates:
     warnings: list[str] = field(default_factory=list)
 
 
-def significant_words(query: str) -> list[str]:
-    words = re.findall(r"\w+", query.lower())
-    kept = [w for w in words if len(w) > 2 and w not in _STOPWORDS]
-    return list(dict.fromkeys(kept or words))
-
-
 def scan_ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
     """Headlines holding any of the query's words, most words first."""
-    words = significant_words(query)
+    words = [w.lower() for w in query_terms(query)]
     if not words:
         return [], []
     result = scan(root, "|".join(re.escape(w) for w in words), regex=True)
@@ -86,12 +78,31 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
     return sorted(by_id.values(), key=lambda c: -c.score)[:limit]
 
 
+def search_ranker(index: Index, embedder: Embedder | None,
+                  cache: VectorCache | None = None) -> Ranker:
+    """Hybrid search over `index` as a ranker (words only when there is no model)."""
+
+    def ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
+        found = search(index, query, limit=limit * 2, embedder=embedder, cache=cache)
+        return [h.to_json() for h in found.hits], found.warnings
+
+    return ranked
+
+
+def default_rankers(root: Path, state_dir: Path | None = None) -> dict[str, Ranker]:
+    """The scan, plus the search when the notes have an index."""
+    index = Index.at(root, state_dir)
+    if not index.exists():
+        return {"scan": scan_ranked}
+    return {"search": search_ranker(index, Embedder.from_env()), "scan": scan_ranked}
+
+
 def find_candidates(root: Path, query: str, *, limit: int = 10,
                     rankers: dict[str, Ranker] | None = None) -> Candidates:
     """The best `limit` candidate notes for `query`, from every ranker."""
     out = Candidates()
     ranked: dict[str, list[dict]] = {}
-    for name, ranker in (rankers or {"scan": scan_ranked}).items():
+    for name, ranker in (rankers or default_rankers(root)).items():
         rows, warnings = ranker(root, query, limit)
         ranked[name] = rows
         out.warnings.extend(warnings)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
+from .candidates import find_candidates, scan_ranked, search_ranker
 from .locate import index_locator
 from .read import Locator, ReadDoc, read
-from .scan import scan
-from .search import RRF_K, VectorCache, search
+from .search import VectorCache
 
 CANDIDATES = 20
 
@@ -47,38 +47,20 @@ def context(
     cache: VectorCache | None = None,
 ) -> ContextResult:
     result = ContextResult(query=query, budget=budget)
-    candidates = _candidates(index, query, embedder, cache, result.warnings)
+    rankers = {"search": search_ranker(index, embedder, cache), "scan": scan_ranked}
+    found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
+    result.warnings.extend(found.warnings)
     locator = index_locator(index)
-    docs = read(index.root, [c["id"] for c in candidates], locator=locator)
+    docs = read(index.root, [c.id for c in found.candidates], locator=locator)
     result.warnings.extend(docs.warnings)
     by_id = {d.id: d for d in docs.docs}
     taken: list[ReadDoc] = []
-    for candidate in candidates:
-        doc = by_id.get(candidate["id"])
+    for candidate in found.candidates:
+        doc = by_id.get(candidate.id)
         if doc is not None:
-            _offer(result, taken, doc, budget, candidate["score"], candidate["found_by"])
+            _offer(result, taken, doc, budget, round(candidate.score, 6), candidate.sources)
     _add_linked(index, result, taken, budget, locator)
     return result
-
-
-def _candidates(index: Index, query: str, embedder: Embedder | None, cache: VectorCache | None,
-                warnings: list[str]) -> list[dict]:
-    """Scan and search hits fused by reciprocal rank, best first."""
-    scores: dict[str, float] = {}
-    found_by: dict[str, list[str]] = {}
-    searched = search(index, query, limit=CANDIDATES, embedder=embedder, cache=cache)
-    warnings.extend(searched.warnings)
-    scanned = scan(index.root, query, limit=CANDIDATES) if query.split() else None
-    lists = [("search", [h.id for h in searched.hits])]
-    if scanned is not None:
-        warnings.extend(scanned.warnings)
-        lists.append(("scan", [h.id for h in scanned.hits if h.id]))
-    for source, ids in lists:
-        for rank, node_id in enumerate(dict.fromkeys(ids), 1):
-            scores[node_id] = scores.get(node_id, 0.0) + 1.0 / (RRF_K + rank)
-            found_by.setdefault(node_id, []).append(source)
-    order = sorted(scores, key=lambda i: -scores[i])
-    return [{"id": i, "score": round(scores[i], 6), "found_by": found_by[i]} for i in order]
 
 
 def _offer(result: ContextResult, taken: list[ReadDoc], doc: ReadDoc, budget: int,

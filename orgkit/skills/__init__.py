@@ -6,6 +6,6 @@ note, then run `python tangle.py`.
 """
 
 from .model import Capability, Prompt, Request, Skill
-from .registry import load_registry
+from .registry import Registry, load_registry
 
-__all__ = ["Capability", "Prompt", "Request", "Skill", "load_registry"]
+__all__ = ["Capability", "Prompt", "Registry", "Request", "Skill", "load_registry"]

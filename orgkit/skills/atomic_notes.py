@@ -23,7 +23,7 @@ def trigger(request: Request) -> bool:
 def symbolic(request: Request) -> dict:
     """Candidates from the headline scan and the search, fused, with their IDs."""
     limit = int(request.options.get("limit", DEFAULT_LIMIT))
-    found = find_candidates(request.notes, request.query, limit=limit)
+    found = find_candidates(request.notes, request.query, limit=limit, rankers=request.rankers)
     return {"query": request.query, "candidates": [c.to_json() for c in found.candidates],
             "warnings": found.warnings}
 

@@ -16,11 +16,16 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Request:
-    """What a skill is asked: a query over a notes directory, plus options."""
+    """What a skill is asked: a query over a notes directory, plus options.
+
+    `rankers` lets a warm caller (the server) lend its loaded model and vectors
+    to retrieval stages; None means each stage sets up its own.
+    """
 
     query: str
     notes: Path
     options: dict[str, Any] = field(default_factory=dict)
+    rankers: dict[str, Callable] | None = None
 
 
 @dataclass(frozen=True)
