@@ -8,15 +8,20 @@ warnings degrade a feature (no ripgrep, no model); infos are worth a look
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import subprocess
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .embed import Embedder, ModelUnavailable
 from .errors import OrgkitError
+from .index.store import Index
 from .rg import find_rg
-from .vault import Vault
+from .vault import Vault, iter_org_files
 
 _WHERE = re.compile(r"^(?P<file>[^:]+\.org):(?P<line>\d+): (?P<message>.*)$")
 
@@ -47,11 +52,20 @@ class Report:
         return {"ok": self.ok, "facts": self.facts, "findings": [asdict(f) for f in self.findings]}
 
 
-# A check adds facts and findings about one concern.
-Check = Callable[[Path, Report], None]
+# A check adds facts and findings about one concern of the notes in `root`.
+Check = Callable[["Setup", Report], None]
 
 
-def check_ripgrep(root: Path, report: Report) -> None:
+@dataclass(frozen=True)
+class Setup:
+    """What is being checked: the notes, where their index lives, which model."""
+
+    root: Path
+    state_dir: Path | None = None
+    embedder: Embedder | None = None
+
+
+def check_ripgrep(setup: Setup, report: Report) -> None:
     rg = find_rg()
     if rg is None:
         report.facts["rg"] = None
@@ -68,9 +82,9 @@ def check_ripgrep(root: Path, report: Report) -> None:
     report.facts["rg"] = {"path": rg, "version": version}
 
 
-def check_notes(root: Path, report: Report) -> None:
+def check_notes(setup: Setup, report: Report) -> None:
     """Read every file as a full load would, and look at the graph it makes."""
-    vault = Vault.load(root)
+    vault = Vault.load(setup.root)
     for rel, why in vault.skipped:
         report.add("error", "parse", why.removeprefix(f"{rel}: "), rel)
     for parsed in vault.files:
@@ -98,13 +112,75 @@ def check_notes(root: Path, report: Report) -> None:
                              "links": len(vault.links)}
 
 
-CHECKS: list[Check] = [check_ripgrep, check_notes]
+def check_model(setup: Setup, report: Report) -> None:
+    """Load the embedding model as search would; without one, search ranks by words."""
+    embedder = setup.embedder or Embedder.from_env()
+    fact: dict[str, object] = {"name": embedder.name,
+                               "path": str(embedder.path) if embedder.path else None}
+    started = time.perf_counter()
+    try:
+        embedder.load()
+        fact["loaded_in_seconds"] = round(time.perf_counter() - started, 2)
+    except ModelUnavailable as exc:
+        report.add("warning", "model", f"{exc}; search and context rank by words only "
+                   "(set ORGKIT_MODEL / ORGKIT_MODEL_PATH)")
+        fact["error"] = str(exc)
+    report.facts["model"] = fact
 
 
-def diagnose(root: Path, checks: list[Check] | None = None) -> Report:
-    if not root.is_dir():
-        raise OrgkitError(f"notes directory not found: {root}")
+def check_index(setup: Setup, report: Report) -> None:
+    """Whether the index exists and matches the files (read-only: nothing is updated)."""
+    index = Index.at(setup.root, setup.state_dir)
+    if not index.exists():
+        report.facts["index"] = None
+        report.add("warning", "index", f"no index at {index.path}: run `orgkit index` "
+                   "(search, context and serve need it)")
+        return
+    with index.snapshot() as conn:
+        known = {p: (size, mtime, digest) for p, size, mtime, digest in
+                 conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+        passages = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        embedded = None
+        model = report.facts.get("model")
+        if isinstance(model, dict) and "error" not in model:
+            fingerprint = (setup.embedder or Embedder.from_env()).fingerprint
+            embedded = conn.execute(
+                "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
+                "WHERE v.model = ? AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]
+    index.close()
+    on_disk = set()
+    for rel in iter_org_files(setup.root):
+        on_disk.add(rel)
+        st = (setup.root / rel).stat()
+        if rel not in known:
+            report.add("warning", "index", "not in the index yet", rel)
+        elif not _indexed_as_is(setup.root / rel, st, *known[rel]):
+            report.add("warning", "index", "changed since it was indexed", rel)
+    for rel in sorted(set(known) - on_disk):
+        report.add("warning", "index", "indexed but no longer there", rel)
+    report.facts["index"] = {"path": str(index.path), "files": len(known),
+                             "passages": passages, "embedded": embedded}
+    if embedded is not None and embedded < passages:
+        report.add("warning", "index", f"{passages - embedded} of {passages} passages have no "
+                   "vector from this model: run `orgkit index`")
+
+
+def _indexed_as_is(path: Path, st: os.stat_result, size: int, mtime_ns: int, digest: str) -> bool:
+    """Size and time as indexed; a file indexed moments after a write is compared by content."""
+    if st.st_size != size:
+        return False
+    if mtime_ns == st.st_mtime_ns:
+        return True
+    return mtime_ns < 0 and hashlib.sha1(path.read_bytes()).hexdigest() == digest
+
+
+CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index]
+
+
+def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:
+    if not setup.root.is_dir():
+        raise OrgkitError(f"notes directory not found: {setup.root}")
     report = Report()
     for check in checks if checks is not None else CHECKS:
-        check(root, report)
+        check(setup, report)
     return report

@@ -8,16 +8,35 @@ from pathlib import Path
 from conftest import write_notes
 
 
-def test_healthy_notes_exit_0(cli, tmp_path: Path) -> None:
+def test_healthy_notes_exit_0(cli, tmp_path: Path, tiny_model: Path) -> None:
     notes = write_notes(tmp_path, {
         "a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: A\n[[id:b][B]]\n",
         "b.org": ":PROPERTIES:\n:ID: b\n:END:\n#+title: B\n[[id:a][A]]\n",
     })
+    assert cli("index", "--notes", str(notes)).exit_code == 0
     result = cli("doctor", "--notes", str(notes), "--json")
     assert result.exit_code == 0, result.stdout
     report = json.loads(result.stdout)
     assert report["ok"] and report["facts"]["notes"] == {"files": 2, "nodes": 2, "links": 2}
     assert report["facts"]["rg"]["version"].startswith("ripgrep")
+    assert report["facts"]["model"]["path"] == str(tiny_model)
+    assert report["facts"]["index"]["files"] == 2
+    assert report["facts"]["index"]["embedded"] == report["facts"]["index"]["passages"] > 0
+    assert [f for f in report["findings"] if f["level"] != "info"] == []
+
+
+def test_stale_index_and_missing_model_are_warnings(cli, tmp_path: Path, tiny_model: Path,
+                                                    monkeypatch) -> None:
+    notes = write_notes(tmp_path, {"a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: A\n"})
+    assert cli("doctor", "--notes", str(notes), "--json").exit_code == 0  # no index: a warning
+    cli("index", "--notes", str(notes), "--no-embed")
+    write_notes(notes, {"b.org": ":PROPERTIES:\n:ID: b\n:END:\n#+title: B\n"})
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tmp_path / "no-model-here"))
+    result = cli("doctor", "--notes", str(notes), "--json")
+    assert result.exit_code == 0
+    findings = {(f["check"], f["file"]) for f in json.loads(result.stdout)["findings"]
+                if f["level"] == "warning"}
+    assert ("index", "b.org") in findings and ("model", None) in findings
 
 
 def test_problems_are_found_with_file_and_line(cli, tmp_path: Path) -> None:

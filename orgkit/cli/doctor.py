@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..doctor import Report, diagnose
-from .common import emit, handle_errors, json_option, notes_option, resolve_notes_dir
+from ..doctor import Report, Setup, diagnose
+from .common import (emit, handle_errors, json_option, notes_option, resolve_notes_dir,
+                     state_dir_option)
 
 
 def _render(report: Report) -> str:
@@ -26,11 +27,12 @@ def _render(report: Report) -> str:
 def register(main: click.Group) -> None:
     @main.command("doctor")
     @notes_option
+    @state_dir_option
     @json_option
     @handle_errors
-    def doctor_command(notes_dir: Path | None, as_json: bool) -> None:
+    def doctor_command(notes_dir: Path | None, state_dir: Path | None, as_json: bool) -> None:
         """Check ripgrep, the model, the index and the notes; exit 1 if broken."""
-        report = diagnose(resolve_notes_dir(notes_dir))
+        report = diagnose(Setup(resolve_notes_dir(notes_dir), state_dir))
         emit(report.to_json() if as_json else report, as_json, _render)
         if not report.ok:
             sys.exit(1)
