@@ -10,6 +10,7 @@ times each orgkit command beside the raw call it is built on.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import statistics
@@ -63,6 +64,12 @@ def timed(cmd: list[str], runs: int) -> float:
     return statistics.median(samples)
 
 
+def hits(orgkit: list[str], query: str, corpus: Path) -> int:
+    out = subprocess.run(orgkit + ["scan", *query.split(), "--json", "--notes", str(corpus)],
+                         capture_output=True, text=True, check=True).stdout
+    return len(json.loads(out))
+
+
 def timed_call(func, runs: int) -> float:
     samples = []
     for _ in range(runs):
@@ -85,11 +92,16 @@ def main() -> None:
     rg = find_rg()
     some_id = UUID_RE.search((corpus / "copy07" / "main" / "decision_tree_learning.org").read_text()).group(0)
 
+    scans = [
+        (f"`orgkit scan {query} --json` ({hits(orgkit, query, corpus)} hits)",
+         timed(orgkit + ["scan", *query.split(), "--json", "--notes", str(corpus)], args.runs),
+         timed([rg, "-i", "-n", "--no-heading", "-g", "*.org",
+                rf"^(\*+ |#\+title:).*{query.split()[0]}", str(corpus)], args.runs))
+        for query in ("bayesian inference", "zettelkasten", "learning")
+    ]
     rows = [
         ("python start-up floor (`orgkit --version`)", timed(orgkit + ["--version"], args.runs), None),
-        ("`orgkit scan learning --json`",
-         timed(orgkit + ["scan", "learning", "--json", "--notes", str(corpus)], args.runs),
-         timed([rg, "-i", "-n", "--no-heading", "-g", "*.org", r"^(\*+ |#\+title:).*learning", str(corpus)], args.runs)),
+        *scans,
         ("`orgkit read ID --json`",
          timed(orgkit + ["read", some_id, "--json", "--notes", str(corpus)], args.runs),
          timed([rg, "-l", f":ID: *{some_id}", str(corpus)], args.runs)),
