@@ -25,7 +25,6 @@ OVERLAP_CHARS = 200
 
 _PLANNING = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):", re.I)
 _FENCE = re.compile(r"^[ \t]*#\+(?:begin|end)_\S*", re.I)
-_BRACKET_LINK = re.compile(r"\[\[((?:[^\]\[\\]|\\.)+)\](?:\[((?s:.)+?)\])?\]")
 
 
 @dataclass(slots=True)
@@ -126,15 +125,10 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
             continue
         if not current:
             start = i
-        current.append(_plain_links(line.rstrip()))
+        current.append(sx.link_display(line.rstrip()))
     if current:
         out.append((start + 1, "\n".join(current)))
     return out
-
-
-def _plain_links(line: str) -> str:
-    """Links read as their descriptions (or targets): `[[id:x][Foo]]` is the word Foo."""
-    return _BRACKET_LINK.sub(lambda m: m.group(2) or m.group(1), line)
 
 
 def _pack(paragraphs: list[tuple[int, str]]) -> list[tuple[int, str]]:
