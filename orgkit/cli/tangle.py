@@ -43,6 +43,13 @@ def _render_check(data: dict) -> str:
     return "\n".join(f"stale {row['target']}: {row['reason']}  (from {row['file']})" for row in data["stale"])
 
 
+preserve_indentation_option = click.option(
+    "--preserve-indentation",
+    is_flag=True,
+    help="Behave as Emacs with org-src-preserve-indentation set to t.",
+)
+
+
 def register(main: click.Group) -> None:
     """Add `tangle` and `detangle` to the command group."""
 
@@ -51,11 +58,7 @@ def register(main: click.Group) -> None:
     @click.option("--dry-run", is_flag=True, help="List targets and sizes; write nothing.")
     @click.option("--check", "check_only", is_flag=True, help="Exit 1 if any target differs from what the org files produce.")
     @click.option("--confine", is_flag=True, help="Refuse targets outside each org file's directory tree.")
-    @click.option(
-        "--preserve-indentation",
-        is_flag=True,
-        help="Behave as Emacs with org-src-preserve-indentation set to t.",
-    )
+    @preserve_indentation_option
     @json_option
     @handle_errors
     def tangle_command(
@@ -91,11 +94,7 @@ def register(main: click.Group) -> None:
 
     @main.command("detangle")
     @click.argument("code_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option(
-        "--preserve-indentation",
-        is_flag=True,
-        help="Behave as Emacs with org-src-preserve-indentation set to t.",
-    )
+    @preserve_indentation_option
     @json_option
     @handle_errors
     def detangle_command(code_file: Path, preserve_indentation: bool, as_json: bool) -> None:
