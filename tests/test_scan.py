@@ -113,3 +113,12 @@ def test_scan_braindump(cli, braindump: Path) -> None:
     titles = {h["title"] for h in hits}
     assert {"Bayesian Inference", "Arguments Against Bayesian Inference"} <= titles
     assert all(h["id"] for h in hits)
+
+
+def test_rank_orders_hits_before_the_limit(notes: Path) -> None:
+    from orgkit.retrieve.scan import scan
+
+    hits = scan(notes, "compost|turn|pile", regex=True, limit=2,
+                rank=lambda text: -sum(w in text.lower() for w in ("compost", "turn", "pile")))
+    assert [h.title for h in hits.hits][0] == "Turn the COMPOST pile"
+    assert len(hits.hits) == 2

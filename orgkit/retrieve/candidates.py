@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..embed import Embedder
 from ..index.store import Index
-from .scan import ScanHit, scan
+from .scan import scan
 from .search import RRF_K, VectorCache, query_terms, search
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
@@ -51,12 +51,14 @@ def scan_ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[st
     words = [w.lower() for w in query_terms(query)]
     if not words:
         return [], []
-    result = scan(root, "|".join(re.escape(w) for w in words), regex=True)
-    def matched(hit: ScanHit) -> int:
-        text = hit.title.lower()
-        return sum(w in text for w in words)
-    hits = sorted((h for h in result.hits if h.id), key=lambda h: (-matched(h), h.level, h.file, h.line))
-    return [h.to_json() for h in hits[: limit * 3]], result.warnings
+
+    def fewer_words_later(headline: str) -> int:
+        text = headline.lower()
+        return -sum(w in text for w in words)
+
+    result = scan(root, "|".join(re.escape(w) for w in words), regex=True,
+                  limit=limit * 3, rank=fewer_words_later)
+    return [h.to_json() for h in result.hits if h.id], result.warnings
 
 
 def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..errors import OrgkitError
 from ..org.outline import Outline
@@ -54,8 +55,14 @@ def term_patterns(query: str, regex: bool) -> list[str]:
     return [re.escape(t) for t in terms]
 
 
-def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = False) -> ScanResult:
-    """Headlines and `#+title` lines matching every term of `query`."""
+def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = False,
+         rank: Callable[[str], float] | None = None) -> ScanResult:
+    """Headlines and `#+title` lines matching every term of `query`.
+
+    Hits come in file and line order, or best first by `rank` (smallest first) of
+    the matched line's headline text; either way only the first `limit` matching
+    lines are resolved to their node and outline path, which is the costly part.
+    """
     require_dir(root)
     patterns = term_patterns(query, regex)
     checks = [re.compile(p, re.I) for p in patterns]
@@ -68,6 +75,8 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
         result.warnings.append("ripgrep (rg) not found; scanning with the slower built-in search")
         candidates = _python_candidates(root, checks[0])
     candidates.sort(key=lambda c: (c[0], c[1]))
+    if rank is not None:
+        candidates.sort(key=lambda c: rank(_searchable(c[2])))
     cache = TextCache(root)
     outlines: dict[str, Outline | None] = {}
     for rel, number, text in candidates:
