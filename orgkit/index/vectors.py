@@ -2,10 +2,21 @@
 
 SQLite holds the vectors (transactional, keyed by content); search wants them
 as one float32 matrix. The cache file holds that matrix plus, per row, the
-passage and node it belongs to, stamped with the index generation it was made
-from; it is written to a temporary name and renamed, so a reader finds the
-whole of an old cache or the whole of a new one, and a stale stamp sends it
-back to SQLite (one query, one join of the blobs).
+passage and node it belongs to and the hash of the passage's text, stamped
+with the model and the index generation it was made from; it is written to a
+temporary name and renamed, so a reader finds the whole of an old cache or the
+whole of a new one, and a stale stamp sends it back to SQLite (one query, one
+join of the blobs).
+
+An update changes a few passages among tens of thousands, so the writer
+patches the stale cache instead of reading every blob again: it lists the
+passages that have a vector (row ids, nodes, text hashes: no blobs), copies
+the vector of each passage that kept its row id and text from the old file,
+and reads only the others' vectors. SQLite keys a vector by text and model, so
+the same text under the same model is the same vector (one embedded again
+after its vector was dropped may differ in the last bits, as the index already
+accepts). Anything that does not fit (no cache, another model, another size,
+rows out of order, a later generation) rebuilds from SQLite.
 """
 
 from __future__ import annotations
@@ -23,17 +34,25 @@ from .store import Index
 if TYPE_CHECKING:
     import numpy as np
 
-_MAGIC = b"OKVEC001"
-_HEADER = len(_MAGIC) + 3 * 8  # magic, generation, rows, dimensions
+_MAGIC = b"OKVEC002"
+_MODEL_BYTES = 24  # a digest of the model fingerprint: a cache copied from another model is refused
+_HEADER = len(_MAGIC) + _MODEL_BYTES + 4 * 8  # magic, model, generation, rows, dimensions, hash width
+# 64 bytes, so the rows' numbers in a mapped file are aligned as numpy wants them
+_IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 
 
 @dataclass
 class VectorSet:
-    """Row i of `matrix` is passage `chunks[i]` of node `nodes[i]` (row ids in the index)."""
+    """Row i of `matrix` is passage `chunks[i]` of node `nodes[i]` (row ids in the index).
+
+    `hashes[i]` is the hash of that passage's text: SQLite reuses the row ids of
+    deleted passages, so a row id alone does not say the passage is the same.
+    """
 
     generation: int
     chunks: "np.ndarray"
     nodes: "np.ndarray"
+    hashes: "np.ndarray"
     matrix: "np.ndarray"
 
 
@@ -44,83 +63,207 @@ def cache_path(index: Index, fingerprint: str) -> Path:
 def load_vectors(index: Index, fingerprint: str, conn: sqlite3.Connection) -> VectorSet:
     """The vectors as of `conn`'s snapshot: from the cache when it is current."""
     generation = index.generation(conn)
-    cached = _read_cache(cache_path(index, fingerprint), generation)
+    cached = _read_cache(cache_path(index, fingerprint), fingerprint, generation)
     return cached if cached is not None else _from_database(conn, fingerprint, generation)
 
 
 def refresh_cache(index: Index, fingerprint: str) -> None:
-    """Rewrite the cache file if the index changed since it was written."""
+    """Bring the cache file up to the index's generation (the caller holds the writer's lock).
+
+    A cache from an earlier generation is patched with what changed since;
+    otherwise every vector is read from SQLite.
+    """
+    path = cache_path(index, fingerprint)
     with index.snapshot() as conn:
         generation = index.generation(conn)
-        path = cache_path(index, fingerprint)
-        if _cache_generation(path) == generation:
+        stamp = _cache_generation(path, fingerprint)
+        if stamp == generation:
             return
-        vectors = _from_database(conn, fingerprint, generation)
-    _write_cache(path, vectors)
+        content = None
+        if stamp is not None and stamp < generation:
+            old = _read_cache(path, fingerprint, stamp, mapped=True)
+            content = _patched(conn, fingerprint, generation, old) if old is not None else None
+        if content is None:
+            full = _from_database(conn, fingerprint, generation)
+            content = _Content(full.generation, full.chunks, full.nodes, full.hashes, [full.matrix])
+    _write_cache(path, fingerprint, content)
+
+
+@dataclass
+class _Content:
+    """What a cache file holds, its matrix as blocks of rows in order.
+
+    A patched cache is mostly runs of the old file's rows: written block by
+    block from the old file's mapped pages, it needs no new matrix in memory.
+    """
+
+    generation: int
+    chunks: "np.ndarray"
+    nodes: "np.ndarray"
+    hashes: "np.ndarray"
+    blocks: list["np.ndarray"]
 
 
 def _from_database(conn: sqlite3.Connection, fingerprint: str, generation: int) -> VectorSet:
     import numpy as np
 
     rows = conn.execute(
-        """SELECT c.rowid, c.node, v.vector FROM chunks c
+        """SELECT c.rowid, c.node, c.hash, v.vector FROM chunks c
            JOIN vectors v ON v.model = ? AND v.hash = c.hash ORDER BY c.rowid""",
         (fingerprint,),
     ).fetchall()
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
-        return VectorSet(generation, empty, empty, np.zeros((0, 0), dtype=np.float32))
-    chunks, nodes, blobs = zip(*rows)
+        return VectorSet(generation, empty, empty, np.zeros(0, dtype="S1"), np.zeros((0, 0), dtype=np.float32))
+    chunks, nodes, hashes, blobs = zip(*rows)
     matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
-    return VectorSet(generation, np.array(chunks, dtype=np.int64), np.array(nodes, dtype=np.int64), matrix)
+    return VectorSet(generation, np.array(chunks, dtype=np.int64), np.array(nodes, dtype=np.int64),
+                     np.array(hashes, dtype="S"), matrix)
 
 
-def _cache_generation(path: Path) -> int | None:
+def _patched(conn: sqlite3.Connection, fingerprint: str, generation: int, old: VectorSet) -> _Content | None:
+    """The vectors as of `conn`, reusing `old`'s rows; None when `old` cannot be trusted.
+
+    Row ids only find the old row cheaply (both are sorted by them); the text
+    hash decides whether its vector still applies, since SQLite gives the row
+    ids of deleted passages to new ones. Nodes come from SQLite as they are now.
+    """
+    import numpy as np
+
+    dims = old.matrix.shape[1]
+    if len(old.chunks) == 0 or np.any(np.diff(old.chunks) <= 0):
+        return None
+    if _stored_dimensions(conn, fingerprint) != dims:
+        return None
+    rows = _passages_with_vectors(conn, fingerprint)
+    if not rows:
+        return None
+    chunk_list, node_list, hash_list = zip(*rows)
+    chunks = np.array(chunk_list, dtype=np.int64)
+    nodes = np.array(node_list, dtype=np.int64)
+    hashes = np.array(hash_list, dtype="S")
+    at = np.minimum(np.searchsorted(old.chunks, chunks), len(old.chunks) - 1)
+    kept = (old.chunks[at] == chunks) & (old.hashes[at] == hashes)
+    changed = np.flatnonzero(~kept)
+    wanted = {hash_list[i] for i in changed}
+    fresh = _vectors_by_hash(conn, fingerprint, wanted)
+    if fresh.keys() != wanted or any(len(blob) != 4 * dims for blob in fresh.values()):
+        return None
+    blocks = [old.matrix[at[start]:at[start] + stop - start] if kept[start]
+              else np.frombuffer(b"".join(fresh[h] for h in hash_list[start:stop]), np.float32).reshape(-1, dims)
+              for start, stop in _runs(at, kept)]
+    return _Content(generation, chunks, nodes, hashes, blocks)
+
+
+def _runs(at: "np.ndarray", kept: "np.ndarray") -> list[tuple[int, int]]:
+    """[start, stop) spans of new rows that are consecutive old rows, or all new, in order."""
+    import numpy as np
+
+    cuts = np.flatnonzero((kept[1:] != kept[:-1]) | (kept[1:] & (np.diff(at) != 1))) + 1
+    bounds = [0, *cuts.tolist(), len(kept)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _passages_with_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[int, int, str]]:
+    """(row id, node, hash) of the passages `_from_database` returns, in its order, without blobs.
+
+    Two scans and a set cost less than the join, which looks a vector up in
+    the other table for every passage.
+    """
+    present = {h for (h,) in conn.execute("SELECT hash FROM vectors WHERE model = ?", (fingerprint,))}
+    rows = conn.execute("SELECT rowid, node, hash FROM chunks ORDER BY rowid")
+    return [row for row in rows if row[2] in present]
+
+
+def _stored_dimensions(conn: sqlite3.Connection, fingerprint: str) -> int | None:
+    """The size of this model's vectors in SQLite (length() reads no blob)."""
+    row = conn.execute("SELECT length(vector) FROM vectors WHERE model = ? LIMIT 1", (fingerprint,)).fetchone()
+    return row[0] // 4 if row else None
+
+
+def _vectors_by_hash(conn: sqlite3.Connection, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
+    """The stored vectors of `hashes` under this model, as raw float32 bytes."""
+    wanted = sorted(hashes)
+    found: dict[str, bytes] = {}
+    for start in range(0, len(wanted), _IN_SLICE):
+        part = wanted[start:start + _IN_SLICE]
+        found.update(conn.execute(
+            f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+            (fingerprint, *part),
+        ).fetchall())
+    return found
+
+
+def _model_stamp(fingerprint: str) -> bytes:
+    return hashlib.sha256(fingerprint.encode()).digest()[:_MODEL_BYTES]
+
+
+def _read_header(handle, fingerprint: str) -> tuple[int, int, int, int] | None:
+    """(generation, rows, dimensions, hash width) of a cache file of this model, else None."""
+    head = handle.read(_HEADER)
+    if len(head) < _HEADER or not head.startswith(_MAGIC):
+        return None
+    if head[len(_MAGIC):len(_MAGIC) + _MODEL_BYTES] != _model_stamp(fingerprint):
+        return None
+    return struct.unpack_from("=qqqq", head, len(_MAGIC) + _MODEL_BYTES)
+
+
+def _cache_generation(path: Path, fingerprint: str) -> int | None:
     """The generation a cache file was made from, reading only its header."""
     try:
         with path.open("rb") as handle:
-            head = handle.read(_HEADER)
+            header = _read_header(handle, fingerprint)
     except OSError:
         return None
-    if len(head) < _HEADER or not head.startswith(_MAGIC):
-        return None
-    return struct.unpack_from("=q", head, len(_MAGIC))[0]
+    return header[0] if header is not None else None
 
 
-def _read_cache(path: Path, generation: int) -> VectorSet | None:
+def _read_cache(path: Path, fingerprint: str, generation: int, *, mapped: bool = False) -> VectorSet | None:
+    """The cache file if it is of this model and generation, else None.
+
+    `mapped` maps the file instead of reading it: the writer copies most of it
+    once, while a reader wants it in memory.
+    """
     import numpy as np
 
     try:
         with path.open("rb") as handle:
-            head = handle.read(_HEADER)
-            if len(head) < _HEADER or not head.startswith(_MAGIC):
+            header = _read_header(handle, fingerprint)
+            if header is None or header[0] != generation:
                 return None
-            stamp, rows, dims = struct.unpack_from("=qqq", head, len(_MAGIC))
-            if stamp != generation:
-                return None
-            body = np.fromfile(handle, dtype=np.uint8)
-    except OSError:
+            if mapped:
+                body = np.memmap(handle, dtype=np.uint8, mode="r", offset=_HEADER)
+            else:
+                body = np.fromfile(handle, dtype=np.uint8)
+    except (OSError, ValueError):  # ValueError: nothing to map
         return None
-    ids_bytes = 2 * 8 * int(rows)
-    if body.size != ids_bytes + 4 * int(rows) * int(dims):
+    _, rows, dims, width = (int(value) for value in header)
+    ids_bytes = 2 * 8 * rows
+    hashes_end = ids_bytes + width * rows
+    if rows < 0 or dims < 0 or width < 1 or body.size != hashes_end + 4 * rows * dims:
         return None
     ids = body[:ids_bytes].view(np.int64)
-    matrix = body[ids_bytes:].view(np.float32).reshape(int(rows), int(dims))
-    return VectorSet(generation, ids[:rows], ids[rows:], matrix)
+    hashes = body[ids_bytes:hashes_end].view(f"S{width}")
+    matrix = body[hashes_end:].view(np.float32).reshape(rows, dims)
+    return VectorSet(generation, ids[:rows], ids[rows:], hashes, matrix)
 
 
-def _write_cache(path: Path, vectors: VectorSet) -> None:
+def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
     import numpy as np
 
-    rows, dims = vectors.matrix.shape
+    rows = len(content.chunks)
+    dims = content.blocks[0].shape[1]
+    hashes = np.ascontiguousarray(content.hashes)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("wb") as handle:
             handle.write(_MAGIC)
-            handle.write(struct.pack("=qqq", vectors.generation, rows, dims))
-            handle.write(np.ascontiguousarray(vectors.chunks, dtype=np.int64).tobytes())
-            handle.write(np.ascontiguousarray(vectors.nodes, dtype=np.int64).tobytes())
-            handle.write(np.ascontiguousarray(vectors.matrix, dtype=np.float32).tobytes())
+            handle.write(_model_stamp(fingerprint))
+            handle.write(struct.pack("=qqqq", content.generation, rows, dims, hashes.dtype.itemsize))
+            for part in (np.ascontiguousarray(content.chunks, dtype=np.int64),
+                         np.ascontiguousarray(content.nodes, dtype=np.int64), hashes,
+                         *(np.ascontiguousarray(block, dtype=np.float32) for block in content.blocks)):
+                handle.write(part.reshape(-1).view(np.uint8))
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
