@@ -36,8 +36,12 @@ _EXPORTS_GROUPS = [["code", "results", "both", "none"]]
 _ARG_RE = re.compile(r"([^ \f\t\n\r\v]+)[ \f\t\n\r\v]+([^ \f\t\n\r\v]+.*)")
 
 
-def balanced_split(string: str) -> list[str]:
-    """`org-babel-balanced-split` on a blank followed by a colon, respecting () [] and "."""
+def balanced_split(string: str, on_space: bool = False) -> list[str]:
+    """`org-babel-balanced-split`, respecting () [] and "...".
+
+    Header arguments split on a blank followed by a colon (both dropped); `:var`
+    lists split on single spaces (`on_space`).
+    """
     result: list[str] = []
     partial: list[str] = []
     i = 0
@@ -45,8 +49,9 @@ def balanced_split(string: str) -> list[str]:
     while i < n:
         char = string[i]
         before = string[i - 1] if i > 0 else None
-        if before in (" ", "\t") and char == ":":
-            if partial:
+        split_here = char == " " if on_space else (before in (" ", "\t") and char == ":")
+        if split_here:
+            if partial and not on_space:
                 partial.pop()
             if partial:
                 result.append("".join(partial))
@@ -120,39 +125,11 @@ def _split_vars(params: Params) -> Params:
     out: Params = []
     for key, value in params:
         if key == ":var" and isinstance(value, str):
-            pieces = _join_near_equals(balanced_split_on_space(value))
+            pieces = _join_near_equals(balanced_split(value, on_space=True))
             out.extend((":var", p.strip()) for p in pieces)
         else:
             out.append((key, value))
     return out
-
-
-def balanced_split_on_space(string: str) -> list[str]:
-    """`org-babel-balanced-split` on single spaces (used for :var lists)."""
-    result: list[str] = []
-    partial: list[str] = []
-    i = 0
-    while i < len(string):
-        char = string[i]
-        if char == " ":
-            if partial:
-                result.append("".join(partial))
-                partial = []
-            i += 1
-        elif char in "([":
-            end = _balanced_end(string, i)
-            if end is None:
-                partial.append(char)
-                i += 1
-            else:
-                partial.extend(string[i:end])
-                i = end
-        else:
-            partial.append(char)
-            i += 1
-    if partial:
-        result.append("".join(partial))
-    return result
 
 
 def _join_near_equals(parts: list[str]) -> list[str]:
