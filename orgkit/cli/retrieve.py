@@ -21,11 +21,11 @@ def _render_scan(hits: list[ScanHit]) -> str:
         if hit.file != current:
             current = hit.file
             out.append(f"{hit.file}")
+        node = f"[{hit.id}]" if hit.id else "[no ID]"
         if hit.level == 0:
-            out.append(f"  #+title: {hit.title}  [{hit.id}]  :{hit.line}")
+            out.append(f"  #+title: {hit.title}  {node}  :{hit.line}")
             continue
         trail = f"{' > '.join(hit.olp)} > " if hit.olp else ""
-        node = f"[{hit.id}]" if hit.id else "[no ID]"
         out.append(f"  {'*' * hit.level} {trail}{hit.title}  {node}  :{hit.line}")
     return "\n".join(out)
 
