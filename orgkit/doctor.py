@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Callable
 
 from .embed import Embedder, ModelUnavailable
-from .errors import OrgkitError
 from .index.store import Index
 from .rg import find_rg
-from .vault import Vault, iter_org_files
+from .vault import Vault, iter_org_files, require_dir
 
 _WHERE = re.compile(r"^(?P<file>[^:]+\.org):(?P<line>\d+): (?P<message>.*)$")
 
@@ -178,8 +177,7 @@ CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index]
 
 
 def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:
-    if not setup.root.is_dir():
-        raise OrgkitError(f"notes directory not found: {setup.root}")
+    require_dir(setup.root)
     report = Report()
     for check in checks if checks is not None else CHECKS:
         check(setup, report)

@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 from .errors import NotFound, OrgkitError
-from .org import decode_org, parse_org
+from .org import decode_org
 from .org.ids import Added, add_ids, id_line, new_id
 from .org.text import UndecodableFile
 from .org.write import atomic_write
 from .retrieve.read import Locator, rg_locator
-from .retrieve.files import require_dir
+from .vault import read_org_file, require_dir
 
 
 @dataclass(slots=True)
@@ -70,8 +70,7 @@ def new_note(
 
 def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:
     for rel in (locator or rg_locator(root))([node_id]).get(node_id, []):
-        text = decode_org((root / rel).read_bytes())
-        for node in parse_org(text, rel).nodes:
+        for node in read_org_file(root, rel).nodes:
             if node.id == node_id:
                 return node.title
     raise NotFound(f"unknown ID: {node_id} (for --link)")

@@ -63,17 +63,35 @@ def is_org_file(rel: str) -> bool:
     return "data/" not in rel
 
 
-def read_org_file(root: Path, rel: str) -> OrgFile:
-    """Parse one file; unreadable or undecodable files raise OrgkitError."""
+def require_dir(root: Path) -> None:
+    """Library entry points check the directory themselves (the CLI checks earlier)."""
+    if not root.is_dir():
+        raise OrgkitError(f"notes directory not found: {root}")
+
+
+def read_org_bytes(root: Path, rel: str) -> bytes:
+    """A note file's bytes; an unreadable file is an OrgkitError naming it, in one line."""
     try:
-        data = (root / rel).read_bytes()
+        return (root / rel).read_bytes()
     except OSError as exc:
         raise OrgkitError(f"{rel}: cannot read ({exc.strerror or exc}), skipped") from None
+
+
+def decode_note(rel: str, data: bytes) -> str:
+    """A note file's text; binary or non-UTF-8 bytes are an OrgkitError naming it."""
     try:
-        text = decode_org(data)
+        return decode_org(data)
     except UndecodableFile as exc:
         raise OrgkitError(f"{rel}: {exc}") from None
-    return parse_org(text, rel)
+
+
+def read_org_text(root: Path, rel: str) -> str:
+    return decode_note(rel, read_org_bytes(root, rel))
+
+
+def read_org_file(root: Path, rel: str) -> OrgFile:
+    """Parse one file; unreadable or undecodable files raise OrgkitError."""
+    return parse_org(read_org_text(root, rel), rel)
 
 
 @dataclass
@@ -100,8 +118,7 @@ class Vault:
 
     @classmethod
     def load(cls, root: Path, paths: Iterable[str] | None = None) -> "Vault":
-        if not root.is_dir():
-            raise OrgkitError(f"notes directory not found: {root}")
+        require_dir(root)
         vault = cls(root=root)
         for rel in paths if paths is not None else iter_org_files(root):
             try:

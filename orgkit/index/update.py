@@ -24,9 +24,8 @@ from typing import Callable, Iterator
 
 from ..embed import Embedder, ModelUnavailable, plan_batches
 from ..errors import OrgkitError
-from ..org import OrgFile, decode_org, parse_org
-from ..org.text import UndecodableFile
-from ..vault import iter_org_files
+from ..org import OrgFile, parse_org
+from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .store import DB_NAME, Index
 from .vectors import refresh_cache
@@ -96,8 +95,7 @@ def update(
     a concurrent update raises IndexBusy instead of waiting for it.
     """
     started = time.perf_counter()
-    if not index.root.is_dir():
-        raise OrgkitError(f"notes directory not found: {index.root}")
+    require_dir(index.root)
     stats = UpdateStats()
     with writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
@@ -149,19 +147,14 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
             continue
         try:
-            data = (index.root / rel).read_bytes()
-        except OSError as exc:
-            stats.warnings.append(f"{rel}: cannot read ({exc.strerror or exc}), skipped")
-            gone.append(rel)
-            continue
-        digest = hashlib.sha1(data).hexdigest()
-        if old is not None and old[2] == digest:
-            touched.append((st.st_size, mtime, rel))
-            continue
-        try:
-            text = decode_org(data)
-        except UndecodableFile as exc:
-            stats.warnings.append(f"{rel}: {exc}")
+            data = read_org_bytes(index.root, rel)
+            digest = hashlib.sha1(data).hexdigest()
+            if old is not None and old[2] == digest:
+                touched.append((st.st_size, mtime, rel))
+                continue
+            text = decode_note(rel, data)
+        except OrgkitError as exc:
+            stats.warnings.append(str(exc))
             gone.append(rel)
             continue
         parsed = parse_org(text, rel)

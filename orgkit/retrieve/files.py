@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..org import decode_org
-from ..org.text import UndecodableFile
+from ..vault import read_org_text
 
 
 @dataclass
@@ -21,16 +20,9 @@ class TextCache:
     def text(self, rel: str) -> str | None:
         if rel not in self.texts:
             try:
-                self.texts[rel] = decode_org((self.root / rel).read_bytes())
-            except OSError as exc:
-                self.warnings.append(f"{rel}: cannot read ({exc.strerror or exc}), skipped")
-                self.texts[rel] = None
-            except UndecodableFile as exc:
-                self.warnings.append(f"{rel}: {exc}")
+                self.texts[rel] = read_org_text(self.root, rel)
+            except OrgkitError as exc:
+                self.warnings.append(str(exc))
                 self.texts[rel] = None
         return self.texts[rel]
 
-
-def require_dir(root: Path) -> None:
-    if not root.is_dir():
-        raise OrgkitError(f"notes directory not found: {root}")

@@ -14,8 +14,8 @@ from typing import Callable, Iterable
 
 from ..org import Node, OrgFile, parse_org
 from ..rg import find_rg, rg_org_lines
-from ..vault import is_org_file, iter_org_files
-from .files import TextCache, require_dir
+from ..vault import is_org_file, iter_org_files, require_dir
+from .files import TextCache
 
 # Maps IDs to the files that may hold them (a superset is fine).
 Locator = Callable[[list[str]], dict[str, list[str]]]

@@ -15,8 +15,8 @@ from ..errors import OrgkitError
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
 from ..rg import find_rg, rg_org_lines
-from ..vault import is_org_file, iter_org_files
-from .files import TextCache, require_dir
+from ..vault import is_org_file, iter_org_files, require_dir
+from .files import TextCache
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
 
