@@ -18,12 +18,11 @@ from dataclasses import dataclass
 
 from ..org import Node, OrgFile
 from ..org import syntax as sx
-from ..org.outline import todo_keywords
+from ..org.outline import Outline
 
 MAX_CHARS = 1000  # about 250 tokens: the window of small sentence-embedding models
 OVERLAP_CHARS = 200
 
-_PLANNING = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):", re.I)
 _FENCE = re.compile(r"^[ \t]*#\+(?:begin|end)_\S*", re.I)
 
 
@@ -50,14 +49,14 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     """The passages of one file, in file order; text outside every node is skipped."""
     if not parsed.nodes:
         return []
-    lines = text.split("\n")
+    outline = Outline(text)
+    lines, pattern = outline.lines, outline.pattern
     starts = _line_starts(lines)
-    pattern = sx.heading_pattern(todo_keywords(text))
     nodes = sorted(parsed.nodes, key=lambda n: (n.start, -n.end))
     node_starts = [n.start for n in nodes]
     chunks: list[Chunk] = []
     path: list[tuple[int, str]] = []  # (level, title) of the enclosing headings
-    for first, end, level in _sections(lines):
+    for first, end, level in _sections(outline):
         body_from = first
         if level:
             m = pattern.match(lines[first])
@@ -76,15 +75,12 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     return chunks
 
 
-def _sections(lines: list[str]) -> list[tuple[int, int, int]]:
+def _sections(outline: Outline) -> list[tuple[int, int, int]]:
     """(first line, end line, heading level) of the preamble and of every heading."""
-    heads = [i for i, line in enumerate(lines) if heading_level(line)]
-    bounds = ([0] if heads[:1] != [0] else []) + heads + [len(lines)]
-    return [(a, b, heading_level(lines[a])) for a, b in zip(bounds, bounds[1:])]
-
-
-def heading_level(line: str) -> int:
-    return len(line) - len(line.lstrip("*")) if sx.HEADING.match(line) else 0
+    heads = outline.heading_lines
+    levels = dict(zip(heads, outline.levels))
+    bounds = ([0] if heads[:1] != [0] else []) + heads + [len(outline.lines)]
+    return [(a, b, levels.get(a, 0)) for a, b in zip(bounds, bounds[1:])]
 
 
 def _line_starts(lines: list[str]) -> list[int]:
@@ -117,7 +113,7 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
         if sx.DRAWER_BEGIN.match(line) and not sx.DRAWER_END.match(line):
             in_drawer = True
             continue
-        skip = sx.KEYWORD.match(line) or _FENCE.match(line) or _PLANNING.match(line)
+        skip = sx.KEYWORD.match(line) or _FENCE.match(line) or sx.PLANNING.match(line)
         if skip or not line.strip():
             if current:
                 out.append((start + 1, "\n".join(current)))
