@@ -8,6 +8,7 @@ one explicitly. When there is none, callers use their pure-Python path.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import OrgkitError
+from .vault import is_org_file, iter_org_files, read_org_text
 
 
 @lru_cache(maxsize=1)
@@ -76,4 +78,33 @@ def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) 
         path = name.decode("utf-8", "surrogateescape")
         result.matches.append((path[2:] if path.startswith("./") else path, int(number),
                                text.decode("utf-8", "replace").rstrip("\r")))
+    return result
+
+
+def grep_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
+    """Lines of the notes' org files matching any of `patterns` (regexps both engines read).
+
+    ripgrep does the work when there is one; without it a Python walk gives the
+    same matches, slower, and says so once.
+    """
+    if find_rg() is not None:
+        result = rg_org_lines(root, patterns, ignore_case=ignore_case)
+    else:
+        result = _python_org_lines(root, patterns, ignore_case)
+    result.matches = [m for m in result.matches if is_org_file(m[0])]
+    return result
+
+
+def _python_org_lines(root: Path, patterns: list[str], ignore_case: bool) -> RgResult:
+    result = RgResult(warnings=["ripgrep (rg) not found; searching with the slower built-in search"])
+    compiled = [re.compile(p, re.I if ignore_case else 0) for p in patterns]
+    for rel in iter_org_files(root):
+        try:
+            text = read_org_text(root, rel)
+        except OrgkitError as exc:
+            result.warnings.append(str(exc))
+            continue
+        for number, line in enumerate(text.split("\n"), 1):
+            if any(c.search(line) for c in compiled):
+                result.matches.append((rel, number, line))
     return result

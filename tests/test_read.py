@@ -124,3 +124,16 @@ def test_human_output(cli, notes: Path) -> None:
     out = cli("read", ID["far"], "--notes", str(notes)).stdout
     assert out.startswith(f"# Far  [{ID['far']}]  (far.org:1, ~")
     assert "The end of the chain." in out
+
+
+def test_same_notes_without_ripgrep(cli, notes: Path, monkeypatch) -> None:
+    from orgkit.rg import find_rg
+
+    _, with_rg = read_json(cli, notes, ID["root"], "--depth", "2")
+    monkeypatch.setenv("ORGKIT_RG", str(notes / "no-such-rg"))
+    find_rg.cache_clear()
+    try:
+        _, without = read_json(cli, notes, ID["root"], "--depth", "2")
+    finally:
+        find_rg.cache_clear()
+    assert without == with_rg

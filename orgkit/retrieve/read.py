@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..org import Node, OrgFile, parse_org
-from ..rg import find_rg, rg_org_lines
-from ..vault import is_org_file, iter_org_files, require_dir
+from ..rg import grep_org_lines
+from ..vault import require_dir
 from .files import TextCache
 
 # Maps IDs to the files that may hold them (a superset is fine).
@@ -66,29 +66,15 @@ def rg_locator(root: Path) -> Locator:
     def locate(ids: list[str]) -> dict[str, list[str]]:
         alternatives = "|".join(re.escape(i) for i in ids)
         pattern = rf"^[ \t]*:[Ii][Dd]:[ \t]+({alternatives})[ \t]*$"
-        if find_rg() is not None:
-            matches = [(f, t) for f, _, t in rg_org_lines(root, [pattern]).matches if is_org_file(f)]
-        else:
-            matches = _python_id_lines(root, re.compile(pattern, re.M))
         found: dict[str, list[str]] = {}
         compiled = re.compile(pattern)
-        for rel, text in matches:
+        for rel, _, text in grep_org_lines(root, [pattern]).matches:
             m = compiled.match(text)
             if m and rel not in found.setdefault(m.group(1), []):
                 found[m.group(1)].append(rel)
         return found
 
     return locate
-
-
-def _python_id_lines(root: Path, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
-    cache = TextCache(root)
-    out = []
-    for rel in iter_org_files(root):
-        text = cache.text(rel)
-        if text is not None:
-            out.extend((rel, m.group(0)) for m in pattern.finditer(text))
-    return out
 
 
 @dataclass

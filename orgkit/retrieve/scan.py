@@ -14,8 +14,8 @@ from typing import Callable
 from ..errors import OrgkitError
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
-from ..rg import find_rg, rg_org_lines
-from ..vault import is_org_file, iter_org_files, require_dir
+from ..rg import grep_org_lines
+from ..vault import require_dir
 from .files import TextCache
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
@@ -67,13 +67,9 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     patterns = term_patterns(query, regex)
     checks = [re.compile(p, re.I) for p in patterns]
     result = ScanResult()
-    if find_rg() is not None:
-        found = rg_org_lines(root, [_rg_pattern(patterns[0])], ignore_case=True)
-        result.warnings.extend(found.warnings)
-        candidates = [(f, n, t) for f, n, t in found.matches if is_org_file(f)]
-    else:
-        result.warnings.append("ripgrep (rg) not found; scanning with the slower built-in search")
-        candidates = _python_candidates(root, checks[0])
+    found = grep_org_lines(root, [_rg_pattern(patterns[0])], ignore_case=True)
+    result.warnings.extend(found.warnings)
+    candidates = found.matches
     candidates.sort(key=lambda c: (c[0], c[1]))
     if rank is not None:
         candidates.sort(key=lambda c: rank(_searchable(c[2])))
@@ -121,17 +117,3 @@ def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
         title = link_display(_searchable(outline.lines[number - 1]).strip())
     return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
 
-
-def _python_candidates(root: Path, first: re.Pattern[str]) -> list[tuple[str, int, str]]:
-    """The same candidate lines as the ripgrep call, found in Python."""
-    headline = re.compile(_HEADLINE)
-    out = []
-    cache = TextCache(root)
-    for rel in iter_org_files(root):
-        text = cache.text(rel)
-        if text is None:
-            continue
-        for number, line in enumerate(text.split("\n"), 1):
-            if headline.match(line) and first.search(line):
-                out.append((rel, number, line))
-    return out
