@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,34 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from orgkit.rg import find_rg  # noqa: E402
 from orgkit.vault import Vault  # noqa: E402
-
-BRAINDUMP = REPO.parent / "shared" / "corpora" / "braindump"
-UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def replicate(source: Path, dest: Path, copies: int) -> int:
-    """Write `copies` copies of `source` under `dest`, each with its own IDs."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    files = sorted(source.rglob("*.org"))
-    texts = {f: f.read_text(encoding="utf-8") for f in files}
-    count = 0
-    for k in range(copies):
-        mapping: dict[str, str] = {}
-
-        def fresh(m: re.Match[str]) -> str:
-            old = m.group(0).lower()
-            if old not in mapping:
-                mapping[old] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{k}:{old}"))
-            return mapping[old]
-
-        for f, text in texts.items():
-            out = dest / f"copy{k:02d}" / f.relative_to(source)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(UUID_RE.sub(fresh, text), encoding="utf-8")
-            count += 1
-    return count
-
+from corpus import BRAINDUMP, UUID_RE, replicate  # noqa: E402
 
 def timed(cmd: list[str], runs: int) -> float:
     """Median wall time of a command, in seconds (output discarded)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sqlite3
 import statistics
@@ -24,13 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
+from corpus import BRAINDUMP, replicate
+
 REPO = Path(__file__).resolve().parents[1]
-BRAINDUMP = REPO.parent / "shared" / "corpora" / "braindump"
 ORGKIT = [sys.executable, "-c", "from orgkit.cli import main; main()"]
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def run(*args: str) -> tuple[float, float, str]:
@@ -48,34 +46,16 @@ def run(*args: str) -> tuple[float, float, str]:
         return seconds, usage.ru_maxrss / 1024, out.read().decode()
 
 
-def scaled_corpus(dest: Path, copies: int) -> int:
-    """`copies` copies of braindump, each under fresh IDs; returns the number of files."""
-    count = 0
-    for copy in range(copies):
-        for source in BRAINDUMP.rglob("*.org"):
-            text = source.read_text(encoding="utf-8")
-            if copy:
-                text = UUID.sub(lambda m: str(uuid.uuid5(uuid.UUID(m.group(0)), str(copy))), text)
-            target = dest / f"copy{copy:02d}" / source.relative_to(BRAINDUMP)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            count += 1
-    return count
-
-
-def median_of(times: list[float]) -> float:
-    return statistics.median(times)
+def full_lexical(notes: Path, runs: int) -> tuple[float, float]:
+    """Median seconds and peak MiB of a from-scratch `index --no-embed`."""
+    timings = [run("index", "--notes", str(notes), "--no-embed", "--rebuild") for _ in range(runs)]
+    return statistics.median(t[0] for t in timings), max(t[1] for t in timings)
 
 
 def bench_braindump(work: Path, results: dict) -> Path:
     notes = work / "braindump"
     shutil.copytree(BRAINDUMP, notes)
-    times = []
-    for _ in range(3):
-        seconds, peak, _ = run("index", "--notes", str(notes), "--no-embed", "--rebuild")
-        times.append(seconds)
-    results["braindump_no_embed_s"] = median_of(times)
-    results["braindump_no_embed_peak_mib"] = peak
+    results["braindump_no_embed_s"], results["braindump_no_embed_peak_mib"] = full_lexical(notes, 3)
     started = time.perf_counter()
     _, peak, out = run("index", "--notes", str(notes), "--json")
     results["braindump_embed_s"] = time.perf_counter() - started
@@ -130,13 +110,8 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
     from orgkit.index import Index, update
 
     notes = work / "scaled"
-    results["scaled_files"] = scaled_corpus(notes, copies)
-    times = []
-    for _ in range(2):
-        seconds, peak, _ = run("index", "--notes", str(notes), "--no-embed", "--rebuild")
-        times.append(seconds)
-    results["scaled_no_embed_s"] = median_of(times)
-    results["scaled_no_embed_peak_mib"] = peak
+    results["scaled_files"] = replicate(BRAINDUMP, notes, copies)
+    results["scaled_no_embed_s"], results["scaled_no_embed_peak_mib"] = full_lexical(notes, 2)
     index = Index.at(notes)
     seed_vectors(braindump_notes / ".orgkit" / "index.sqlite", index.path)
     seconds, peak, out = run("index", "--notes", str(notes), "--json")
@@ -145,13 +120,13 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
     results["scaled_chunks"] = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
     time.sleep(2.1)  # past the window in which a just-written file is re-checked by content
-    results["scaled_no_change_cli_s"] = median_of([run("index", "--notes", str(notes))[0] for _ in range(3)])
+    results["scaled_no_change_cli_s"] = statistics.median([run("index", "--notes", str(notes))[0] for _ in range(3)])
     lib = []
     for _ in range(5):
         started = time.perf_counter()
         update(index)
         lib.append(time.perf_counter() - started)
-    results["scaled_no_change_library_s"] = median_of(lib)
+    results["scaled_no_change_library_s"] = statistics.median(lib)
 
     changed = notes / "copy03" / "main" / "id3_algorithm.org"
     one_change = []
@@ -161,13 +136,13 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
         stats = json.loads(out)
         assert stats["parsed"] == 1, stats
         one_change.append(seconds)
-    results["scaled_one_change_cli_s"] = median_of(one_change)
+    results["scaled_one_change_cli_s"] = statistics.median(one_change)
     results["scaled_one_change_embedded"] = stats["embedded"]
     lexical_change = []
     for round_ in range(3):
         changed.write_text(changed.read_text() + f"\nAnd another, number {round_}.\n")
         lexical_change.append(run("index", "--notes", str(notes), "--no-embed")[0])
-    results["scaled_one_change_no_embed_cli_s"] = median_of(lexical_change)
+    results["scaled_one_change_no_embed_cli_s"] = statistics.median(lexical_change)
     started = time.perf_counter()
     changed.write_text(changed.read_text() + "\nOne more.\n")
     update(index)
@@ -177,8 +152,8 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
 
     cold = [run("search", "--notes", str(notes), "--json", "--no-update", "decision tree pruning")[0]
             for _ in range(3)]
-    results["cold_search_no_update_s"] = median_of(cold)
-    results["cold_search_s"] = median_of(
+    results["cold_search_no_update_s"] = statistics.median(cold)
+    results["cold_search_s"] = statistics.median(
         [run("search", "--notes", str(notes), "--json", "decision tree pruning")[0] for _ in range(3)])
     load = subprocess.run([sys.executable, "-c", (
         "import time; t = time.perf_counter(); from orgkit.embed import Embedder; "
@@ -212,8 +187,8 @@ def serve_latency(notes: Path) -> dict:
     _, _, usage = os.wait4(proc.pid, 0)
     proc.returncode = 0
     return {"serve_peak_mib": usage.ru_maxrss / 1024,
-            "serve_first_search_s": first, "serve_hybrid_median_ms": median_of(hybrid) * 1000,
-            "serve_lexical_median_ms": median_of(lexical) * 1000,
+            "serve_first_search_s": first, "serve_hybrid_median_ms": statistics.median(hybrid) * 1000,
+            "serve_lexical_median_ms": statistics.median(lexical) * 1000,
             "serve_hybrid_p90_ms": sorted(hybrid)[int(len(hybrid) * 0.9)] * 1000}
 
 
