@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -22,7 +21,6 @@ from .index.store import Index
 from .rg import find_rg
 from .vault import Vault, iter_org_files, require_dir
 
-_WHERE = re.compile(r"^(?P<file>[^:]+\.org):(?P<line>\d+): (?P<message>.*)$")
 
 
 @dataclass(slots=True)
@@ -88,11 +86,7 @@ def check_notes(setup: Setup, report: Report) -> None:
         report.add("error", "parse", why.removeprefix(f"{rel}: "), rel)
     for parsed in vault.files:
         for warning in parsed.warnings:
-            m = _WHERE.match(warning)
-            if m:
-                report.add("warning", "parse", m["message"], m["file"], int(m["line"]))
-            else:
-                report.add("warning", "parse", warning, parsed.path)
+            report.add("warning", "parse", warning.message, warning.file, warning.line)
     for kept, other in vault.duplicates:
         report.add("error", "duplicate-id", f"ID {kept.id} also at {kept.file}:{kept.line}",
                    other.file, other.line)

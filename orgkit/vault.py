@@ -111,7 +111,7 @@ class Vault:
     def warnings(self) -> list[str]:
         """Every problem as one line: skipped files, parse warnings, duplicate IDs."""
         lines = [why for _, why in self.skipped]
-        lines += [w for f in self.files for w in f.warnings]
+        lines += [str(w) for f in self.files for w in f.warnings]
         lines += [f"duplicate ID {a.id}: {a.file}:{a.line} and {b.file}:{b.line}"
                   for a, b in self.duplicates]
         return lines

@@ -158,7 +158,7 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
             gone.append(rel)
             continue
         parsed = parse_org(text, rel)
-        stats.warnings.extend(parsed.warnings)
+        stats.warnings.extend(str(w) for w in parsed.warnings)
         changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text)))
     gone.extend(p for p in known if p not in present)
     stats.parsed = len(changed)

@@ -53,6 +53,18 @@ class Link:
         return {"source": self.source, "dest": self.dest, "type": self.type, "pos": self.pos}
 
 
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """Something in a file that was kept or dropped differently from what it says."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
 @dataclass(slots=True)
 class OrgFile:
     """What one file contributes to the graph, plus what went wrong reading it."""
@@ -61,4 +73,4 @@ class OrgFile:
     title: str
     nodes: list[Node] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ParseWarning] = field(default_factory=list)

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from . import syntax as sx
 from .drawers import drawer_properties, entry_node_id, entry_property, property_drawer_at
 from .lisp import LispReadError, split_string_and_unquote
-from .model import Link, Node, OrgFile
+from .model import Link, Node, OrgFile, ParseWarning
 
 DEFAULT_TODO = ("TODO", "DONE")
+_Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
 
 
@@ -79,7 +80,7 @@ def parse_org(text: str, path: str) -> OrgFile:
     doc = _Lines.of(text)
     scan = _scan_structure(doc)
     todo = _todo_keywords(scan.keywords)
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     out = OrgFile(path=path, title=_file_title(scan.keywords, path), warnings=warnings)
     filetags = _file_tags(scan.keywords)
 
@@ -267,7 +268,7 @@ def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
 
 
 def _aliases_and_refs(
-    props: list[tuple[str, str]], where: str, warnings: list[str]
+    props: list[tuple[str, str]], where: _Where, warnings: list[ParseWarning]
 ) -> tuple[list[str], list[str]]:
     aliases = _lisp_words(props, "ROAM_ALIASES", where, warnings)
     refs: list[str] = []
@@ -276,18 +277,19 @@ def _aliases_and_refs(
         if parsed:
             refs.extend(parsed)
         else:
-            warnings.append(f"{where}: invalid ref {ref!r}, skipped")
+            warnings.append(ParseWarning(*where, f"invalid ref {ref!r}, skipped"))
     return aliases, refs
 
 
-def _lisp_words(props: list[tuple[str, str]], name: str, where: str, warnings: list[str]) -> list[str]:
+def _lisp_words(props: list[tuple[str, str]], name: str, where: _Where,
+                warnings: list[ParseWarning]) -> list[str]:
     value = entry_property(props, name)
     if value is None:
         return []
     try:
         return split_string_and_unquote(value)
     except LispReadError as exc:
-        warnings.append(f"{where}: {name} not read ({exc}); node kept without it")
+        warnings.append(ParseWarning(*where, f"{name} not read ({exc}); node kept without it"))
         return []
 
 
@@ -314,14 +316,14 @@ def _properties_dict(props: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _file_node(
-    doc: _Lines, scan: _Scan, title: str, filetags: list[str], path: str, warnings: list[str]
+    doc: _Lines, scan: _Scan, title: str, filetags: list[str], path: str, warnings: list[ParseWarning]
 ) -> Node | None:
     if scan.headings and scan.headings[0].index == 0:
         return None
     node_id = entry_node_id(scan.file_props)
     if node_id is None:
         return None
-    aliases, refs = _aliases_and_refs(scan.file_props, f"{path}:1", warnings)
+    aliases, refs = _aliases_and_refs(scan.file_props, (path, 1), warnings)
     return Node(
         id=node_id, file=path, level=0, pos=1, line=1, title=title,
         tags=list(dict.fromkeys(filetags)), aliases=aliases, refs=refs,
@@ -343,14 +345,14 @@ def _parse_heading_line(line: str, h: _Heading, pattern: re.Pattern[str]) -> Non
 
 def _heading_node(
     doc: _Lines, headings: list[_Heading], position: int, h: _Heading,
-    filetags: list[str], path: str, warnings: list[str],
+    filetags: list[str], path: str, warnings: list[ParseWarning],
 ) -> Node | None:
     node_id = entry_node_id(h.props)
     if node_id is None:
         return None
-    where = f"{path}:{h.index + 1}"
+    where = (path, h.index + 1)
     if h.title is None:
-        warnings.append(f"{where}: heading with an ID but no title, not a node")
+        warnings.append(ParseWarning(*where, "heading with an ID but no title, not a node"))
         return None
     ancestors: list[_Heading] = []
     parent = h.parent
