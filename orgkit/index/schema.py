@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..errors import OrgkitError
+from .db import write_transaction
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: files, the org-roam graph, passages with their BM25 index, vectors by content.
@@ -64,16 +65,11 @@ def migrate(conn: sqlite3.Connection) -> None:
         )
     if version == len(MIGRATIONS):
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(conn):
         for number in range(version, len(MIGRATIONS)):
             for statement in _statements(MIGRATIONS[number]):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _statements(script: str) -> list[str]:

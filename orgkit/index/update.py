@@ -27,6 +27,7 @@ from ..errors import OrgkitError
 from ..org import OrgFile, parse_org
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
+from .db import write_transaction
 from .store import DB_NAME, Index
 from .vectors import refresh_cache
 
@@ -165,8 +166,7 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
     stats.removed = sum(1 for p in gone if p in known)
     if not (touched or changed or stats.removed):
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(conn):
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
         for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
             _delete_file(conn, rel)
@@ -175,10 +175,6 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             _bump_generation(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _delete_file(conn, rel: str) -> None:
@@ -257,15 +253,10 @@ def _embed_missing(index: Index, embedder: Embedder, stats: UpdateStats,
     for span in plan_batches([len(text) for _, text in todo]):
         batch = todo[span.start:span.stop]
         vectors = embedder.embed([text for _, text in batch])
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(conn):
             conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                              [(fingerprint, h, v.tobytes()) for (h, _), v in zip(batch, vectors)])
             _bump_generation(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         stats.embedded += len(batch)
         stats.pending -= len(batch)
         if progress is not None:
