@@ -13,39 +13,7 @@ from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index import vectors
 from orgkit.index.vectors import VectorSet, cache_path
-
-NOTES = {
-    "cats.org": """
-        :PROPERTIES:
-        :ID:       cats
-        :END:
-        #+title: Cats
-
-        Cats are small feline pets.
-
-        * Kittens
-        :PROPERTIES:
-        :ID:       kittens
-        :END:
-        A kitten is a young cat.
-    """,
-    "dogs.org": """
-        :PROPERTIES:
-        :ID:       dogs
-        :END:
-        #+title: Dogs
-
-        Dogs are canine pets, loyal to their people.
-    """,
-    "garden/tomatoes.org": """
-        :PROPERTIES:
-        :ID:       tomatoes
-        :END:
-        #+title: Tomatoes
-
-        Tomatoes are plants; they need water, soil and compost.
-    """,
-}
+from test_index import NOTES
 
 
 @pytest.fixture
