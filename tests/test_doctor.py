@@ -39,7 +39,7 @@ def test_stale_index_and_missing_model_are_warnings(cli, tmp_path: Path, tiny_mo
     assert ("index", "b.org") in findings and ("model", None) in findings
 
 
-def test_problems_are_found_with_file_and_line(cli, tmp_path: Path) -> None:
+def test_problems_are_found_with_file_and_line(cli, tmp_path: Path, tiny_model: Path) -> None:
     notes = write_notes(tmp_path, {
         "a.org": ":PROPERTIES:\n:ID: a\n:ROAM_ALIASES: \"unterminated\n:END:\n#+title: A\n\nsee [[id:gone][x]]\n",
         "b.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: Copy of A\n",
