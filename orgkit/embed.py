@@ -16,12 +16,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .config import DEFAULT_MODEL
 from .errors import OrgkitError
 
 if TYPE_CHECKING:
     import numpy as np
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _SAMPLE = 1 << 20  # bytes hashed from each end of a model file
 
 

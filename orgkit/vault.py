@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .config import STATE_DIR_NAME
 from .errors import NotFound, OrgkitError
 from .org import Link, Node, OrgFile, decode_org, parse_org
 from .org.text import UndecodableFile
 
-STATE_DIR_NAME = ".orgkit"
 _EXCLUDED_DIRS = {STATE_DIR_NAME, ".git"}
 
 

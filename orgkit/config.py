@@ -1,0 +1,245 @@
+"""Settings, resolved once: flags > environment > `orgkit.toml` at the notes root > defaults.
+
+Every setting is declared once in `SETTINGS` (key, type, environment variable,
+default, help), so `orgkit config` can show each value with where it came from,
+and every command, the server, MCP and skills read the same `Config`. A wrong
+type or an unknown key in the TOML file is a one-line error naming the file and
+the key, never a silently ignored typo.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import OrgkitError
+
+CONFIG_FILE = "orgkit.toml"
+STATE_DIR_NAME = ".orgkit"
+DATA_DIR_NAME = "orgkit-data"  # "data/" in its name: org-roam's default exclusion skips it too
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+LLM_ROLES = ("extractor", "scribe", "auditor", "librarian", "guidance")
+
+_TRUE = {"1", "true", "yes", "on", "t"}
+_FALSE = {"0", "false", "no", "off", "nil", ""}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its TOML key, type, environment variable, default and help."""
+
+    key: str
+    type: type
+    help: str
+    default: Any = None
+    env: str | None = None
+    minimum: float | None = None
+    # A default computed from the notes directory (state and data dirs).
+    derive: Callable[[Path], Any] | None = None
+
+    def type_name(self) -> str:
+        return {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
+                Path: "a path", list: "a list of strings", dict: "a table"}[self.type]
+
+
+def _role_settings() -> list[Setting]:
+    """Per-role model overrides: the auditor is meant to run on another model family."""
+    out = []
+    for role in LLM_ROLES:
+        up = role.upper()
+        out += [
+            Setting(f"llm.{role}.endpoint", str, f"OpenAI-compatible endpoint for the {role} (default: llm.endpoint)",
+                    env=f"ORGKIT_LLM_{up}_ENDPOINT"),
+            Setting(f"llm.{role}.model", str, f"model name for the {role} (default: llm.model)",
+                    env=f"ORGKIT_LLM_{up}_MODEL"),
+            Setting(f"llm.{role}.gguf", Path, f"GGUF file for the {role} (default: llm.gguf)",
+                    env=f"ORGKIT_LLM_{up}_GGUF"),
+        ]
+    return out
+
+
+SETTINGS: dict[str, Setting] = {s.key: s for s in [
+    Setting("state_dir", Path, "derived data (index, vectors, caches); deletable, `orgkit index` rebuilds it",
+            env="ORGKIT_STATE_DIR", derive=lambda notes: notes / STATE_DIR_NAME),
+    Setting("data_dir", Path, "primary data (runs, review queue, audit log, feedback, guidance); never rebuilt",
+            env="ORGKIT_DATA_DIR", derive=lambda notes: notes / DATA_DIR_NAME),
+    Setting("model", str, "fastembed embedding model name", default=DEFAULT_MODEL, env="ORGKIT_MODEL"),
+    Setting("model_path", Path, "local copy of the embedding model (fastembed's specific_model_path)",
+            env="ORGKIT_MODEL_PATH"),
+    Setting("search.inline_embed_limit", int, "passages a CLI search embeds inline before asking for `orgkit index`",
+            default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0),
+    Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
+            default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
+    Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",
+            default=1.0, env="ORGKIT_RECHECK_AFTER", minimum=0),
+    Setting("skills.allow_local", bool, "run Python skill files from NOTES/skills/ (this runs code from the notes dir)",
+            default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS"),
+    Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
+            default=False, env="ORGKIT_EXTRACTION"),
+    Setting("llm.endpoint", str, "OpenAI-compatible chat endpoint (base URL, e.g. http://127.0.0.1:11434/v1)",
+            env="ORGKIT_LLM_ENDPOINT"),
+    Setting("llm.model", str, "model name sent to the endpoint", env="ORGKIT_LLM_MODEL"),
+    Setting("llm.api_key_env", str, "environment variable that holds the endpoint's API key",
+            default="ORGKIT_LLM_API_KEY", env="ORGKIT_LLM_API_KEY_ENV"),
+    Setting("llm.gguf", Path, "GGUF model file run in-process (needs `pip install orgkit[llm]`)",
+            env="ORGKIT_LLM_GGUF"),
+    Setting("llm.timeout", float, "seconds a model call may take", default=300.0, env="ORGKIT_LLM_TIMEOUT",
+            minimum=1),
+    Setting("llm.max_tokens", int, "longest reply a model call may produce", default=2048,
+            env="ORGKIT_LLM_MAX_TOKENS", minimum=16),
+    *_role_settings(),
+    Setting("deposit.max_bytes", int, "largest deposit body", default=1 << 20, env="ORGKIT_DEPOSIT_MAX_BYTES",
+            minimum=1),
+    Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}}",
+            default={}),
+    Setting("mcp.allow_review", bool, "offer review decisions (accept, reject, undo) as MCP tools",
+            default=False, env="ORGKIT_MCP_ALLOW_REVIEW"),
+    Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
+            default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
+]}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings for one notes directory; `values[key]` and `origins[key]`."""
+
+    notes: Path
+    notes_origin: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def state_dir(self) -> Path:
+        return self.values["state_dir"]
+
+    @property
+    def data_dir(self) -> Path:
+        return self.values["data_dir"]
+
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        """Every value with its origin, as `orgkit config --json` prints it."""
+        out = {"notes": {"value": str(self.notes), "origin": self.notes_origin}}
+        for key in SETTINGS:
+            value = self.values[key]
+            out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key]}
+        return out
+
+
+def _coerce(setting: Setting, raw: Any, where: str, base: Path) -> Any:
+    """`raw` as the setting's type; an OrgkitError naming `where` when it is not one."""
+    def bad() -> OrgkitError:
+        return OrgkitError(f"{where}: {setting.key} must be {setting.type_name()}, not {raw!r}")
+
+    kind = setting.type
+    if kind is Path and isinstance(raw, Path):
+        return raw
+    if isinstance(raw, str) and kind is not str:
+        text = raw.strip()
+        if kind is bool:
+            if text.lower() in _TRUE | _FALSE:
+                return text.lower() in _TRUE
+            raise bad()
+        if kind is list:
+            return [part.strip() for part in text.split(",") if part.strip()]
+        if kind is Path:
+            return (base / Path(text).expanduser()) if text else None
+        try:
+            raw = int(text) if kind is int else float(text) if kind is float else raw
+        except ValueError:
+            raise bad() from None
+    if kind is float and isinstance(raw, int) and not isinstance(raw, bool):
+        raw = float(raw)
+    if kind is Path:
+        raise bad()
+    if kind is list and not (isinstance(raw, list) and all(isinstance(x, str) for x in raw)):
+        raise bad()
+    if not isinstance(raw, kind) or (kind is int and isinstance(raw, bool)):
+        raise bad()
+    if setting.minimum is not None and raw < setting.minimum:
+        raise OrgkitError(f"{where}: {setting.key} must be at least {setting.minimum:g}, not {raw!r}")
+    return raw
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """TOML tables to dotted keys, stopping at settings whose value is itself a table."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and SETTINGS.get(dotted, None) is None:
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        with path.open("rb") as handle:
+            return _flatten(tomllib.load(handle))
+    except tomllib.TOMLDecodeError as exc:
+        raise OrgkitError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise OrgkitError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def notes_dir(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
+    """The notes directory and its origin, or a clear error when there is none."""
+    if flag is not None:
+        chosen, origin = Path(flag), "flag --notes"
+    elif env.get("ORGKIT_NOTES"):
+        chosen, origin = Path(env["ORGKIT_NOTES"]).expanduser(), "env ORGKIT_NOTES"
+    else:
+        chosen, origin = Path("notes"), "default"
+    if not chosen.is_dir():
+        raise OrgkitError(f"notes directory not found: {chosen} (use --notes DIR or set ORGKIT_NOTES)")
+    return chosen, origin
+
+
+def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
+         env: Mapping[str, str] | None = None) -> Config:
+    """Resolve every setting for the notes directory `notes` (flag), else $ORGKIT_NOTES, else ./notes.
+
+    `flags` maps setting keys to values given on a command line (None means not given).
+    """
+    env = os.environ if env is None else env
+    root, notes_origin = notes_dir(notes, env)
+    file = root / CONFIG_FILE
+    from_file = _read_file(file) if file.is_file() else {}
+    unknown = sorted(set(from_file) - set(SETTINGS))
+    if unknown:
+        raise OrgkitError(f"{file}: unknown key {unknown[0]!r} (see `orgkit config` for the keys)")
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for key, setting in SETTINGS.items():
+        flag = (flags or {}).get(key)
+        if flag is not None:
+            values[key], origins[key] = _coerce(setting, flag, "flag", Path.cwd()), "flag"
+        elif setting.env and env.get(setting.env, "") != "":
+            values[key] = _coerce(setting, env[setting.env], f"${setting.env}", Path.cwd())
+            origins[key] = f"env {setting.env}"
+        elif key in from_file:
+            values[key], origins[key] = _coerce(setting, from_file[key], str(file), root), f"file {file}"
+        else:
+            values[key] = setting.derive(root) if setting.derive else setting.default
+            origins[key] = "default"
+    return Config(root, notes_origin, values, origins)
+
+
+def ensure_state_dir(config: Config) -> Path:
+    """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
+    state = config.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# derived data: `orgkit index` rebuilds it\n*\n", encoding="utf-8")
+    return state
