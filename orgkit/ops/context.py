@@ -135,19 +135,25 @@ class OpContext:
     def refresh(self, embed: bool = True) -> None:
         """Bring the index up to date: once for a one-shot call, at most every few seconds when warm."""
         from ..config import ensure_state_dir
-        from ..index import refresh
+        from ..index import IndexBusy, refresh, update
 
         self.words_ready.wait()  # while a warm-up builds the word index (a short pass), there is nothing to use
         if self.background_error:
             self.warn(self.background_error)
         if not self.model_ready.is_set():
-            return  # the warm-up is embedding what it just indexed; it holds the writer lock meanwhile
+            embed = False  # words only until the model is loaded
         recheck = self.config["serve.recheck_after"] if self.warm else math.inf
         last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
         if last > -math.inf and time.monotonic() - last < recheck:
             return
         ensure_state_dir(self.config)
-        stats = refresh(self.index, embedder=self.embedder if embed else None, progress=self.progress)
+        if not self.model_ready.is_set():
+            try:  # the warm-up may be embedding (it holds the writer lock): then its words are current
+                stats = update(self.index, embedder=None, wait=False)
+            except IndexBusy:
+                return
+        else:
+            stats = refresh(self.index, embedder=self.embedder if embed else None, progress=self.progress)
         self._checked[embed] = time.monotonic()
         for message in stats.warnings:
             self.warn(message)
