@@ -127,7 +127,8 @@ class Op:
         """The operation as `orgkit ops --json` lists it."""
         return {"name": self.name, "description": self.description, "command": list(self.command),
                 "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
-                "positional": [p.name for p in self.params if p.positional],
+                "notes": self.notes, "positional": [p.name for p in self.params if p.positional],
+                "options": {p.name: p.option for p in self.params if not p.positional},
                 "parameters": self.schema()}
 
 
