@@ -56,14 +56,16 @@ def test_tools_come_from_the_registry_with_schemas_and_annotations(notes: Path) 
         return (await client.list_tools()).tools
 
     tools = {t.name: t for t in in_process(notes, scenario)}
-    for name in ("scan", "search", "read", "context", "nodes", "links", "backlinks", "tangle",
-                 "skills_list", "skills_run", "skills_prompt"):
+    for name in ("scan", "search", "read", "context", "nodes", "links", "backlinks", "tangle_plan",
+                 "skills_list", "skills_run", "skills_prompt", "new"):
         op = registry()[name]
         assert tools[name].input_schema == op.schema()
         assert tools[name].description.startswith(op.description)
         assert tools[name].annotations.read_only_hint is (not op.writes)
-    assert tools["tangle"].input_schema["properties"]["dry_run"]["type"] == "boolean"
-    assert "ops" not in tools
+    assert tools["tangle_plan"].input_schema["properties"]["check"]["type"] == "boolean"
+    assert tools["new"].annotations.read_only_hint is False
+    # Nothing that writes files outside the notes, or edits files by path, is an agent's tool.
+    assert not {"ops", "tangle", "detangle", "id_add"} & set(tools)
 
 
 def test_tool_failures_are_tool_errors_and_the_server_goes_on(notes: Path) -> None:
@@ -146,7 +148,7 @@ def test_stdio_server_answers_initialize_at_once_on_a_never_indexed_dir(notes: P
     # Nothing of orgkit's own (index, model) is loaded before the answer: on an idle machine it
     # comes in well under 2 s; when the machine is loaded, the SDK's import alone sets the pace.
     assert initialized < max(2.0, baseline + 1.0)
-    assert {"scan", "search", "read", "context", "nodes", "links", "backlinks", "tangle"} <= tools
+    assert {"scan", "search", "read", "context", "nodes", "links", "backlinks", "tangle_plan"} <= tools
     assert found["result"][0]["id"] == "tomatoes"
     assert bad.is_error and bad.content[0].text == "'ids' must be a list of strings, not 5"
     assert still["result"][0]["id"] == "dogs"
@@ -176,3 +178,20 @@ def test_stdio_search_and_read_on_braindump_match_the_cli(tmp_path: Path, tiny_m
     found, read = anyio.run(main)
     assert found["result"] == want_search
     assert read["result"] == want_read
+
+
+def test_tangle_plan_lists_targets_and_writes_nothing(notes: Path) -> None:
+    write_notes(notes, {"code.org": "#+begin_src python :tangle out/hello.py :mkdirp yes\nprint('hi')\n#+end_src\n"})
+
+    async def scenario(client, ctx):
+        plan = answer(await client.call_tool("tangle_plan", {"files": ["code.org"]}))
+        check = answer(await client.call_tool("tangle_plan", {"files": ["code.org"], "check": True}))
+        missing = await client.call_tool("tangle_plan", {"files": ["nope.org"]})
+        return plan, check, missing
+
+    plan, check, missing = in_process(notes, scenario)
+    (target,) = plan["result"]["targets"]
+    assert (target["target"], target["file"], plan["result"]["written"]) == ("out/hello.py", "code.org", False)
+    assert not (notes / "out").exists()
+    assert check["result"]["ok"] is False and check["result"]["stale"][0]["target"] == "out/hello.py"
+    assert missing.is_error and missing.content[0].text == "nope.org: no such file"

@@ -30,6 +30,8 @@ def _op_commands() -> dict[str, click.Command]:
 
     top: dict[str, click.Command] = {}
     for op in registry().values():
+        if op.command is None:
+            continue
         head, *rest = op.command
         if not rest:
             top[head] = command(op, RENDERERS.get(op.name), head)

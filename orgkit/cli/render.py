@@ -138,7 +138,8 @@ def ops(rows: list[dict], options: dict) -> str:
         params = op["parameters"]["properties"]
         shown = " ".join(name.upper() if name in op["positional"] else f"[--{name.replace('_', '-')}]"
                          for name in params)
-        out.append(f"{' '.join(op['command'])} {shown}".rstrip() + f"{'  (writes)' if op['writes'] else ''}\n"
+        name = " ".join(op["command"]) if op["command"] else f"{op['name']} (serve and MCP only)"
+        out.append(f"{name} {shown}".rstrip() + f"{'  (writes)' if op['writes'] else ''}\n"
                    f"    {op['description']}")
     return "\n".join(out)
 
