@@ -179,6 +179,7 @@ class OpContext:
         """
         if self._warming is not None:
             return
+        self.embedder  # made here, so that no call makes a second one while the thread loads it
         self.words_ready.clear()
         self.model_ready.clear()
         self._warming = threading.Thread(target=self._warm_up, name="orgkit-warm-up", daemon=True)
