@@ -16,6 +16,8 @@ the server. Calls run one at a time in a worker thread, on one `OpContext`.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 import anyio
@@ -153,3 +155,11 @@ def run_stdio(ctx: OpContext) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+    if ctx.warming():
+        # The client hung up while the warm-up embeds: leave without waiting for it. Stopping
+        # the interpreter under a running model call aborts the process; every index write
+        # is one transaction, so the next start finishes the work.
+        ctx.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
