@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "doctor": ("doctor",),
     "tangle": ("tangle", "detangle"),
     "skills": ("skills",),
+    "feedback": ("evolve", "guidance"),
 }
 
 

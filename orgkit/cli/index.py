@@ -52,6 +52,17 @@ def freshen(index: Index, embedder: Embedder | None, no_update: bool) -> None:
         close()
 
 
+def _observe_corrections(index: Index) -> int:
+    """Record corrections to generated notes (cheap when orgkit generated none); new events."""
+    from .. import config
+    from ..feedback.observe import IndexLookup, observe
+
+    result = observe(config.load(index.root, {"state_dir": index.state_dir}), IndexLookup(index))
+    for message in result.warnings:
+        warn(message)
+    return len(result.events)
+
+
 def no_update_option(func: Callable) -> Callable:
     return click.option("--no-update", is_flag=True,
                         help="Use the index as it is, without checking the files first.")(func)
@@ -61,7 +72,8 @@ def _render_stats(stats: dict) -> str:
     embedded = f", {stats['embedded']} passages embedded" if stats["embedded"] else ""
     pending = f", {stats['pending']} passages without vectors" if stats["pending"] else ""
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
-            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)")
+            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
+            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
 
 
 def _render_hits(rows: list[dict]) -> str:
@@ -95,7 +107,9 @@ def register(main: click.Group) -> None:
         finally:
             close()
         report(stats)
-        emit(stats.to_json(), as_json, _render_stats)
+        data = stats.to_json()
+        data["feedback_events"] = _observe_corrections(index)
+        emit(data, as_json, _render_stats)
 
     @main.command("search")
     @click.argument("query", nargs=-1, required=True)
