@@ -231,7 +231,7 @@ def evolve(config: Config) -> EvolveResult:
         result.clusters.append(report)
     phraser.save()
     text = render(doc).encode("utf-8")
-    if text != before:
+    if text != before and (before is not None or doc.extractors):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text, expected=before)
         result.written = True
