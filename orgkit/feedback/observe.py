@@ -11,18 +11,20 @@ it returns at once.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..config import Config
+from ..config import Config, ensure_state_dir
 from ..edit import slugify
 from ..errors import OrgkitError
 from ..org import parse_org
 from ..vault import Vault, read_org_text
-from .events import Event, append_events, link_change_id, load_events, override_id
+from .events import Event, append_events, link_change_id, load_events, override_id, sha256
 from .fields import FIELDS, NoteFields, normalized, note_fields
 from .generated import GenerationRecord, latest_records, now
-from .paths import generated_path
+from .paths import events_path, generated_path
 
 
 class NoteLookup(Protocol):
@@ -31,6 +33,10 @@ class NoteLookup(Protocol):
     def files(self, ids: list[str]) -> dict[str, str]: ...
 
     def title(self, node_id: str) -> str | None: ...
+
+    def hashes(self, paths: list[str]) -> dict[str, str]:
+        """Content hashes of files, so files compared before and unchanged since are skipped."""
+        ...
 
 
 @dataclass
@@ -59,6 +65,12 @@ class IndexLookup:
             row = conn.execute("SELECT title FROM nodes WHERE id = ? ORDER BY file LIMIT 1", (node_id,)).fetchone()
         return row[0] if row else None
 
+    def hashes(self, paths: list[str]) -> dict[str, str]:
+        with self.index.snapshot() as conn:
+            rows = conn.execute("SELECT path, hash FROM files").fetchall()
+        wanted = set(paths)
+        return {path: digest for path, digest in rows if path in wanted}
+
 
 class VaultLookup:
     """Node files and titles from a full parse of the notes (when there is no index)."""
@@ -72,6 +84,9 @@ class VaultLookup:
     def title(self, node_id: str) -> str | None:
         node = self.vault.by_id.get(node_id)
         return node.title if node else None
+
+    def hashes(self, paths: list[str]) -> dict[str, str]:
+        return {}  # no index: every file is compared
 
 
 def observe(config: Config, lookup: NoteLookup | None = None) -> ObserveResult:
@@ -88,10 +103,17 @@ def observe(config: Config, lookup: NoteLookup | None = None) -> ObserveResult:
     for record in records.values():
         by_file.setdefault(where.get(record.node_id, ""), []).append(record)
     slugs = _recorded_slugs(config)
+    seen = _Compared(config)
+    hashes = lookup.hashes(sorted(by_file))
     found: list[Event] = []
     for rel, group in sorted(by_file.items()):
         if not rel:
             found += [e for r in group for e in _deleted(config, r)]
+            continue
+        stamp = seen.stamp(hashes.get(rel), group)
+        if stamp is not None and seen.old.get(rel) == stamp:
+            result.compared += len(group)
+            seen.new[rel] = stamp
             continue
         try:
             text = read_org_text(config.notes, rel)
@@ -106,8 +128,48 @@ def observe(config: Config, lookup: NoteLookup | None = None) -> ObserveResult:
             result.compared += 1
             found += _field_events(record, current)
             found += _link_events(record, current, lookup, slugs)
+        stamp = seen.stamp(hashes.get(rel), group)
+        if stamp is not None:
+            seen.new[rel] = stamp
     result.events = append_events(config, found)
+    seen.save()
     return result
+
+
+class _Compared:
+    """Files already compared, by content hash and generation records (derived, in the state dir).
+
+    A file whose content and records are as they were when it was last compared
+    cannot hold a new correction, so it is not read again; deleting the file
+    only costs one full comparison. Saved after the events are appended, so a
+    run killed in between compares again.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.path = config.state_dir / "feedback-compared.json"
+        self.config = config
+        try:
+            old = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        # Without an events file (a first run, or the user removed it) everything is compared.
+        keep = isinstance(old, dict) and events_path(config).exists()
+        self.old: dict[str, str] = old if keep else {}
+        self.new: dict[str, str] = {}
+
+    @staticmethod
+    def stamp(file_hash: str | None, group: list[GenerationRecord]) -> str | None:
+        if file_hash is None:
+            return None
+        return sha256(file_hash, *sorted(f"{r.node_id} {r.time} {r.file}" for r in group))
+
+    def save(self) -> None:
+        if self.new == self.old:
+            return
+        ensure_state_dir(self.config)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(self.new, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 def _event(record: GenerationRecord, **values) -> dict:
