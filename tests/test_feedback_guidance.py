@@ -7,7 +7,8 @@ import json
 from hypothesis import given, settings, strategies as st
 
 from orgkit import config
-from orgkit.feedback.guidance import ClusterRef, Entry, new_guidance, parse, prompt_section, render
+from orgkit.feedback.guidance import (ClusterRef, Entry, guidance_prompt, new_guidance, parse, prompt_section,
+                                      render)
 
 SAMPLE = """#+title: Extraction guidance
 # a comment of the user's
@@ -72,9 +73,18 @@ def test_new_sections_render_in_the_documented_shape():
     assert render(parse(text)) == text
 
 
-def test_prompt_section():
-    assert prompt_section([]) == ""
-    assert prompt_section(["A.", "B."]).endswith("\n- A.\n- B.\n")
+def test_prompt_section_carries_only_the_matching_slices(tmp_path):
+    assert prompt_section({"claim": []}) == ""
+    assert prompt_section({"claim": ["A.", "B."], "quote": []}).endswith("For claim notes:\n- A.\n- B.\n")
+    notes = tmp_path / "notes"
+    (notes / "orgkit-data").mkdir(parents=True)
+    cfg = config.load(notes, env={})
+    assert guidance_prompt(cfg, "extractor", ["claim"]) == ""  # no guidance file yet
+    (notes / "orgkit-data" / "guidance.org").write_text(SAMPLE, encoding="utf-8")
+    text = guidance_prompt(cfg, "extractor", ["claim", "quote", "hub"])
+    assert "- State the measured effect with its numbers.\n" in text and "- Quote whole sentences.\n" in text
+    assert "deposit" not in text and "hub notes" not in text
+    assert guidance_prompt(cfg, "librarian", ["note"]).endswith("For note notes:\n- Keep the deposit's wording.\n")
 
 
 _LINE = st.sampled_from([

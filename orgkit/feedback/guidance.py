@@ -209,13 +209,14 @@ def render(doc: Guidance) -> str:
     return text if doc.unterminated or not lines else text + "\n"
 
 
-def prompt_section(bullets: list[str]) -> str:
-    """The text added to a role's prompt for its slice of the guidance ('' when empty)."""
-    if not bullets:
+def prompt_section(slices: dict[str, list[str]]) -> str:
+    """The text added to a role's prompt for its slices, by node type ('' when there are no bullets)."""
+    parts = [f"For {node_type} notes:\n" + "\n".join(f"- {b}" for b in bullets)
+             for node_type, bullets in slices.items() if bullets]
+    if not parts:
         return ""
-    body = "\n".join(f"- {b}" for b in bullets)
     return ("\n\nGuidance from people's corrections of earlier output (follow it where it applies):\n"
-            f"{body}\n")
+            + "\n".join(parts) + "\n")
 
 
 def read_guidance(config) -> tuple[Guidance, bytes | None]:
@@ -236,9 +237,11 @@ def read_guidance(config) -> tuple[Guidance, bytes | None]:
         raise OrgkitError(f"{path}: not UTF-8 text; fix or remove it") from None
 
 
-def guidance_slice(config, extractor: str, node_type: str) -> list[str]:
-    """The bullets for one extractor (role) and node type, for its prompt."""
-    return read_guidance(config)[0].bullets(extractor, node_type)
+def guidance_prompt(config, extractor: str, node_types: list[str]) -> str:
+    """What `--use-extraction-feedback` adds to the prompt of `extractor` (a model role)
+    writing notes of `node_types`: only the matching bullets, '' when there are none."""
+    doc = read_guidance(config)[0]
+    return prompt_section({t: doc.bullets(extractor, t) for t in node_types})
 
 
 def guidance_slices(config, extractor: str | None = None, node_type: str | None = None) -> dict:
