@@ -157,3 +157,31 @@ def test_a_torn_last_line_is_ignored_then_repaired(tmp_path):
 def test_claim_text_helper_matches_generated_fields():
     fields = fields_of_text(claim_text("x", "T", "Body."), "x.org", "x")
     assert (fields.title, fields.body, fields.tags) == ("T", "Body.", ("claim",))
+
+
+def test_a_killed_writer_leaves_complete_records(tmp_path):
+    """A process killed while appending big records: readers see whole records, the next append repairs."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "events.jsonl"
+    script = ("import sys\nfrom pathlib import Path\nfrom orgkit.feedback.jsonl import append_records\n"
+              "i = 0\nwhile True:\n"
+              "    append_records(Path(sys.argv[1]), [{'id': str(i), 'pad': 'x' * 300000}], unique=lambda r: r['id'])\n"
+              "    i += 1\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)])
+    try:
+        deadline = time.monotonic() + 20
+        while (not path.exists() or path.stat().st_size < 2_000_000) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    records = read_records(path)
+    assert records and [r["id"] for r in records] == [str(i) for i in range(len(records))]
+    append_records(path, [{"id": "after"}], unique=lambda r: r["id"])
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
+    assert read_records(path)[-1] == {"id": "after"}
