@@ -176,3 +176,66 @@ def test_a_note_edited_twice_counts_once(tmp_path, cli):
     assert len(events) == 2
     (cluster,) = cluster_events(events)
     assert [e.after for e in cluster.members] == [events[1].after]
+
+
+def _with_model(server) -> dict:
+    return {**NO_MODEL, "ORGKIT_LLM_ENDPOINT": server.url, "ORGKIT_LLM_MODEL": "m"}
+
+
+def test_model_bullet_is_cached_by_cluster_membership(tmp_path, cli, llm_server):
+    cfg = generate_claims(tmp_path / "notes", 4)
+    _correct(cfg.notes, range(3))
+    _index(cli, cfg.notes)
+    llm_server.reply({"bullet": "Give each effect as a count of trials, as in “5 of 12 trials”."})
+    data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    (cluster,) = data["clusters"]
+    assert (cluster["status"], cluster["by"], data["model_calls"]) == ("new", "m", 1)
+    assert "\n- Give each effect as a count of trials, as in “5 of 12 trials”.\n" in guidance_path(cfg).read_text(
+        encoding="utf-8")
+    (request,) = llm_server.requests
+    system, user = request["messages"][0]["content"], request["messages"][1]["content"]
+    assert "one guidance" in system and "Field: body" in user and "in 7 of 12 trials" in user
+    again = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    assert again["model_calls"] == 0 and again["clusters"][0]["status"] == "unchanged"
+    assert len(llm_server.requests) == 1  # the cache answered
+    _correct(cfg.notes, range(3, 4))
+    _index(cli, cfg.notes)
+    llm_server.reply({"bullet": "State effects as counts of trials."})
+    grown = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    assert (grown["model_calls"], grown["clusters"][0]["status"]) == (1, "updated")
+    assert len(llm_server.requests) == 2
+
+
+def test_a_template_bullet_is_rephrased_once_a_model_is_configured(tmp_path, cli, llm_server):
+    cfg = generate_claims(tmp_path / "notes", 3)
+    _correct(cfg.notes, range(3))
+    _index(cli, cfg.notes)
+    assert _evolve(cli, cfg.notes)["clusters"][0]["by"] == "template"
+    llm_server.reply({"bullet": "Give effects as counts."})
+    data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    assert (data["clusters"][0]["status"], data["clusters"][0]["bullet"]) == ("updated", "Give effects as counts.")
+
+
+def test_a_model_bullet_that_teaches_saying_less_is_dropped(tmp_path, cli, llm_server):
+    cfg = generate_claims(tmp_path / "notes", 3)
+    _correct(cfg.notes, range(3))
+    _index(cli, cfg.notes)
+    llm_server.reply({"bullet": "Extract fewer claims and shorten the quotes."})
+    data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    (dropped,) = data["dropped"]
+    assert dropped["bullet"] == "Extract fewer claims and shorten the quotes." and dropped["pattern"]
+    assert not guidance_path(cfg).exists()
+    again = _evolve(cli, cfg.notes, env=_with_model(llm_server))
+    assert again["dropped"] and again["model_calls"] == 0 and len(llm_server.requests) == 1
+
+
+def test_a_failing_model_falls_back_to_the_template(tmp_path, cli, llm_server):
+    from llm_server import Canned
+
+    cfg = generate_claims(tmp_path / "notes", 3)
+    _correct(cfg.notes, range(3))
+    _index(cli, cfg.notes)
+    llm_server.reply(Canned("overloaded", status=500))
+    result = cli("evolve", "--notes", str(cfg.notes), "--json", env=_with_model(llm_server))
+    assert result.exit_code == 0 and "guidance model failed" in result.stderr
+    assert json.loads(result.stdout)["clusters"][0]["by"] == "template"

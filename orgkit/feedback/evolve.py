@@ -31,15 +31,6 @@ TEMPLATE = "template"
 _EXAMPLE_CHARS = 160
 BULLET_SCHEMA = {"type": "object", "properties": {"bullet": {"type": "string", "minLength": 1}},
                  "required": ["bullet"], "additionalProperties": False}
-SYSTEM_PROMPT = (
-    "You distil people's corrections of notes that a model generated into one guidance bullet for that "
-    "model. Write a single imperative sentence (at most 40 words) saying what to do differently, general "
-    "enough to apply to any source document. Never recommend extracting fewer claims, skipping a "
-    "dimension, dropping or shortening quotes, paraphrasing instead of quoting, or linking less. "
-    'Reply with JSON: {"bullet": "..."}.'
-)
-
-
 @dataclass(frozen=True)
 class ClusterKey:
     extractor: str
@@ -179,9 +170,9 @@ class _Phraser:
         return text, by
 
     def _from_model(self, cluster: Cluster) -> tuple[str | None, str]:
-        from ..llm import ModelFailure, ModelUnavailable, complete
+        from ..llm import ModelFailure, ModelUnavailable, complete, persona
 
-        messages = [{"role": "system", "content": SYSTEM_PROMPT},
+        messages = [{"role": "system", "content": persona(self.config, "guidance")},
                     {"role": "user", "content": _cluster_prompt(cluster)}]
         try:
             self.result.model_calls += 1
