@@ -37,6 +37,7 @@
 ;;   r  `orgkit-read'         the node at point and the notes it links to
 ;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
 ;;   t  `orgkit-tangle'       tangle the current file
+;;   g  `orgkit-guidance'     the guidance file distilled from corrections
 ;;
 ;; Errors reported by orgkit (an unknown ID, a missing notes directory) reach
 ;; you as one line in the echo area.
@@ -1013,6 +1014,23 @@ The buffer is saved first when modified.  orgkit writes what
   (mapcar (lambda (target) (alist-get 'target target))
           (alist-get 'targets answer)))
 
+;;;; Feedback: the guidance file
+
+;;;###autoload
+(defun orgkit-guidance ()
+  "Visit the guidance file that `orgkit evolve' writes from corrections.
+Its bullets, by extractor and node type, go into the extractors'
+prompts when they run with --use-extraction-feedback.  Edit them
+freely: an edited bullet is kept, a deleted one stays deleted
+until its cluster gets new corrections.  Return the file's name."
+  (interactive)
+  (let* ((answer (orgkit--call "guidance" nil))
+         (file (alist-get 'path answer)))
+    (find-file file)
+    (unless (eq (alist-get 'exists answer) t)
+      (message "orgkit: no guidance yet; `orgkit evolve' writes it from corrections"))
+    file))
+
 ;;;; Keys
 
 ;;;###autoload
@@ -1026,6 +1044,7 @@ The buffer is saved first when modified.  orgkit writes what
     (define-key map (kbd "r") #'orgkit-read)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
+    (define-key map (kbd "g") #'orgkit-guidance)
     map)
   "Keymap of orgkit's commands, for a prefix key of your choice:
 \(global-set-key (kbd \"C-c o\") orgkit-command-map).")

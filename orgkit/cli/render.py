@@ -63,7 +63,8 @@ def index(stats: dict, options: dict) -> str:
     embedded = f", {stats['embedded']} passages embedded" if stats["embedded"] else ""
     pending = f", {stats['pending']} passages without vectors" if stats["pending"] else ""
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
-            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)")
+            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
+            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
 
 
 def search(rows: list[dict], options: dict) -> str:
@@ -151,9 +152,30 @@ def config(values: dict, options: dict) -> str:
                      for key, v in values.items())
 
 
+def evolve(data: dict, options: dict) -> str:
+    lines = []
+    for c in data["clusters"]:
+        what = f"{c['extractor']} / {c['node_type']} / {c['field']} ({c['source']}, {c['events']} events)"
+        if c["status"] == "dropped":
+            what += f": dropped by the guardrail ({c['pattern']}): {c['bullet']}"
+        elif c["bullet"]:
+            what += f": {c['bullet']}"
+        lines.append(f"{c['status']:<9} {what}")
+    lines.append(f"{data['events']} events -> {data['guidance']}" + ("" if data["written"] else " (unchanged)"))
+    return "\n".join(lines)
+
+
+def guidance(data: dict, options: dict) -> str:
+    lines = [data["file"] + ("" if data["exists"] else " (none yet: `orgkit evolve` writes it)")]
+    for part in data["slices"]:
+        lines.append(f"{part['extractor']} / {part['node_type']}:")
+        lines += [f"  - {b}" for b in part["bullets"]]
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
     "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
-    "skills_prompt": skills_prompt, "ops": ops, "config": config,
+    "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
 }

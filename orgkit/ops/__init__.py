@@ -30,7 +30,7 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "meta")
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "feedback", "meta")
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
