@@ -19,12 +19,9 @@ SHARED = HERE.parents[1] / "shared"
 CORPUS = SHARED / "corpora" / "literate"
 CASES = HERE / "tangle_cases"
 
-# Corpus files that need Lisp evaluation while tangling (see the corpus README).
+# Corpus files that need a block run while tangling (noweb calls `<<name(arg=...)>>`).
 NEEDS_EVALUATION = {
     "thi-ng__geom/org/src/core/vector.org",
-    "zzamboni__elvish-modules/alias.org",
-    "zzamboni__elvish-modules/spinners.org",
-    "zzamboni__elvish-modules/util.org",
 }
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..org.lisp import read_lisp_string
+
 # `org-babel-tangle-lang-exts` after loading the common languages.
 EXTENSIONS: dict[str, str] = {
     "latex": "tex",
@@ -215,9 +217,7 @@ def _words(value: object) -> list[str]:
         return []
     if isinstance(value, str):
         if value.startswith('"'):
-            from .elisp import read_string
-
-            value = read_string(value)
+            value = read_lisp_string(value, 0)[0]
         return value.split()
     raise UnsupportedExpansion(f"a non-string header value ({value!r}) where Org expects words")
 

@@ -115,9 +115,12 @@ class _Planner:
         params = block_params(self.doc, block, evaluate=True)
         for key, value in params:
             if isinstance(value, LispForm):
+                if value.signals:
+                    raise self._fail(block, f"header argument {key} {value.text}: {value.reason}")
                 raise self._fail(
                     block,
-                    f"header argument {key} {value.text} is Lisp that Emacs would evaluate (orgkit never evaluates code)",
+                    f"header argument {key} {value.text} is Lisp that Emacs would evaluate and orgkit does not: "
+                    f"{value.reason} (orgkit never runs code)",
                     NeedsEvaluation,
                 )
             if key == ":var":
