@@ -21,10 +21,14 @@ from .paths import abbreviate_file_name, expand_file_name, file_name_directory, 
 
 
 class NotPure(Exception):
-    """A form orgkit does not evaluate (it may run code, or is simply not known here)."""
+    """A form orgkit does not evaluate (it may run code, or is simply not known here).
 
-    def __init__(self, form: object) -> None:
-        super().__init__(prin1(form))
+    A function raises it with no form when only some uses of it are pure; the
+    evaluator then names the calling form.
+    """
+
+    def __init__(self, form: object = None) -> None:
+        super().__init__("" if form is None else prin1(form))
         self.form = form
 
 
@@ -65,7 +69,12 @@ def evaluate(form: object, env: Environment) -> object:
         inspect.signature(function).bind(env, *values)
     except TypeError:
         raise LispSignal(f"wrong number of arguments in {prin1(form)}") from None
-    return function(env, *values)
+    try:
+        return function(env, *values)
+    except NotPure as exc:
+        if exc.form is None:
+            raise NotPure(form) from None
+        raise
 
 
 def truthy(value: object) -> bool:
@@ -228,7 +237,7 @@ def _format(env: Environment, template: object, *args: object) -> str:
             continue
         spec = _FORMAT_SPEC.match(text, match.start())
         if spec is None:
-            raise NotPure([Symbol("format"), template, *args])
+            raise NotPure()
         out.append(text[pos : match.start()])
         out.append(directive(spec))
         pos = spec.end()
@@ -303,7 +312,7 @@ def _relative(env: Environment, name: object, directory: object = NIL) -> str:
 
 def _buffer_file_name(env: Environment, buffer: object = NIL) -> object:
     if buffer != NIL:
-        raise NotPure([Symbol("buffer-file-name"), buffer])
+        raise NotPure()
     return env.buffer_file_name
 
 
@@ -314,13 +323,13 @@ def _getenv(env: Environment, name: object, frame: object = NIL) -> object:
 
 def _trim_left(env: Environment, text: object, regexp: object = NIL) -> str:
     if regexp != NIL:
-        raise NotPure([Symbol("string-trim-left"), text, regexp])
+        raise NotPure()
     return re.sub(r"\A[ \t\n\r]+", "", _string(text, "string-trim-left"))
 
 
 def _trim_right(env: Environment, text: object, regexp: object = NIL) -> str:
     if regexp != NIL:
-        raise NotPure([Symbol("string-trim-right"), text, regexp])
+        raise NotPure()
     return re.sub(r"[ \t\n\r]+\Z", "", _string(text, "string-trim-right"))
 
 
