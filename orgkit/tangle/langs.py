@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..org.lisp import read_lisp_string
+from . import assign
 
 # `org-babel-tangle-lang-exts` after loading the common languages.
 EXTENSIONS: dict[str, str] = {
@@ -143,14 +144,30 @@ class UnsupportedExpansion(Exception):
     """The language's expansion needs something orgkit does not reproduce."""
 
 
+# Languages whose `org-babel-expand-body:LANG` uses `:var` values in ways orgkit does
+# not reproduce (the ones it does: emacs-lisp, C, C++ and the assignment languages).
+_VARS_UNSUPPORTED = {"D", "clojure", "lisp", "scheme", "sql", "latex", "haskell", "java"}
+
+
 def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
     """The body after `org-babel-expand-body:LANG` (or the generic expansion)."""
     get = dict(reversed(params)).get
     result_params = get(":result-params") or []
-    if lang in ("emacs-lisp", "elisp"):
-        return body + "\n"
+    variables = [v for k, v in params if k == ":var" and isinstance(v, assign.Var)]
+    try:
+        return _expand(lang, body, params, get, result_params, variables)
+    except assign.AssignmentError as exc:
+        raise UnsupportedExpansion(f"{exc} (Emacs fails too)") from None
+
+
+def _expand(lang: str, body: str, params: list[tuple[str, object]], get, result_params: list[str],  # type: ignore[no-untyped-def]
+            variables: list[assign.Var]) -> str:
+    if variables and lang in _VARS_UNSUPPORTED:
+        raise UnsupportedExpansion(f"orgkit does not write :var values into {lang} blocks as ob-{lang} does")
+    if lang in ("emacs-lisp", "elisp"):  # Org aliases elisp to emacs-lisp
+        return assign.emacs_lisp(body, variables)
     if lang in ("C", "C++", "cpp"):
-        return _expand_c(body, get)
+        return _expand_c(body, get, variables)
     if lang == "D":
         return _expand_d(body, get)
     if lang == "clojure":
@@ -170,7 +187,8 @@ def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
     if lang == "java":
         raise UnsupportedExpansion("Java blocks are wrapped in a class by ob-java; orgkit does not reproduce that")
     pro, epi = get(":prologue"), get(":epilogue")
-    parts = ([_text(pro)] if pro is not None else []) + [body] + ([_text(epi)] if epi is not None else [])
+    var_lines = assign.assignment_lines(lang, variables, params) or []
+    parts = ([_text(pro)] if pro is not None else []) + var_lines + [body] + ([_text(epi)] if epi is not None else [])
     return "\n".join(parts)
 
 
@@ -186,7 +204,7 @@ def _trim(text: str) -> str:
     return re.sub(r"\A[ \t\n\r]+", "", re.sub(r"[ \t\n\r]+\Z", "", text))
 
 
-def _expand_c(body: str, get) -> str:  # type: ignore[no-untyped-def]
+def _expand_c(body: str, get, variables: list[assign.Var]) -> str:  # type: ignore[no-untyped-def]
     includes = _words(get(":includes"))
     defines_words = _words(get(":defines"))
     defines = [f"{a} {b}" for a, b in zip(defines_words[::2], defines_words[1::2])]
@@ -196,10 +214,7 @@ def _expand_c(body: str, get) -> str:  # type: ignore[no-untyped-def]
         "\n".join(f"#include {i}" if i.startswith("<") else f'#include "{i}"' for i in includes),
         "\n".join(f"#define {d}" for d in defines),
         "\n".join(f"using namespace {n};" for n in namespaces),
-        "",
-        "",
-        "",
-        "",
+        *assign.c_parts(variables, get(":colname-names")),
         _ensure_main(body) if main_p else body,
     ]
     return "\n".join(parts) + "\n"

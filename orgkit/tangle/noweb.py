@@ -82,7 +82,7 @@ class NowebExpander:
                     f"noweb reference <<{ref}>> calls a block, which needs evaluation (orgkit never runs code)",
                 )
             )
-        heading_text = self._headline_body(ref)
+        heading_text = self.headline_body(ref)
         if heading_text is not None:
             return heading_text
         named = self._named_block(ref)
@@ -132,7 +132,8 @@ class NowebExpander:
                 self._refs.setdefault(get(info.params, ":noweb-ref"), []).append(info)
         return self._refs
 
-    def _headline_body(self, ref: str) -> str | None:
+    def headline_body(self, ref: str) -> str | None:
+        """`org-babel-ref-headline-body` of the heading whose CUSTOM_ID or ID is REF, or None."""
         for prop in ("CUSTOM_ID", "ID"):
             prop_re = re.compile(r"^[ \t]*:" + prop + r":[ \t]+" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
             for idx, heading in enumerate(self.doc.headings):
@@ -153,7 +154,8 @@ class NowebExpander:
         if heading.drawer:
             start = heading.drawer[1] + 1
         start_pos = self.doc.line_starts[min(start, len(self.doc.lines) - 1)] if start < len(self.doc.lines) else len(self.doc.text)
-        end_pos = self.doc.line_starts[end] if end < len(self.doc.lines) else len(self.doc.text)
+        # `org-narrow-to-subtree` stops before the newline that ends the subtree.
+        end_pos = self.doc.line_starts[end] - 1 if end < len(self.doc.lines) else len(self.doc.text)
         return self.doc.text[start_pos:end_pos]
 
 

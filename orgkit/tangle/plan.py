@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import langs
+from . import langs, variables
 from .comments import (
     LINK_FORMAT_BEGIN,
     LINK_FORMAT_END,
@@ -24,6 +24,7 @@ from .comments import (
 )
 from .document import OrgDocument, SrcBlock, load
 from .elisp import LispForm
+from .evaluate import Environment
 from .errors import NeedsEvaluation, TangleError, located
 from .headers import Params, block_params, get
 from .links import block_link, source_name
@@ -123,8 +124,8 @@ class _Planner:
                     f"{value.reason} (orgkit never runs code)",
                     NeedsEvaluation,
                 )
-            if key == ":var":
-                raise self._fail(block, f":var {value} needs Babel variable expansion, which orgkit does not do")
+        if any(key == ":var" for key, _ in params):
+            params = self._resolve_variables(block, params)
         lang = block.language or ""
         info = Info(block, self.normalize(block), params)
         body = self.noweb.expand(info) if noweb_p(params, "tangle") else info.body
@@ -151,6 +152,14 @@ class _Planner:
             body=body,
             comment=comment,
         )
+
+    def _resolve_variables(self, block: SrcBlock, params: Params) -> Params:
+        """The block's `:var` values, computed as `org-babel-process-params` does."""
+        env = Environment.for_file(str(self.doc.path))
+        try:
+            return variables.resolve(self.doc, params, env, self.noweb.headline_body)
+        except variables.VarError as exc:
+            raise self._fail(block, str(exc), NeedsEvaluation if exc.needs_evaluation else TangleError) from None
 
     def _target_name(self, spec: Spec) -> str | None:
         """`org-babel-effective-tangled-filename`."""
