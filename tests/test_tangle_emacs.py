@@ -32,8 +32,11 @@ EVAL_CASES = sorted(p.name for p in CASES.glob("needs_eval*.org"))
 
 
 def _tree(sandbox: Sandbox) -> dict[str, tuple[bytes, int]]:
-    tree = {f"repo/{k}": v for k, v in snapshot(sandbox.root).items()}
-    tree.update({f"home/{k}": v for k, v in snapshot(sandbox.home).items()})
+    """Both sandbox folders; absolute names of the sandbox itself (as in `:comments noweb`
+    links) are written as <sandbox>, since the two runs live in different folders."""
+    base = str(sandbox.root.parent).encode()
+    tree = {f"repo/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.root).items()}
+    tree.update({f"home/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.home).items()})
     return tree
 
 

@@ -17,6 +17,7 @@ from .comments import (
     LINK_FORMAT_BEGIN,
     LINK_FORMAT_END,
     NoCommentSyntax,
+    comment_region,
     fill_template,
     insert_comment,
     org_comment_text,
@@ -27,8 +28,8 @@ from .elisp import LispForm
 from .evaluate import Environment
 from .errors import NeedsEvaluation, TangleError, located
 from .headers import Params, block_params, get
-from .links import block_link, source_name
-from .noweb import Info, NowebExpander, noweb_p
+from .links import block_link, link_string, source_name
+from .noweb import Info, NowebExpander, Point, noweb_p
 from .paths import expand_file_name, file_name_directory, file_name_sans_extension
 
 
@@ -233,8 +234,20 @@ class _Planner:
             parts.append(insert_comment(fill_template(LINK_FORMAT_END, data), syntax))
         return "".join(parts)
 
-    def _noweb_comment(self, body: str, item: Info, outer: Info) -> str:
-        raise self._fail(outer.block, ":comments noweb is not supported by orgkit's tangler")
+    def _noweb_comment(self, body: str, item: Info, outer: Info, point: Point) -> str:
+        """`:comments noweb`: link comments, in the expanding block's language, around BODY."""
+        syntax = langs.comment_syntax(outer.block.language or "")
+        data = {
+            "start-line": str(item.block.line),
+            "file": str(self.doc.path),
+            "link": link_string(self.doc, point.heading, point.name, point.line),
+            "source-name": item.block.name or "",
+        }
+        try:
+            begin, end = (_trim(comment_region(fill_template(t, data), syntax)) for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
+        except NoCommentSyntax:
+            raise self._fail(outer.block, f"no comment syntax is known for language {outer.block.language!r} (Emacs fails too)") from None
+        return f"{begin}\n{body}\n{end}"
 
 
 def _remove_coderefs(body: str, fmt: str) -> str:
