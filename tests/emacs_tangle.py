@@ -75,7 +75,9 @@ def run_emacs(sandboxes: list[Sandbox], jobs_file: Path) -> dict[Path, str | Non
     )
     results: dict[Path, str | None] = {}
     for line in proc.stdout.splitlines():
-        parts = line.split("\t")
+        # A prompt Emacs prints before failing (no comment syntax) shares the line.
+        start = max(line.find("OK\t"), line.find("ERR\t"), 0)
+        parts = line[start:].split("\t")
         if parts[0] == "OK":
             results[Path(parts[1])] = None
         elif parts[0] == "ERR":
