@@ -70,7 +70,10 @@ class _Resolver:
             return Var(name, value)
         if ref.startswith('"') and ref.endswith('"') and len(ref) > 1:
             return Var(name, read(ref)[0])
-        return Var(name, self.reference(ref))
+        try:
+            return Var(name, self.reference(ref))
+        except VarError as exc:
+            raise VarError(f":var {name}={ref}: {exc}", exc.needs_evaluation) from None
 
     def reference(self, ref: str) -> object:
         """`org-babel-ref-resolve` for the references that need no evaluation."""
@@ -78,7 +81,7 @@ class _Resolver:
         if index and ref[: index.start()].count("(") == ref[: index.start()].count(")"):
             raise VarError(f"the indexed reference {ref} is not supported by orgkit")
         if re.match(r"^(.+?)(\[(.*)\]|())\((.*)\)$", ref, re.DOTALL):
-            raise VarError(f"{ref} calls a block, which needs evaluation (orgkit never runs code)", needs_evaluation=True)
+            raise VarError("a call of a block needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if re.match(r"^(.+):(.+)$", ref):
             raise VarError(f"the reference {ref} into another file is not supported by orgkit")
         found = self._named(ref)
@@ -127,9 +130,9 @@ class _Resolver:
         if re.match(r"^[ \t]*\+-", line):
             raise VarError(f"{ref} is a table.el table, which orgkit does not read")
         if lower.startswith("#+begin_src"):
-            raise VarError(f"{ref} is a source block; Org runs it to get its value (orgkit never runs code)", needs_evaluation=True)
+            raise VarError(f"{ref} is a source block, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if lower.startswith("#+call:"):
-            raise VarError(f"{ref} is a #+call line; Org runs it to get its value (orgkit never runs code)", needs_evaluation=True)
+            raise VarError(f"{ref} is a #+call line, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if re.match(r"#\+begin_(example|export)\b", lower):
             return self._block_value(first, ref)
         if re.match(r"^[ \t]*:( |$)", line):
