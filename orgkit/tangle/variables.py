@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from ..org.lisp import NIL, Symbol, read
 from .assign import HLINE, Var
@@ -36,7 +37,7 @@ class VarError(Exception):
 
 
 def resolve(doc: OrgDocument, params: list[tuple[str, object]], env: Environment,
-            headline_body) -> list[tuple[str, object]]:  # type: ignore[no-untyped-def]
+            headline_body: Callable[[str], str | None]) -> list[tuple[str, object]]:
     """PARAMS with each `:var` replaced by a `Var`, and `:colname-names` added.
 
     HEADLINE_BODY(ref) gives the text of a heading whose CUSTOM_ID or ID is ref (or None).
@@ -52,7 +53,7 @@ def resolve(doc: OrgDocument, params: list[tuple[str, object]], env: Environment
 class _Resolver:
     doc: OrgDocument
     env: Environment
-    headline_body: object
+    headline_body: Callable[[str], str | None]
 
     def assignment(self, assignment: object) -> Var:
         """`org-babel-ref-parse`."""
@@ -87,7 +88,7 @@ class _Resolver:
         found = self._named(ref)
         if found is not None:
             return found
-        body = self.headline_body(ref)  # type: ignore[operator]
+        body = self.headline_body(ref)
         if body is not None:
             return body
         raise VarError(f"Reference `{ref}' not found in this buffer (Emacs fails too)")
