@@ -81,6 +81,14 @@ FORMS = [
     "(quote sym)",
     "(not nil)",
     "[1 2]",
+    "(if (eq system-type 'gnu/linux) \"linux.el\" \"other.el\")",
+    "(equal \"a\" \"a\")",
+    "(equal '(1 \"a\") '(1 \"a\"))",
+    "(eq 'a 'a)",
+    "(eq 1 1)",
+    '(file-name-concat "a" "b/" nil "" "c")',
+    '(file-name-concat "/etc/")',
+    '(expand-file-name "init.el" user-emacs-directory)',
     # Emacs signals an error for these; orgkit must too.
     "(concat 1)",
     '(file-name-nondirectory nil)',
@@ -94,6 +102,7 @@ NOT_PURE = [
     ("(setq x 1)", "(setq x 1)"),
     ('(string-trim "x" "[ ]+")', '(string-trim "x" "[ ]+")'),
     ("load-path", "load-path"),
+    ('(eq "a" "a")', '(eq "a" "a")'),
     ('(buffer-file-name (current-buffer))', "(current-buffer)"),
 ]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -91,7 +92,20 @@ def _variable(symbol: Symbol, env: Environment) -> object:
         return env.default_directory
     if symbol.name == "user-emacs-directory":
         return _user_emacs_directory()
+    if symbol.name == "system-type":
+        return _system_type()
     raise NotPure(symbol)
+
+
+def _system_type() -> Symbol:
+    """`system-type` of an Emacs built for this platform."""
+    if sys.platform.startswith("linux"):
+        return Symbol("gnu/linux")
+    if sys.platform == "darwin":
+        return Symbol("darwin")
+    if sys.platform in ("win32", "cygwin"):
+        return Symbol("windows-nt" if sys.platform == "win32" else "cygwin")
+    return Symbol("berkeley-unix" if "bsd" in sys.platform else sys.platform)
 
 
 def _user_emacs_directory() -> str:
@@ -378,6 +392,25 @@ def _substring(env: Environment, text: object, start: object = 0, end: object = 
     return s[begin:stop]
 
 
+def _eq(env: Environment, a: object, b: object) -> Symbol:
+    """`eq` where identity is knowable: symbols and integers (strings are distinct objects)."""
+    for value in (a, b):
+        if not isinstance(value, (Symbol, int)) and value != NIL:
+            raise NotPure()
+    return _boolean(type(a) is type(b) and a == b)
+
+
+def _equal(env: Environment, a: object, b: object) -> Symbol:
+    return _boolean(type(a) is type(b) and a == b)
+
+
+def _file_name_concat(env: Environment, directory: object, *components: object) -> str:
+    """`file-name-concat`: a slash between non-empty parts that lack one."""
+    parts = [_string(p, "file-name-concat") for p in (directory, *components) if p != NIL]
+    parts = [p for p in parts if p]
+    return "".join(p if i == len(parts) - 1 or p.endswith("/") else p + "/" for i, p in enumerate(parts))
+
+
 def _number_to_string(env: Environment, number: object) -> str:
     if isinstance(number, (int, float)) and not isinstance(number, bool):
         return prin1(number)
@@ -414,6 +447,9 @@ _FUNCTIONS: dict[str, Callable[..., object]] = {
     "downcase": lambda env, text: _string(text, "downcase").lower(),
     "substring": _substring,
     "number-to-string": _number_to_string,
+    "eq": _eq,
+    "equal": _equal,
+    "file-name-concat": _file_name_concat,
     "not": lambda env, value: _boolean(not truthy(value)),
     "null": lambda env, value: _boolean(not truthy(value)),
 }
