@@ -80,7 +80,8 @@ class _Resolver:
         """`org-babel-ref-resolve` for the references that need no evaluation."""
         index = re.search(r"\[([^\[]+)\]$", ref)
         if index and ref[: index.start()].count("(") == ref[: index.start()].count(")"):
-            raise VarError(f"the indexed reference {ref} is not supported by orgkit")
+            value = self.reference(ref[: index.start()])
+            return index_list(index.group(1), value) if _is_list(value) else value
         if re.match(r"^(.+?)(\[(.*)\]|())\((.*)\)$", ref, re.DOTALL):
             raise VarError("a call of a block needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if re.match(r"^(.+):(.+)$", ref):
@@ -154,6 +155,47 @@ class _Resolver:
         value = _UNESCAPE.sub(r"\1\3", value)
         preserve = re.search(r"(^|\s)-i\b", self.doc.lines[first]) and kind.lower() == "example"
         return value if preserve else remove_indentation(value)
+
+
+def _is_list(value: object) -> bool:
+    return isinstance(value, list) or value == NIL
+
+
+def index_list(index: str, items: object) -> object:
+    """`org-babel-ref-index-list`: `tbl[1,0:2]` picks rows, then columns (0-based, negative from the end)."""
+    lis = items if isinstance(items, list) else []
+    match = re.match(r"^([^,]*),?", index)
+    if not index or not match:
+        return items
+    portion, remainder = match.group(1), index[match.end() :]
+    count = len(lis)
+
+    def wrap(number: int) -> int:
+        return number + count if number < 0 else number
+
+    def nth(n: int) -> object:
+        n = max(n, 0)
+        return lis[n] if n < count else NIL
+
+    ranged = re.search(r"(([-0-9]+):([-0-9]+)|\*)", portion)
+    if not portion or ranged:
+        if portion and ranged and ranged.group(2) is not None:
+            start, end = wrap(_string_to_int(ranged.group(2))), wrap(_string_to_int(ranged.group(3)))
+        else:
+            start, end = wrap(0), wrap(-1)
+        picked = [nth(n) for n in ([start] if start == end else range(start, end + 1))]
+    else:
+        picked = [nth(wrap(_string_to_int(portion)))]
+    result = [index_list(remainder, item) if _is_list(item) else item for item in picked]
+    if len(result) == 1:
+        return result[0]
+    return result if result else NIL
+
+
+def _string_to_int(text: str) -> int:
+    """`string-to-number` for the integers of an index (0 when there is none)."""
+    match = re.match(r"[ \t]*([-+]?[0-9]+)", text)
+    return int(match.group(1)) if match else 0
 
 
 def _is_heading(line: str) -> bool:
