@@ -1,8 +1,8 @@
 """How each language's Babel library writes `:var` values into tangled code.
 
 `org-babel-variable-assignments:LANG` (shell family, Python, Ruby, JavaScript, Perl,
-Lua) gives lines put before the body; Emacs Lisp wraps the body in a `let`, C and C++
-declare typed variables (ob-C).  Values are Lisp data (see `orgkit.org.lisp`) and are
+Lua, Haskell) gives lines put before the body; Emacs Lisp, Scheme, Common Lisp and
+Clojure wrap the body in a `let`, C and C++ declare typed variables (ob-C).  Values are Lisp data (see `orgkit.org.lisp`) and are
 printed with each library's own rules, character for character.
 """
 
@@ -59,7 +59,15 @@ def assignment_lines(lang: str, variables: list[Var], params: list[tuple[str, ob
         return [_perl_assign(v) for v in variables]
     if lang == "lua":
         return [f"{v.name}={_lua(v.value)}" for v in variables]
+    if lang == "haskell":
+        return [f"let {v.name} = {_haskell(v.value)}" for v in variables]
     return None
+
+
+def _haskell(value: object) -> str:
+    if _is_list(value):
+        return "[" + ", ".join(_haskell(v) for v in _items(value)) + "]"
+    return _fmt_s(value)
 
 
 def _python(value: object) -> str:
@@ -174,6 +182,18 @@ def emacs_lisp(body: str, variables: list[Var]) -> str:
         return body + "\n"
     bindings = "\n      ".join(prin1([Symbol(v.name), [Symbol("quote"), v.value]]) for v in variables)
     return f"(let ({bindings})\n{body}\n)"
+
+
+def common_lisp(body: str, variables: list[Var]) -> str:
+    """`org-babel-expand-body:lisp` with variables: a `let` of quoted values."""
+    bindings = "\n      ".join(f"({prin1(Symbol(v.name))} (quote {prin1(v.value)}))" for v in variables)
+    return f"(let ({bindings})\n{body})"
+
+
+def clojure(body: str, variables: list[Var]) -> str:
+    """`org-babel-expand-body:clojure` with variables: a `let` vector of name-value pairs."""
+    bindings = "\n      ".join(f"{prin1(Symbol(v.name))} {prin1(v.value)}" for v in variables)
+    return f"(let [{bindings}]\n{body})"
 
 
 # C and C++: `org-babel-C-expand-C`'s variables, table sizes and column-name helpers.

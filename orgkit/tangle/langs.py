@@ -146,7 +146,7 @@ class UnsupportedExpansion(Exception):
 
 # Languages whose `org-babel-expand-body:LANG` uses `:var` values in ways orgkit does
 # not reproduce (the ones it does: emacs-lisp, C, C++ and the assignment languages).
-_VARS_UNSUPPORTED = {"D", "clojure", "lisp", "scheme", "sql", "latex", "haskell", "java"}
+_VARS_UNSUPPORTED = {"D", "sql", "latex", "java"}
 
 
 def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
@@ -171,12 +171,13 @@ def _expand(lang: str, body: str, params: list[tuple[str, object]], get, result_
     if lang == "D":
         return _expand_d(body, get)
     if lang == "clojure":
-        return _expand_clojure(body, get, result_params)
+        return _expand_clojure(body, get, result_params, variables)
     if lang == "lisp":
-        body = body.strip(" \t\n\r")
+        body = assign.common_lisp(body, variables) if variables else body.strip(" \t\n\r")
         return f"(pprint {body})" if {"code", "pp"} & set(result_params) else body
     if lang == "scheme":
         pro, epi = get(":prologue"), get(":epilogue")
+        body = assign.emacs_lisp(body, variables) if variables else body
         return (f"{_text(pro)}\n" if pro is not None else "") + body + (f"\n{_text(epi)}" if epi is not None else "")
     if lang == "sql":
         return "\n".join([_text(get(":prologue")), body, _text(get(":epilogue"))])
@@ -243,11 +244,11 @@ def _ensure_main(body: str) -> str:
     return f"int main() {{\n{body}\nreturn 0;\n}}\n"
 
 
-def _expand_clojure(body: str, get, result_params: list[str]) -> str:  # type: ignore[no-untyped-def]
+def _expand_clojure(body: str, get, result_params: list[str], variables: list[assign.Var]) -> str:  # type: ignore[no-untyped-def]
     body = re.sub(r"^[ \t]*;+.*$", "", body, flags=re.MULTILINE)
     ns = get(":ns")
     head = f"(ns {ns})\n" if ns else ""
-    body = _trim(head + _trim(body))
+    body = _trim(head + (assign.clojure(body, variables) if variables else _trim(body)))
     if {"code", "pp"} & set(result_params):
         return f"(clojure.pprint/pprint (do {body}))"
     return body

@@ -251,9 +251,12 @@ def _read_list(lines: list[str], first: int, ref: str) -> list[object]:
     indent = _ITEM.match(lines[first]).group(1)
     items: list[object] = []
     for line in lines[first:]:
-        if not line.strip():
+        if not line.strip() or _is_heading(line):
             break
         match = _ITEM.match(line)
+        line_indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if not match and len(line_indent) <= len(indent):
+            break  # a line back at the list's indentation ends the list
         if not match or match.group(1) != indent:
             raise VarError(f"{ref}: orgkit reads only flat lists of one-line items as :var values")
         text = match.group(4)
