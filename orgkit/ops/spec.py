@@ -92,7 +92,8 @@ class Op:
     and partial failures through `ctx`. `cli` is the command path (default:
     the name), `aliases` are older names `serve` still answers to, `notes`
     says whether it works on a notes directory, and `mcp` whether it is an
-    MCP tool.
+    MCP tool. `capability` names the capability the operation belongs to: while
+    it is off, the operation is absent from every listing and refused when called.
     """
 
     name: str
@@ -105,6 +106,7 @@ class Op:
     aliases: tuple[str, ...] = ()
     notes: bool = True
     mcp: bool = True
+    capability: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
