@@ -267,3 +267,37 @@ def test_resume_after_a_kill_finishes_without_duplicate_notes(workspace: Path, l
     extractor_calls = [r for r in llm_server.requests if "verdicts" not in r["messages"][-1]["content"]]
     assert sum("cache in SQLite" in r["messages"][-1]["content"] for r in extractor_calls) == 1
     assert (workspace / "extractions" / run / "run.org").is_file()
+
+
+def test_offline_extraction_of_the_adr_corpus_is_grounded_and_agrees_with_the_annotation(
+        tmp_path: Path, cli, monkeypatch) -> None:
+    from conftest import REPO, shared_path
+
+    corpus = tmp_path / "adr"
+    corpus.mkdir()
+    for path in sorted(shared_path("corpora", "adr").glob("[0-9]*.md")):
+        (corpus / path.name).write_bytes(path.read_bytes())
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    monkeypatch.delenv("ORGKIT_LLM_ENDPOINT", raising=False)
+    monkeypatch.delenv("ORGKIT_MODEL_PATH", raising=False)
+    started = time.perf_counter()
+    result = cli("extract", *sorted(str(p) for p in corpus.iterdir()), "--schema", "adr",
+                 "--notes", str(notes), "--json")
+    assert time.perf_counter() - started < 120 and result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    texts = {str(p): p.read_text(encoding="utf-8") for p in corpus.iterdir()}
+    assert all(texts[c["source"]][c["start"]:c["end"]] == c["quote"] for c in out["claims"])
+    assert out["audit"]["verified"] == len(out["claims"]) and out["audit"]["stale"] == 0
+    for dim in ("problem", "decision", "consequences", "status"):
+        assert len({c["source"] for c in out["claims"] if c["dimension"] == dim}) >= 13, dim
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_extract import score
+
+    predictions: dict[str, list] = {}
+    for c in out["claims"]:
+        predictions.setdefault(Path(c["source"]).name, []).append((c["dimension"], c["start"], c["end"]))
+    gold = json.loads((REPO / "bench" / "extract_gold.json").read_text(encoding="utf-8"))
+    overall = score(predictions, gold)["all"]
+    assert overall["precision"] >= 0.55 and overall["recall"] >= 0.65, overall

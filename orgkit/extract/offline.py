@@ -10,10 +10,13 @@ table rows, headings) are ranked by four signals, strongest first:
 3. cue phrases: the quoted phrases in the rubric ("instead of", "we will");
    outside a labelled section only a cue phrase admits a unit, and only for a
    dimension the document has no section for;
-4. similarity to the rubric (BM25, or embeddings when a model is at hand),
-   with a preference for the first units of a section and of a paragraph.
+4. similarity to the rubric (BM25, blended half and half with embeddings when
+   a local model is at hand), with a preference for the first units of a
+   section and of a paragraph.
 A list-shaped section yields its items (top level first); a prose section
-yields its best few sentences. Each unit goes to one dimension at most.
+yields its best few sentences. Each unit goes to one dimension at most, and a
+unit that repeats a quote already picked (an option that is also the
+decision) is skipped.
 Every quote is a span of the source, so every quote is grounded.
 """
 
@@ -23,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .rank import bm25_scores, embedding_scores
+from .rank import bm25_scores, embedding_scores, words
 from .schema import Dimension, Schema
 from .units import Document, Unit
 
@@ -90,14 +93,17 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
         return []
     queries = [f"{d.name}. {' '.join(d.headings)}. {d.rubric}" for d in schema.dimensions]
     texts = [u.text for u in units]
-    sims = embedding_scores(embed, texts, queries) if embed else bm25_scores(texts, queries)
+    sims = bm25_scores(texts, queries)
+    if embed is not None:  # words and meaning, half each: the headings and cues still lead
+        dense = embedding_scores(embed, texts, queries)
+        sims = [[(a + b) / 2 for a, b in zip(row, other)] for row, other in zip(sims, dense)]
     labels = [_section_label(u, schema) for u in units]
     taken: set[int] = set()
     picks: list[Pick] = []
     for d_index, dim in enumerate(schema.dimensions):
         picks += _label_lines(units, dim, taken)
     for d_index, dim in enumerate(schema.dimensions):
-        picks += _from_sections(units, labels, dim, sims[d_index], taken)
+        picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
@@ -133,8 +139,9 @@ def _label_lines(units: list[Unit], dim: Dimension, taken: set[int]) -> list[Pic
 
 
 def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
-                   sims: list[float], taken: set[int]) -> list[Pick]:
-    """The best units of the sections the dimension labels: entries first, then the best prose."""
+                   sims: list[float], taken: set[int], picked: list[Pick]) -> list[Pick]:
+    """The best units of the sections the dimension labels: their entries when the sections
+    are list-shaped, else their best sentences; near-repeats of quotes already picked are skipped."""
     inside = [k for k, (name, generic) in enumerate(labels)
               if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
               and not _is_reference(units[k])]
@@ -144,9 +151,10 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     inside = [k for k in inside if wants_questions or not units[k].text.rstrip("*_ ").endswith("?")]
     cues = _cues(dim)
     groups = _groups(units, labels, inside, dim)
-    entries = [k for k in inside if _is_entry(units[k])]
+    entries = {k for k in inside if _is_entry(units[k])}
     top = {g: min((units[k].depth for k in entries if groups[k] == g), default=0) for g in set(groups.values())}
-    first_entries = [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
+    listy = len(first_entries_of(units, entries, groups, top)) >= 2
+    first_entries = first_entries_of(units, entries, groups, top)
     rank_in_section: dict[int, int] = {}
     seen: dict[tuple[str, ...], int] = {}
     for k in inside:
@@ -155,26 +163,40 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
 
     def score(k: int) -> float:
         u = units[k]
-        s = sims[k] + 0.4 / (1 + rank_in_section[k]) + (0.2 if u.lead else 0.0) - 0.3 * groups[k]
+        s = sims[k] + 0.4 / (1 + rank_in_section[k]) + (0.2 if u.lead else 0.0) - 0.6 * groups[k]
         s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
-        if k in entries and u.depth == top[groups[k]]:
-            s += 0.3
+        if listy and k in entries and u.depth == top[groups[k]]:
+            s += 0.4
         if u.kind == "sentence" and u.text.rstrip().endswith(":"):
-            s -= 0.6
+            s -= 0.2
         if len(u.text.split()) < 4:
             s -= 0.4
         if u.kind == "row":
-            s -= 0.3
+            s -= 0.5
         return s
 
-    cap = min(LIST_CAP, max(PROSE_CAP, len(first_entries)))
+    cap = min(LIST_CAP, max(PROSE_CAP, len(first_entries))) if listy else PROSE_CAP
     if len(inside) > 12:
         cap += 1
-    out = []
-    for k in sorted(inside, key=score, reverse=True)[:cap]:
+    out: list[Pick] = []
+    for k in sorted(inside, key=score, reverse=True):
+        if len(out) >= cap:
+            break
+        if any(_repeats(units[k].text, p.quote) for p in picked + out):
+            continue
         taken.add(k)
         out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
     return out
+
+
+def first_entries_of(units: list[Unit], entries: set[int], groups: dict[int, int], top: dict[int, int]) -> list[int]:
+    return [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
+
+
+def _repeats(text: str, earlier: str) -> bool:
+    """Whether `text` mostly says again what `earlier` said (an option that is also the decision)."""
+    mine, theirs = set(words(text)), set(words(earlier))
+    return len(mine) >= 2 and len(mine & theirs) >= 0.6 * len(mine | theirs)
 
 
 def _groups(units: list[Unit], labels, inside: list[int], dim: Dimension) -> dict[int, int]:
@@ -202,7 +224,7 @@ class _OneDim:
 
 def _is_entry(unit: Unit) -> bool:
     """An enumerated thing: a list item, a table row, a sub-heading, or a paragraph led by bold text."""
-    if unit.kind in ("item", "row", "heading"):
+    if unit.kind in ("item", "heading"):
         return unit.lead
     return unit.lead and unit.text.startswith(("**", "__"))
 

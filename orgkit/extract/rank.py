@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from typing import Callable, Sequence
 
+EMBED_BATCH = 16
+EMBED_CHARS = 600  # a unit's first characters say what it is about
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("""a an and are as at be been but by for from has have in into is it its of on or
 that the their them then there these they this to was were which with will would can could our we
@@ -58,7 +60,16 @@ def bm25_scores(units: Sequence[str], queries: Sequence[str], k1: float = 1.2, b
 def embedding_scores(embed: Callable[[list[str]], "object"], units: Sequence[str],
                      queries: Sequence[str]) -> list[list[float]]:
     """scores[q][u]: cosine of unit and rubric embeddings, scaled within the document."""
-    matrix = embed(list(queries) + list(units))
+    import numpy as np
+
+    texts = list(queries) + [u[:EMBED_CHARS] for u in units]
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad little
+    rows: list = [None] * len(texts)
+    for first in range(0, len(order), EMBED_BATCH):
+        batch = order[first:first + EMBED_BATCH]
+        for i, vector in zip(batch, embed([texts[i] for i in batch])):
+            rows[i] = vector
+    matrix = np.vstack(rows)
     q, u = matrix[: len(queries)], matrix[len(queries):]
     sims = q @ u.T
     return [_scaled([float(x) for x in row]) for row in sims]
