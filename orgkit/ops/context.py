@@ -118,7 +118,7 @@ class OpContext:
         if self._skills is None:
             from ..skills import load_registry
 
-            self._skills = load_registry(self.root)
+            self._skills = load_registry(self.root, self.config)
         for message in self._skills.warnings:
             self.warn(message)
         return self._skills
