@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "doctor": ("doctor",),
     "tangle": ("tangle", "detangle"),
     "skills": ("skills",),
+    "memory": ("deposit", "deposits", "review", "recall"),
 }
 
 
