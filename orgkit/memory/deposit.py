@@ -169,8 +169,11 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
                          "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data, expected=None)
+            while not _create(target, data, retry=path is None):
+                rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
+                target = check_destination(cfg, rel)
+                with store.tx() as conn:
+                    conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (rel, node_id))
         except BaseException:
             with store.tx() as conn:
                 conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
@@ -198,6 +201,18 @@ def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, 
         conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ?", (node_id, supersedes))
     store.audit(conn, actor, "deposit-repaired" if repaired else "deposit", node_id,
                 path=rel, lane=lane, via=via, supersedes=supersedes)
+
+
+def _create(target: Path, data: bytes, *, retry: bool) -> bool:
+    """Create the note exclusively; False when the name was taken and another may be tried."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        atomic_write(target, data, expected=None)
+    except OrgkitError:
+        if retry and os.path.lexists(target):
+            return False
+        raise
+    return True
 
 
 def _free_default_path(cfg: Config, title: str, created: datetime) -> str:
