@@ -203,3 +203,26 @@ def test_a_superseded_deposit_is_not_recalled(cli, notes: Path) -> None:
     assert any(o["id"] == old["id"] and new["id"] in o["reason"] for o in recalled["omitted"])
     twice = cli("deposit", "--notes", str(notes), "--title", "x", "--body", "y", "--supersedes", old["id"])
     assert twice.exit_code == 1 and "already superseded" in twice.stderr
+
+
+def test_doctor_checks_audit_records_and_accepted_proposals(cli, notes: Path) -> None:
+    import sqlite3
+
+    dep = deposit(cli, notes)
+    tag = next(p for p in pending(cli, notes) if p["kind"] == "tag")
+    run_json(cli, "review", "accept", tag["id"], "--notes", str(notes))
+    report = json.loads(cli("doctor", "--notes", str(notes), "--json").stdout)
+    assert report["facts"]["memory"]["deposits"] == 1
+    assert not [f for f in report["findings"] if f["check"] == "memory"]
+
+    path = notes / dep["path"]
+    path.write_text(path.read_text().replace(f":{tag['payload']['tag']}:", ":other:"))
+    conn = sqlite3.connect(notes / "orgkit-data" / "memory.sqlite")
+    conn.execute("DELETE FROM audit WHERE action = 'deposit'")
+    conn.commit()
+    conn.close()
+    result = cli("doctor", "--notes", str(notes), "--json")
+    assert result.exit_code == 1
+    found = [f["message"] for f in json.loads(result.stdout)["findings"] if f["check"] == "memory"]
+    assert f"deposit {dep['id']} has no audit record" in found
+    assert any(f"accepted proposal {tag['id']} (tag)" in m and "no longer tagged" in m for m in found)
