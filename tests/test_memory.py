@@ -37,7 +37,7 @@ def pending(cli, notes: Path) -> list[dict]:
 @pytest.mark.parametrize("args, message", [
     (["--title", " ", "--body", "x"], "needs a title"),
     (["--title", "T", "--body", "  \n"], "needs a body"),
-    (["--title", "T", "--body", "x", "--lane", "robot"], "unknown lane"),
+    (["--title", "T", "--body", "x", "--lane", "robot"], "'lane' must be one of agent, human"),
     (["--title", "T", "--body", "x", "--path", "../escape.org"], "inside the notes directory"),
     (["--title", "T", "--body", "x", "--path", "/tmp/abs.org"], "inside the notes directory"),
     (["--title", "T", "--body", "x", "--path", "tangle.org"], "already exists"),
@@ -49,7 +49,7 @@ def pending(cli, notes: Path) -> list[dict]:
 def test_bad_deposits_are_refused_and_write_nothing(cli, notes: Path, args, message) -> None:
     before = sorted(p.relative_to(notes) for p in notes.rglob("*.org"))
     result = cli("deposit", "--notes", str(notes), "--no-process", *args)
-    assert result.exit_code == 1
+    assert result.exit_code == (2 if "--lane" in args else 1)
     assert message in result.stderr and "Traceback" not in result.stderr
     assert sorted(p.relative_to(notes) for p in notes.rglob("*.org")) == before
     if (notes / "orgkit-data" / "memory.sqlite").exists():

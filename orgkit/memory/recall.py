@@ -17,6 +17,7 @@ import json
 from ..embed import Embedder
 from ..index import Index, refresh
 from ..retrieve.context import ContextResult, context
+from ..retrieve.search import VectorCache
 from .store import Store
 
 
@@ -65,16 +66,22 @@ def _withheld(prov: dict) -> str | None:
 
 
 def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
-           embedder: Embedder | None = None) -> ContextResult:
-    """Context for `query` with provenance; the call is audited before it returns."""
-    cfg = store.cfg
-    index = Index.at(cfg.notes, cfg.state_dir)
-    try:
-        warnings = refresh(index, embedder=embedder).warnings
-        result = context(index, query, budget=budget, embedder=embedder)
-    finally:
-        index.close()
-    result.warnings[:0] = warnings
+           embedder: Embedder | None = None, index: Index | None = None,
+           cache: VectorCache | None = None) -> ContextResult:
+    """Context for `query` with provenance; the call is audited before it returns.
+
+    `index` is a caller's up-to-date index (a server's); without one, the index of
+    the notes is brought up to date here."""
+    if index is None:
+        index = Index.at(store.cfg.notes, store.cfg.state_dir)
+        try:
+            warnings = refresh(index, embedder=embedder).warnings
+            result = context(index, query, budget=budget, embedder=embedder)
+        finally:
+            index.close()
+        result.warnings[:0] = warnings
+    else:
+        result = context(index, query, budget=budget, embedder=embedder, cache=cache)
     kept = []
     for entry in result.included:
         prov = provenance(store, entry["id"], entry["file"])

@@ -148,6 +148,34 @@ def _kind_of(store: Store, pid: str) -> str:
     return store.one("SELECT kind FROM proposals WHERE id = ?", (pid,))["kind"]
 
 
+def edit_in_editor(text: str) -> str:
+    """`text` edited by the user in $VISUAL or $EDITOR (a temporary .org file); unsaved is an error."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    fd, name = tempfile.mkstemp(prefix="orgkit-proposal-", suffix=".org")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        before = os.stat(name).st_mtime_ns
+        try:
+            done = subprocess.run([*shlex.split(editor), name])
+        except OSError as exc:
+            raise OrgkitError(f"cannot run the editor {editor!r}: {exc.strerror or exc}") from None
+        if done.returncode != 0:
+            raise OrgkitError(f"the editor {editor!r} exited with status {done.returncode}; nothing accepted")
+        with open(name, encoding="utf-8") as edited:
+            result = edited.read()
+        if os.stat(name).st_mtime_ns == before and result == text:
+            raise OrgkitError("the proposal was not changed; nothing accepted (use `review accept`)")
+        return result
+    finally:
+        os.unlink(name)
+
+
 def batches(store: Store) -> list[dict]:
     return [{"id": r["id"], "action": r["action"], "state": r["state"], "actor": r["actor"], "at": r["at"],
              "files": [p["path"] for p in loads(r["plan"])],

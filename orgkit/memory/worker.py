@@ -85,15 +85,49 @@ def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None
     return result
 
 
-def in_background(cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
-    """`catch_up` in a daemon thread with its own connection (a server's deposits)."""
-    def work() -> None:
-        with Store(cfg) as store:
-            try:
-                catch_up(store, embedder=embedder)
-            except OrgkitError:
-                pass  # recorded on the deposit; the next catch-up tries again
+class _Background:
+    """One catch-up thread per notes directory; asked again while it runs, it runs once more."""
 
-    thread = threading.Thread(target=work, name="orgkit-librarian", daemon=True)
-    thread.start()
-    return thread
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.threads: dict[str, threading.Thread] = {}
+        self.again: set[str] = set()
+        self.errors: dict[str, str] = {}
+
+    def start(self, cfg: Config, embedder: Embedder | None) -> threading.Thread:
+        key = str(cfg.notes.resolve())
+        with self.lock:
+            running = self.threads.get(key)
+            if running is not None and running.is_alive():
+                self.again.add(key)
+                return running
+            thread = threading.Thread(target=self.work, args=(key, cfg, embedder), name="orgkit-librarian",
+                                      daemon=True)
+            self.threads[key] = thread
+            thread.start()
+            return thread
+
+    def work(self, key: str, cfg: Config, embedder: Embedder | None) -> None:
+        while True:
+            try:
+                with Store(cfg) as store:
+                    catch_up(store, embedder=embedder)
+                self.errors.pop(key, None)
+            except OrgkitError as exc:  # a deposit's own failure is on its record; this is the rest
+                self.errors[key] = str(exc)
+            with self.lock:
+                if key not in self.again:
+                    return
+                self.again.discard(key)
+
+
+    def last_error(self, cfg: Config) -> str | None:
+        return self.errors.get(str(cfg.notes.resolve()))
+
+
+BACKGROUND = _Background()
+
+
+def in_background(cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
+    """`catch_up` in a daemon thread with its own connection (a server's deposits, a server start)."""
+    return BACKGROUND.start(cfg, embedder)
