@@ -59,13 +59,14 @@ class Proposal:
                 "decided_at": self.decided_at}
 
     def summary(self) -> str:
+        """One line a reviewer reads: what accepting it does."""
         p = self.payload
-        what = {"admit": "keep the deposited note",
+        where = "the deposit" if self.target == self.deposit else self.target
+        return {"admit": "keep the deposited note",
                 "new": f"new note {p.get('title', '')!r}",
-                "append": f"append {len(p.get('text', ''))} characters to {self.target}",
-                "link": f"link {self.target} -> {p.get('dest')}",
-                "tag": f"tag {self.target} with {p.get('tag')}"}[self.kind]
-        return what
+                "append": f"append {len(p.get('text', ''))} characters to {where}",
+                "link": f"link {where} to {p.get('description') or p.get('dest')!r}",
+                "tag": f"tag {where} with {p.get('tag')}"}.get(self.kind, self.kind)
 
 
 def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown_chunks: set[int],
