@@ -91,6 +91,7 @@ def test_offline_flow_deposit_review_accept_recall_undo(cli, notes: Path) -> Non
     kinds = sorted((p["kind"], p["payload"].get("dest") or p["payload"].get("tag")) for p in proposals)
     assert ("admit", None) in kinds and ("link", TANGLE) in kinds and ("link", NOWEB) in kinds
     assert ("tag", "literate") in kinds and ("tag", "tools") in kinds
+    assert ("link", GARDEN) not in kinds  # related by rank only, sharing no word with the deposit
     assert all(p["chunks"] for p in proposals if p["kind"] != "admit")
     link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
     shown = cli("review", "show", link["id"], "--notes", str(notes))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_notes import FINDING, GARDEN, NOWEB, TANGLE, make_notes, rows
+from memory_notes import FINDING, NOWEB, TANGLE, make_notes, rows
 
 
 @pytest.fixture

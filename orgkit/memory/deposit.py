@@ -101,7 +101,7 @@ def check_destination(cfg: Config, rel: str) -> Path:
     pure = PurePosixPath(rel.replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
-    if not is_org_file(str(pure)):
+    if ".git" in pure.parts or not is_org_file(str(pure)):
         raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")
     root = cfg.notes.resolve()
     target = root.joinpath(*pure.parts)

@@ -135,12 +135,21 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
 
 
 def get(store: Store, proposal_id: str) -> Proposal:
-    from ..errors import NotFound
+    return Proposal.from_row(by_prefix(store, "proposals", proposal_id, "proposal"))
 
-    row = store.one("SELECT * FROM proposals WHERE id = ? OR id LIKE ?", (proposal_id, f"{proposal_id}%"))
-    if row is None:
-        raise NotFound(f"no proposal {proposal_id}")
-    return Proposal.from_row(row)
+
+def by_prefix(store: Store, table: str, given: str, what: str):
+    """The row whose ID is `given` or starts with it (when only one does)."""
+    from ..errors import NotFound, OrgkitError
+
+    found = store.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
+        store.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
+        if given.strip() else [])
+    if not found:
+        raise NotFound(f"no {what} {given}")
+    if len(found) > 1:
+        raise OrgkitError(f"{given!r} is the start of more than one {what} ID; give more of it")
+    return found[0]
 
 
 def listing(store: Store, status: str | None = "pending") -> list[Proposal]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from ..errors import NotFound, OrgkitError
+from ..errors import OrgkitError
 from . import proposals as props
-from .proposals import EDITABLE, Proposal, check
+from .proposals import Proposal, check
 from .resolver import Files, Plan, apply, plan_for, repair_batches, unified_diff
 from .store import Store, loads
 
@@ -115,9 +115,7 @@ def undo(store: Store, batch_id: str, actor: str, *, why: str | None = None) -> 
     """Revert an applied batch if none of its files was edited since."""
     with store.writer():
         repair_batches(store)
-        row = store.one("SELECT * FROM batches WHERE id = ? OR id LIKE ?", (batch_id, f"{batch_id}%"))
-        if row is None:
-            raise NotFound(f"no batch {batch_id}")
+        row = props.by_prefix(store, "batches", batch_id, "batch")
         if row["action"] == "undo":
             raise OrgkitError(f"batch {row['id']} is itself an undo")
         if row["state"] != "applied":

@@ -159,10 +159,11 @@ def review_batches(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..memory.recall import recall as run
 
-    ctx.refresh()
+    embedder = ctx.query_embedder()
+    ctx.refresh(embed=embedder is not None)
     with _store(ctx) as store:
         result = run(store, args["query"], budget=args["budget"], caller=args["caller"] or _actor(ctx),
-                     embedder=ctx.query_embedder(), index=ctx.index, cache=ctx.cache)
+                     embedder=embedder, index=ctx.index, cache=ctx.cache)
     for message in result.warnings:
         ctx.warn(message)
     return result.to_json()
