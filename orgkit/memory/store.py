@@ -143,9 +143,12 @@ class Store:
 
     def subject_lock(self, name: str, *, wait: bool):
         """A lock held while one deposit is written or processed; free means its holder died."""
+        return file_lock(self.subject_lock_path(name), wait=wait)
+
+    def subject_lock_path(self, name: str) -> Path:
         locks = self.dir / LOCKS_DIR
         locks.mkdir(exist_ok=True)
-        return file_lock(locks / f"{name}.lock", wait=wait)
+        return locks / f"{name}.lock"
 
 
 @contextmanager
