@@ -11,6 +11,7 @@ import json
 from typing import Any, Callable
 
 from .common import warn
+from .render_memory import MEMORY_RENDERERS
 
 
 def nodes(rows: list[dict], options: dict) -> str:
@@ -152,7 +153,6 @@ def config(values: dict, options: dict) -> str:
                      for key, v in values.items())
 
 
-<<<<<<< HEAD
 def evolve(data: dict, options: dict) -> str:
     lines = []
     for c in data["clusters"]:
@@ -172,7 +172,6 @@ def guidance(data: dict, options: dict) -> str:
         lines.append(f"{part['extractor']} / {part['node_type']}:")
         lines += [f"  - {b}" for b in part["bullets"]]
     return "\n".join(lines)
-=======
 def schema_list(rows: list[dict], options: dict) -> str:
     return "\n".join(f"{r['name']:<12} {r['origin']:<9} {', '.join(r['dimensions'])}  ({r['title']})" for r in rows)
 
@@ -209,17 +208,13 @@ def audit(report: dict, options: dict) -> str:
     out.append(f"{report['quotes']} quote(s) in {len(report['runs'])} run(s): {report['verified']} verified, "
                f"{report['reanchored']} re-anchored, {report['stale']} stale, {report['missing']} missing")
     return "\n".join(out)
->>>>>>> issue-12
 
 
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
     "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
-<<<<<<< HEAD
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
-=======
-    "skills_prompt": skills_prompt, "ops": ops, "config": config, "schema_list": schema_list,
-    "schema_show": schema_show, "extract": extract, "audit": audit,
->>>>>>> issue-12
+    "schema_list": schema_list, "schema_show": schema_show, "extract": extract, "audit": audit,
+    **MEMORY_RENDERERS,
 }

@@ -30,11 +30,8 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-<<<<<<< HEAD
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "feedback", "meta")
-=======
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "meta", "extract")
->>>>>>> issue-12
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "extract", "memory", "feedback",
+           "meta")
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}

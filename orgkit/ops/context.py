@@ -36,6 +36,7 @@ class OpContext:
         self._config = config
         self.base = base  # relative paths in parameters start here; None: the working directory
         self.warm = warm
+        self.surface = "serve" if warm else "cli"  # who is asking: cli, serve or mcp (set by the adapter)
         self.progress: Callable[[int, int], None] | None = None
         self.on_wait: Callable[[], None] | None = None
         self.lock = threading.RLock()  # one operation at a time on the shared index
