@@ -344,6 +344,21 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (orgkit-test--kill-note-buffers)
         (delete-file file)))))
 
+(ert-deftest orgkit-test-guidance ()
+  "`orgkit-guidance' visits the guidance file in the data directory."
+  (orgkit-test--with-notes
+    (let ((file (expand-file-name "orgkit-data/guidance.org" orgkit-test--dir)))
+      (make-directory (file-name-directory file) t)
+      (with-temp-file file
+        (insert "* Extractor: extractor\n** Node Type: claim\n- Give numbers.\n"))
+      (unwind-protect
+          (progn
+            (should (equal (file-truename (orgkit-guidance)) (file-truename file)))
+            (should (equal (file-truename buffer-file-name) (file-truename file)))
+            (should (string-match-p "Give numbers" (buffer-string))))
+        (orgkit-test--kill-note-buffers)
+        (delete-directory (file-name-directory file) t)))))
+
 (ert-deftest orgkit-test-tangle ()
   "`orgkit-tangle' tangles the current file."
   (orgkit-test--with-notes

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .. import config as config_module
 from ..config import Config
+from ..errors import OrgkitError
 
 if TYPE_CHECKING:
     from ..embed import Embedder
@@ -36,6 +37,7 @@ class OpContext:
         self._config = config
         self.base = base  # relative paths in parameters start here; None: the working directory
         self.warm = warm
+        self.surface = "serve" if warm else "cli"  # who is asking: cli, serve or mcp (set by the adapter)
         self.progress: Callable[[int, int], None] | None = None
         self.on_wait: Callable[[], None] | None = None
         self.lock = threading.RLock()  # one operation at a time on the shared index
@@ -78,6 +80,13 @@ class OpContext:
             self._config = config_module.load(self._notes, self._flags, self._env)
         return self._config
 
+    def optional_config(self) -> Config | None:
+        """The config, or None where there is no notes directory (some operations need none)."""
+        try:
+            return self.config
+        except OrgkitError:
+            return None
+
     @property
     def root(self) -> Path:
         return self.config.notes
@@ -118,7 +127,7 @@ class OpContext:
         if self._skills is None:
             from ..skills import load_registry
 
-            self._skills = load_registry(self.root)
+            self._skills = load_registry(self.root, self.config)
         for message in self._skills.warnings:
             self.warn(message)
         return self._skills

@@ -93,7 +93,10 @@ class Op:
     the name; None: no command), `aliases` are older names `serve` still
     answers to, `notes` says whether it works on a notes directory, and `mcp`
     whether it is an MCP tool (an agent's tool should not write outside the
-    notes).
+    notes); `mcp_setting` names a boolean setting that must be on for MCP to
+    offer it (review decisions: `mcp.allow_review`). `capability` names the
+    capability the operation belongs to: while it is off, the operation is
+    absent from every listing and refused when called.
     """
 
     name: str
@@ -106,6 +109,8 @@ class Op:
     aliases: tuple[str, ...] = ()
     notes: bool = True
     mcp: bool = True
+    capability: str | None = None
+    mcp_setting: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
