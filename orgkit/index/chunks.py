@@ -11,7 +11,6 @@ are cut on paragraph boundaries, carrying a short paragraph over as overlap.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
 from dataclasses import dataclass
@@ -52,8 +51,7 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     outline = Outline(text)
     lines, pattern = outline.lines, outline.pattern
     starts = _line_starts(lines)
-    nodes = sorted(parsed.nodes, key=lambda n: (n.start, -n.end))
-    node_starts = [n.start for n in nodes]
+    enclosing = _Enclosing(parsed.nodes)
     chunks: list[Chunk] = []
     path: list[tuple[int, str]] = []  # (level, title) of the enclosing headings
     for first, end, level in _sections(outline):
@@ -63,7 +61,7 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
             title = sx.olp_title(m.group(4)) if m and m.group(4) else lines[first].lstrip("* ")
             path = [p for p in path if p[0] < level] + [(level, title)]
             body_from = first + 1
-        node = _enclosing(nodes, node_starts, starts[first])
+        node = enclosing.at(starts[first])
         if node is None:
             continue
         heading = " > ".join([parsed.title] + [t for _, t in path])
@@ -91,12 +89,26 @@ def _line_starts(lines: list[str]) -> list[int]:
     return starts
 
 
-def _enclosing(nodes: list[Node], node_starts: list[int], offset: int) -> Node | None:
-    """The innermost node whose text contains `offset`."""
-    for i in range(bisect.bisect_right(node_starts, offset) - 1, -1, -1):
-        if nodes[i].start <= offset < max(nodes[i].end, nodes[i].start + 1):
-            return nodes[i]
-    return None
+class _Enclosing:
+    """The innermost node around each of a rising series of offsets, in one pass.
+
+    Nodes nest (a file holds its headings, a subtree its children), so the
+    nodes open at an offset form a stack; walking offsets in file order pushes
+    each node once and pops it once.
+    """
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = sorted(nodes, key=lambda n: (n.start, -n.end))
+        self.next = 0
+        self.open: list[Node] = []
+
+    def at(self, offset: int) -> Node | None:
+        while self.next < len(self.nodes) and self.nodes[self.next].start <= offset:
+            self.open.append(self.nodes[self.next])
+            self.next += 1
+        while self.open and not offset < max(self.open[-1].end, self.open[-1].start + 1):
+            self.open.pop()
+        return self.open[-1] if self.open else None
 
 
 def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]:
