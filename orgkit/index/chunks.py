@@ -25,6 +25,20 @@ OVERLAP_CHARS = 200
 _FENCE = re.compile(r"^[ \t]*#\+(?:begin|end)_\S*", re.I)
 
 
+@dataclass(eq=False, slots=True)
+class Section:
+    """A heading in the outline; the index stores each once, linked to its parent.
+
+    `title` is the heading as outline paths show it (`olp`); `label` is how a
+    passage's path names it (the title, or the raw line of an untitled heading).
+    """
+
+    line: int  # 0-based line of the heading
+    title: str
+    label: str
+    parent: "Section | None"
+
+
 @dataclass(slots=True)
 class Chunk:
     """A passage: the node it belongs to, its first line, and its text in two forms."""
@@ -33,6 +47,7 @@ class Chunk:
     line: int
     heading: str  # the outline path, ranked as a title
     body: str  # the passage itself
+    section: Section | None = None  # the heading it sits under (None: the preamble)
 
     @property
     def text(self) -> str:
@@ -53,24 +68,38 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     starts = _line_starts(lines)
     enclosing = _Enclosing(parsed.nodes)
     chunks: list[Chunk] = []
-    path: list[tuple[int, str]] = []  # (level, title) of the enclosing headings
+    sections: list[Section] = []  # by heading, parents first
     for first, end, level in _sections(outline):
         body_from = first
+        section = None
         if level:
+            k = len(sections)
             m = pattern.match(lines[first])
-            title = sx.olp_title(m.group(4)) if m and m.group(4) else lines[first].lstrip("* ")
-            path = [p for p in path if p[0] < level] + [(level, title)]
+            title = sx.olp_title(m.group(4) if m else None)
+            label = title if m and m.group(4) else lines[first].lstrip("* ")
+            parent = outline.parents[k]
+            section = Section(first, title, label, sections[parent] if parent >= 0 else None)
+            sections.append(section)
             body_from = first + 1
         node = enclosing.at(starts[first])
         if node is None:
             continue
-        heading = " > ".join([parsed.title] + [t for _, t in path])
+        heading = outline_path(parsed.title, section)
         packed = _pack(_paragraphs(lines, body_from, end))
         if not packed and (node.start == starts[first] or not level):
-            chunks.append(Chunk(node, first + 1, heading, ""))
+            chunks.append(Chunk(node, first + 1, heading, "", section))
         for i, (line, body) in enumerate(packed):
-            chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body))
+            chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body, section))
     return chunks
+
+
+def outline_path(file_title: str, section: Section | None) -> str:
+    """A passage's heading: "File title > Parent > Child"."""
+    labels: list[str] = []
+    while section is not None:
+        labels.append(section.label)
+        section = section.parent
+    return " > ".join([file_title, *reversed(labels)])
 
 
 def _sections(outline: Outline) -> list[tuple[int, int, int]]:
