@@ -32,7 +32,9 @@ EVAL_CASES = sorted(p.name for p in CASES.glob("needs_eval*.org"))
 
 
 def _tree(sandbox: Sandbox) -> dict[str, tuple[bytes, int]]:
-    tree = {f"repo/{k}": v for k, v in snapshot(sandbox.root).items()}
+    """The files of a sandbox, without orgkit's own tangle records."""
+    tree = {f"repo/{k}": v for k, v in snapshot(sandbox.root).items()
+            if "/.orgkit/" not in f"/{k}"}
     tree.update({f"home/{k}": v for k, v in snapshot(sandbox.home).items()})
     return tree
 

@@ -58,11 +58,13 @@ def register(main: click.Group) -> None:
     @click.option("--dry-run", is_flag=True, help="List targets and sizes; write nothing.")
     @click.option("--check", "check_only", is_flag=True, help="Exit 1 if any target differs from what the org files produce.")
     @click.option("--confine", is_flag=True, help="Refuse targets outside each org file's directory tree.")
+    @click.option("--force", is_flag=True, help="Overwrite targets edited since orgkit tangled them.")
     @preserve_indentation_option
     @json_option
     @handle_errors
     def tangle_command(
-        files: tuple[Path, ...], dry_run: bool, check_only: bool, confine: bool, preserve_indentation: bool, as_json: bool
+        files: tuple[Path, ...], dry_run: bool, check_only: bool, confine: bool, force: bool,
+        preserve_indentation: bool, as_json: bool
     ) -> None:
         """Write the source files org-babel-tangle-file would write, byte for byte.
 
@@ -82,7 +84,7 @@ def register(main: click.Group) -> None:
             if not result.ok:
                 raise SystemExit(1)
             return
-        outcome = tangle(list(files), options, dry_run=dry_run, confine=confine)
+        outcome = tangle(list(files), options, dry_run=dry_run, confine=confine, force=force)
         rows = [_target_row(t, umask) for t in outcome.targets]
         for row in rows:
             if row["outside"]:
