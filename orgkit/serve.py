@@ -27,6 +27,7 @@ from .retrieve.locate import index_locator
 from .retrieve.read import read
 from .retrieve.scan import scan
 from .retrieve.search import MODES, VectorCache, search
+from . import config
 from .skills import Request, Registry, load_registry
 from .skills.run import run_skill
 
@@ -46,7 +47,7 @@ class Session:
     def skills(self) -> Registry:
         """The skills registry, loaded on the first skill request."""
         if self._skills is None:
-            self._skills = load_registry(self.root)
+            self._skills = load_registry(self.root, allow_local=config.load(self.root)["skills.allow_local"])
         return self._skills
 
     @property

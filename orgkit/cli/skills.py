@@ -7,13 +7,15 @@ from pathlib import Path
 
 import click
 
+from .. import config
 from ..skills import Request, load_registry
+from ..skills.reply import parse_reply
 from ..skills.run import run_skill
 from .common import emit, handle_errors, json_option, notes_option, resolve_notes_dir, warn
 
 
 def _registry(notes: Path):
-    registry = load_registry(notes)
+    registry = load_registry(notes, allow_local=config.load(notes)["skills.allow_local"])
     for message in registry.warnings:
         warn(message)
     return registry
@@ -58,7 +60,7 @@ def register(main: click.Group) -> None:
         notes = resolve_notes_dir(notes_dir)
         skill = _registry(notes).get(name)
         result = run_skill(skill, Request(query=query, notes=notes), stage,
-                           json.loads(reply) if reply else None)
+                           parse_reply(reply) if reply is not None else None)
         emit(result, as_json, lambda r: json.dumps(r, indent=2, ensure_ascii=False))
 
     @skills_group.command("prompt")
