@@ -189,9 +189,24 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
             _delete_file(conn, rel)
         for item in changed:
             stats.chunks += _insert_file(conn, item)
+        stats.warnings.extend(_duplicate_ids(conn, [item.path for item in changed]))
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             _bump_generation(conn)
+
+
+def _duplicate_ids(conn, files: list[str]) -> list[str]:
+    """`file:line: duplicate ID ...` for each node of `files` whose ID another node has."""
+    out = []
+    for start in range(0, len(files), 500):
+        part = files[start:start + 500]
+        out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
+                for node_id, file, line, other, other_line in conn.execute(
+                    f"""SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
+                        ON o.id = n.id AND (o.file < n.file OR (o.file = n.file AND o.line < n.line))
+                        WHERE n.file IN ({','.join('?' * len(part))})
+                        GROUP BY n.rowid ORDER BY n.file, n.line""", part)]
+    return out
 
 
 def _delete_file(conn, rel: str) -> None:

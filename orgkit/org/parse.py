@@ -73,6 +73,8 @@ class _Scan:
     keywords: list[tuple[str, str, int]] = field(default_factory=list)
     # (first line, last line) runs of text where links count at their position.
     text_runs: list[tuple[int, int]] = field(default_factory=list)
+    # (line, what) of blocks and drawers that do not close, and of broken property drawers.
+    problems: list[tuple[int, str]] = field(default_factory=list)
     # Lines whose links org-roam reads out of context (keywords, node properties).
     extra_link_lines: list[int] = field(default_factory=list)
 
@@ -94,6 +96,20 @@ def parse_org(text: str, path: str) -> OrgFile:
         h.node = _heading_node(doc, h, filetags, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
     out.links = _links(doc, scan, file_node, path)
+    warnings.extend(_problem_warnings(scan.problems, path))
+    return out
+
+
+MAX_PROBLEMS = 10  # per file: a file with thousands of unclosed blocks gets a count, not a flood
+
+
+def _problem_warnings(problems: list[tuple[int, str]], path: str) -> list[ParseWarning]:
+    problems = sorted(set(problems))
+    out = [ParseWarning(path, line + 1, message) for line, message in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        line = problems[MAX_PROBLEMS][0] + 1
+        out.append(ParseWarning(path, line, f"and {len(problems) - MAX_PROBLEMS} more unclosed "
+                                            "blocks or drawers from here on"))
     return out
 
 
@@ -132,8 +148,24 @@ def _scan_structure(doc: _Lines) -> _Scan:
             scan.extra_link_lines.extend(
                 first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"
             )
+        else:
+            _check_property_drawer(lines, start, end, owner is None, closers, scan)
         _scan_section(lines, start, end, drawer, scan, closers)
     return scan
+
+
+def _check_property_drawer(lines: list[str], start: int, end: int, top: bool, closers: Closers,
+                           scan: _Scan) -> None:
+    """Note a property drawer that Org does not read (so its ID is no node's)."""
+    i = start
+    if top:
+        while i < end and sx.COMMENT.match(lines[i]):
+            i += 1
+    elif i < end and sx.PLANNING.match(lines[i]):
+        i += 1
+    if i < end and sx.PROPERTIES_BEGIN.match(lines[i]) and closers.drawer_end(i + 1, end) is not None:
+        scan.problems.append((i, "property drawer holds a line that is not a property; "
+                                 "its properties are ignored, as Emacs does"))
 
 
 def _scan_section(
@@ -157,7 +189,7 @@ def _scan_section(
             i = drawer[1] + 1
             continue
         line = lines[i]
-        skip_to = _opaque_end(lines, i, end, markup, closers)
+        skip_to = _opaque_end(lines, i, end, markup, closers, scan.problems)
         if skip_to is not None:
             close_run(i)
             i = skip_to + 1
@@ -204,11 +236,14 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
     return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
 
 
-def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: Closers) -> int | None:
+def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: Closers,
+                problems: list[tuple[int, str]]) -> int | None:
     """If line `i` starts something whose contents hide links, its last line.
 
     Greater blocks and drawers are not opaque: their delimiter lines are
-    recorded in `markup` and their contents scanned as text.
+    recorded in `markup` and their contents scanned as text. Blocks and
+    drawers that do not close before the next heading are read as text, as
+    Org reads them, and noted in `problems`.
     """
     line = lines[i]
     if sx.COMMENT.match(line) or sx.FIXED_WIDTH.match(line):
@@ -217,6 +252,8 @@ def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: C
     if m:
         j = closers.block_end(m.group(1), i + 1, end)
         if j is None:
+            problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
+                                "read as text"))
             return None
         if m.group(1).lower() in sx.OPAQUE_BLOCKS:
             return j
@@ -230,6 +267,11 @@ def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: C
         j = closers.drawer_end(i + 1, end)
         if j is not None:
             markup.update((i, j))
+        elif m.group(1).upper() == "PROPERTIES":
+            problems.append((i, "property drawer has no :END: before the next heading; "
+                                "its properties are ignored, as Emacs does"))
+        else:
+            problems.append((i, f"drawer :{m.group(1)}: has no :END: before the next heading; read as text"))
     return None
 
 
