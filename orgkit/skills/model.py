@@ -66,10 +66,11 @@ class Capability:
     enabled: bool
     skills: tuple[Skill, ...] = ()
     schemas: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, Any] = field(default_factory=dict)  # model role -> its persona
 
     @classmethod
     def from_mapping(cls, data: dict, source: str) -> "Capability":
-        """Read a capability callable's `{name, enabled, skills, schemas}`."""
+        """Read a capability callable's `{name, enabled, skills, schemas, roles}`."""
         if not isinstance(data, dict):
             raise ValueError(f"capability() returned {type(data).__name__}, not a dict")
         missing = {"name", "enabled", "skills"} - set(data)
@@ -79,4 +80,4 @@ class Capability:
             raise ValueError(f"capability from {source}: 'skills' must be a list of Skill")
         skills = tuple(replace(s, source=source) for s in data["skills"])
         return cls(name=data["name"], enabled=bool(data["enabled"]), skills=skills,
-                   schemas=dict(data.get("schemas") or {}))
+                   schemas=dict(data.get("schemas") or {}), roles=dict(data.get("roles") or {}))

@@ -1,0 +1,21 @@
+"""doctor: check ripgrep, the model, the index and the notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import declare
+from .context import OpContext
+from .spec import Op
+
+
+def doctor(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..doctor import Setup, diagnose
+
+    report = diagnose(Setup(ctx.root, ctx.config.state_dir, ctx.embedder))
+    ctx.failed = not report.ok
+    return report.to_json()
+
+
+declare(Op("doctor", "Check ripgrep, the model, the index and the notes; fails when something is broken.", doctor,
+           result="{ok, facts, findings: [{level, check, message, file, line}]}"))
