@@ -107,7 +107,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
-    _gate(op, given, ctx.config)
+    if op.capability is not None or (isinstance(given, Mapping) and given.get("schema") is not None):
+        _gate(op, given, ctx.config)
     args = validate(op, given, from_text=from_text)
     with ctx.lock:
         ctx.begin()
