@@ -1,4 +1,4 @@
-"""The offline extractor against a hand annotation of seven ADRs: precision, recall, time.
+"""The offline extractor against a hand annotation of eight ADRs: precision, recall, time.
 
     python bench/bench_extract.py [--embed]
 
