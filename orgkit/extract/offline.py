@@ -164,6 +164,8 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     def score(k: int) -> float:
         u = units[k]
         s = sims[k] + 0.4 / (1 + rank_in_section[k]) + (0.2 if u.lead else 0.0) - 0.6 * groups[k]
+        if k == inside[0] and u.kind != "heading":
+            s += 0.4  # the section's opening statement
         s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
         if listy and k in entries and u.depth == top[groups[k]]:
             s += 0.4
