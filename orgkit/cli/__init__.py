@@ -45,6 +45,8 @@ def _op_commands(listing: bool = False) -> dict[str, click.Command]:
 
     top: dict[str, click.Command] = {}
     for op in (offered(_listing_config()) if listing else registry()).values():
+        if op.command is None:
+            continue
         head, *rest = op.command
         if not rest:
             top[head] = command(op, RENDERERS.get(op.name), head)

@@ -30,7 +30,8 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "meta", "extract")
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "extract", "memory", "feedback",
+           "meta")
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
@@ -107,8 +108,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
-    if op.capability is not None or (isinstance(given, Mapping) and given.get("schema") is not None):
-        _gate(op, given, ctx.config)
+    _gate(op, given, ctx.config if op.notes else ctx.optional_config())
     args = validate(op, given, from_text=from_text)
     with ctx.lock:
         ctx.begin()
