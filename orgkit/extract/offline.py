@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .rank import bm25_scores, embedding_scores, words
-from .schema import Dimension, Schema
+from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
 PROSE_CAP = 3  # sentences from a prose section
@@ -91,6 +91,7 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     units = [u for u in doc.units if not u.extra.get("title")]
     if not units:
         return []
+    schema = with_template_vocabulary(schema)
     queries = [f"{d.name}. {' '.join(d.headings)}. {d.rubric}" for d in schema.dimensions]
     texts = [u.text for u in units]
     sims = bm25_scores(texts, queries)
