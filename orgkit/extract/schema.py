@@ -225,7 +225,7 @@ def with_template_vocabulary(schema: Schema) -> Schema:
     """`schema` with what its dimensions leave unsaid borrowed from same-named template dimensions.
 
     A dimension without `:HEADINGS:` takes the headings of a shipped template's
-    dimension of the same name (so a home-made "problem" still knows that ADRs
+    dimension of the same name (or named by one of its words: "alternatives considered") (so a home-made "problem" still knows that ADRs
     call it "Context"), and a rubric without quoted cue phrases takes that
     dimension's. The schema's own words always come first.
     """
@@ -237,7 +237,8 @@ def with_template_vocabulary(schema: Schema) -> Schema:
             known.setdefault(" ".join(dim.name.lower().split()), dim)
     dims = []
     for dim in schema.dimensions:
-        twin = known.get(" ".join(dim.name.lower().split()))
+        name = " ".join(re.sub(r"[^\w]+", " ", dim.name.lower()).split())
+        twin = known.get(name) or next((d for key, d in known.items() if f" {key} " in f" {name} "), None)
         if twin is None:
             dims.append(dim)
             continue
