@@ -171,7 +171,7 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
         if listy and k in entries and u.depth == top[groups[k]]:
             s += 0.4
         if u.kind == "sentence" and u.text.rstrip().endswith(":"):
-            s -= 0.2
+            s -= 0.8 if listy else 0.2  # a list's lead-in says little of its own
         if len(u.text.split()) < 4:
             s -= 0.4
         if u.kind == "row":
