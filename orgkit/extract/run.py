@@ -45,6 +45,7 @@ class Context:
     notices: list[str] = field(default_factory=list)
     embed: Callable | None = None
     use_model: bool = False
+    guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
 
     @property
     def notes(self) -> Path:
@@ -107,6 +108,13 @@ def open_run(config: Config, run: str) -> Context:
     text = (store.root / "schema.org").read_text(encoding="utf-8")
     schema = parse_schema(text, Path(info["schema"]["path"]), info["schema"]["origin"])
     return Context(config, schema, store)
+
+
+def use_feedback(ctx: Context) -> None:
+    """Give the extractor's prompt the guidance for the notes it writes (claims and quotes)."""
+    from ..feedback.guidance import guidance_prompt
+
+    ctx.guidance = guidance_prompt(ctx.config, "extractor", ["claim", "quote"])
 
 
 def choose_extractor(ctx: Context) -> None:
@@ -172,7 +180,7 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
 
 def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
-        return extract_with_model(ctx.config, ctx.schema, text)
+        return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance)
     picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed)
     return [{"dimension": p.dimension, "claim": f"{p.dimension}: {nt.one_line(p.quote, 100)}",
              "quote": p.quote, "start": p.start, "end": p.end} for p in picks]
