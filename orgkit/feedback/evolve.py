@@ -125,8 +125,9 @@ def template_bullet(cluster: Cluster) -> str:
         return (f"People changed the links of {n} generated {key.node_type} notes {where} ({counts}), for "
                 f"example a link to “{target}”. Link {key.node_type} notes the way these corrections do.")
     if key.field == "note":
-        return (f"People deleted {n} generated {key.node_type} notes {where}, for example “{_clip(latest.before)}”. "
-                f"Check that each {key.node_type} states what its source says before writing it.")
+        return (f"People deleted {n} generated {key.node_type} notes {where}, for example "
+                f"“{_clip(latest.before)}”. Check that each {key.node_type} states what its source says "
+                f"before writing it.")
     return (f"People corrected the {key.field} of {n} generated {key.node_type} notes {where} ({counts}); for "
             f"example “{_clip(latest.before)}” became “{_clip(latest.after)}”. Write the {key.field} the way "
             f"these corrections do.")
