@@ -138,3 +138,15 @@ def test_corrections_of_three_documents_reach_the_next_extraction(workspace, cli
     _extract(cli, llm_server, "e.md")
     (plain,) = _extractor_requests(llm_server.requests[before:])
     assert BULLET not in plain[0]["content"]
+
+
+def test_a_planned_run_hands_the_guidance_to_the_agent_playing_the_extractor(workspace, cli):
+    (workspace / "orgkit-data").mkdir()
+    (workspace / "orgkit-data" / "guidance.org").write_text(GUIDANCE, encoding="utf-8")
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    for flag, tail in (((), ""), (("--use-extraction-feedback",), "- Give each decision its reason.\n")):
+        result = cli("extract", "b.md", "--schema", "adr", "--plan", *flag, "--notes", "notes", "--json")
+        assert result.exit_code == 0, result.stderr
+        task = json.loads(result.stdout)["tasks"][0]
+        assert task["context"]["persona"].startswith(golden[0]["content"])
+        assert task["context"]["persona"].endswith(tail) and (tail or task["context"]["persona"] == golden[0]["content"])

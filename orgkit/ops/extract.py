@@ -78,7 +78,7 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
             result = runs.execute(run)
             _notices(ctx, run)
         elif args["plan"]:
-            return plan(ctx.config, _sources(ctx, args), args["schema"])
+            return plan(ctx.config, _sources(ctx, args), args["schema"], feedback=_wants_feedback(ctx, args))
         else:
             run = runs.prepare(ctx.config, _sources(ctx, args), args["schema"])
             _feedback(ctx, args, run)
@@ -92,9 +92,13 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     return result
 
 
+def _wants_feedback(ctx: OpContext, args: dict[str, Any]) -> bool:
+    return bool(args["use_extraction_feedback"] or ctx.config["feedback.use_guidance"])
+
+
 def _feedback(ctx: OpContext, args: dict[str, Any], run) -> None:
     """With --use-extraction-feedback (or feedback.use_guidance), the guidance slice goes into the prompt."""
-    if args["use_extraction_feedback"] or ctx.config["feedback.use_guidance"]:
+    if _wants_feedback(ctx, args):
         from ..extract.run import use_feedback
 
         use_feedback(run)
