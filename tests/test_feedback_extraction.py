@@ -131,7 +131,11 @@ def test_corrections_of_three_documents_reach_the_next_extraction(workspace, cli
     guidance = (workspace / "orgkit-data" / "guidance.org").read_text(encoding="utf-8")
     assert f"* Extractor: extractor\n** Node Type: claim\n# cluster: {cluster['hash']}" in guidance
     before = len(llm_server.requests)
+    first_claim = next((workspace / "extractions").glob("*/claims/*.org"))
+    first_claim.write_text(first_claim.read_text(encoding="utf-8").replace("#+filetags:", "#+filetags: :checked"),
+                           encoding="utf-8")
     _extract(cli, llm_server, "e.md", "--use-extraction-feedback")
+    assert [(e.field, e.action) for e in load_events(config.load(workspace, env={}))][3:] == [("tags", "edit")]
     (sent,) = _extractor_requests(llm_server.requests[before:])
     assert sent[0]["content"].endswith(f"For claim notes:\n- {BULLET}\n")
     before = len(llm_server.requests)

@@ -68,6 +68,7 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract import run as runs
     from ..extract.plan import commit, plan
 
+    _record_corrections(ctx)
     prompts: list[dict] = []
     with _watching(args["show_prompt"], prompts):
         if args["commit"]:
@@ -90,6 +91,21 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     if args["show_prompt"]:
         result["prompts"] = prompts
     return result
+
+
+def _record_corrections(ctx: OpContext) -> None:
+    """Before generating more notes, record the corrections made to those generated before."""
+    from ..feedback.observe import IndexLookup, observe
+    from ..feedback.paths import generated_path
+
+    if not generated_path(ctx.config).exists():
+        return
+    index = ctx.lookup_index()
+    found = observe(ctx.config, IndexLookup(index) if index is not None else None)
+    for message in found.warnings:
+        ctx.warn(message)
+    if found.events:
+        ctx.warn(f"{len(found.events)} new correction events recorded (see `orgkit evolve`)")
 
 
 def _wants_feedback(ctx: OpContext, args: dict[str, Any]) -> bool:
