@@ -96,7 +96,7 @@ class _Resolver:
 
     def _named(self, ref: str) -> object | None:
         doc = self.doc
-        name_re = re.compile(r"^[ \t]*#\+name:[ \t]*" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
+        name_re = re.compile(r"^[ \t]*#\+(?:name|tblname):[ \t]*" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
         inside = {line for block in doc.blocks for line in range(block.begin_line + 1, block.end_line)}
         for number, line in enumerate(doc.lines):
             if number in inside or not name_re.match(line) or doc.commented(doc.heading_at(number)):
@@ -118,7 +118,8 @@ class _Resolver:
             begin -= 1
         name = None
         for line in self.doc.lines[begin:first]:
-            match = re.match(r"^[ \t]*#\+name:[ \t]*(.*?)[ \t]*$", line, re.IGNORECASE)
+            match = re.match(r"^[ \t]*#\+(?:data|label|name|resname|source|srcname|tblname):[ \t]*(.*?)[ \t]*$",
+                             line, re.IGNORECASE)
             if match:
                 name = match.group(1)
         return name
