@@ -4,6 +4,7 @@ test_tangle_emacs.py.)"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,10 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
 @pytest.mark.parametrize(
     "text,expected",
     [
-        ("#+NAME: para\nJust a paragraph.\n\n#+begin_src python :tangle a.py :var p=para\np\n#+end_src\n",
-         ":var p=para: para names an element orgkit does not read"),
+        ("#+NAME: para\n[[file:other.txt]]\n\n#+begin_src python :tangle a.py :var p=para\np\n#+end_src\n",
+         ":var p=para: para is a link, whose target Org reads as the value"),
+        ("#+NAME: c\n#+begin_comment\nx\n#+end_comment\n#+begin_src python :tangle a.py :var p=c\np\n#+end_src\n",
+         "c is a comment block (Emacs fails too)"),
         ("#+begin_src python :tangle a.py :var p=other.org:tbl\np\n#+end_src\n",
          "into another file is not supported"),
         ("#+begin_src sql :tangle a.sql :var t=1\nselect $t;\n#+end_src\n",
@@ -41,7 +44,7 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
 )
 def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expected: str) -> None:
     message = _refusal(tmp_path, text)
-    assert ":1: block at line 1:" in message or ":4: block at line 4:" in message or ":5: block at line 5:" in message
+    assert re.search(r":([0-9]+): block at line \1:", message)
     assert expected in message
 
 

@@ -136,13 +136,29 @@ class _Resolver:
             raise VarError(f"{ref} is a source block, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if lower.startswith("#+call:"):
             raise VarError(f"{ref} is a #+call line, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
-        if re.match(r"#\+begin_(example|export)\b", lower):
+        if re.match(r"#\+begin_comment\b", lower):
+            raise VarError(f"Reference not found: {ref} is a comment block (Emacs fails too)")
+        if re.match(r"#\+begin_\S", lower):
             return self._block_value(first, ref)
         if re.match(r"^[ \t]*:( |$)", line):
             return _read_fixed_width(self.doc.lines, first)
         if _ITEM.match(line) and not _is_heading(line):
             return _read_list(self.doc.lines, first, ref)
-        raise VarError(f"{ref} names an element orgkit does not read as a :var value (a table, list, example block or fixed-width area)")
+        if not re.match(r"^[ \t]*(#\+|:[\w-]+:[ \t]*$|-{5,}[ \t]*$|\\begin\{|\[fn:)", line):
+            return self._paragraph_value(first, ref)
+        raise VarError(f"{ref} names an element orgkit does not read as a :var value (a table, list, block, "
+                       "fixed-width area or paragraph)")
+
+    def _paragraph_value(self, first: int, ref: str) -> str:
+        """A paragraph's text up to its last line (with that line's newline)."""
+        lines = self.doc.lines
+        end = first + 1
+        while end < len(lines) and lines[end].strip() and not _starts_element(lines[end]):
+            end += 1
+        text = "".join(line + "\n" for line in lines[first:end])
+        if re.fullmatch(r"[ \t]*\[\[[^\]]+\](?:\[[^\]]*\])?\][ \t\n]*", text):
+            raise VarError(f"{ref} is a link, whose target Org reads as the value; orgkit does not follow links")
+        return text
 
     def _block_value(self, first: int, ref: str) -> str:
         kind = re.match(r"^[ \t]*#\+begin_(\S+)", self.doc.lines[first], re.IGNORECASE).group(1)
@@ -153,6 +169,10 @@ class _Resolver:
         else:
             raise VarError(f"{ref}: the block has no #+end_{kind}")
         value = "".join(line + "\n" for line in self.doc.lines[first + 1 : end])
+        if kind.lower() not in ("example", "export"):  # contents, as written
+            if not value:
+                raise VarError(f"{ref}: an empty {kind} block has no contents (Emacs fails too)")
+            return remove_indentation(value)
         value = _UNESCAPE.sub(r"\1\3", value)
         preserve = re.search(r"(^|\s)-i\b", self.doc.lines[first]) and kind.lower() == "example"
         return value if preserve else remove_indentation(value)
@@ -197,6 +217,15 @@ def _string_to_int(text: str) -> int:
     """`string-to-number` for the integers of an index (0 when there is none)."""
     match = re.match(r"[ \t]*([-+]?[0-9]+)", text)
     return int(match.group(1)) if match else 0
+
+
+def _starts_element(line: str) -> bool:
+    """Whether LINE begins an element that ends a paragraph before it."""
+    return bool(
+        _is_heading(line)
+        or _ITEM.match(line)
+        or re.match(r"^[ \t]*(\||#\+\S|#( |$)|:( |$)|:[\w-]+:[ \t]*$|-{5,}[ \t]*$|\\begin\{|\[fn:)", line)
+    )
 
 
 def _is_heading(line: str) -> bool:
