@@ -277,23 +277,87 @@ def _read_fixed_width(lines: list[str], first: int) -> object:
 
 
 def _read_list(lines: list[str], first: int, ref: str) -> list[object]:
-    """`org-babel-read-list` for a flat list of one-line items: each item is a list of its text."""
-    indent = _ITEM.match(lines[first]).group(1)
-    items: list[object] = []
-    for line in lines[first:]:
-        if not line.strip() or _is_heading(line):
+    """`org-babel-read-list`: each item as `org-list-to-lisp` gives it, (text [sublist...])."""
+    items, _ = _list_items(lines, first, _indent_width(lines[first]))
+    return [_item_value(lines, item) for item in items]
+
+
+def _indent_width(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip(" "))
+
+
+def _list_items(lines: list[str], first: int, indent: int) -> tuple[list[tuple[int, int]], int]:
+    """The items (first line, end line) of the list whose bullets sit at INDENT; and its end."""
+    items: list[tuple[int, int]] = []
+    i = first
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or _is_heading(line) or _indent_width(line) != indent or not _ITEM.match(line):
             break
-        match = _ITEM.match(line)
-        line_indent = line[: len(line) - len(line.lstrip(" \t"))]
-        if not match and len(line_indent) <= len(indent):
-            break  # a line back at the list's indentation ends the list
-        if not match or match.group(1) != indent:
-            raise VarError(f"{ref}: orgkit reads only flat lists of one-line items as :var values")
-        text = match.group(4)
-        if re.match(r"\[[ X-]\]", text) or re.match(r"\[@", text) or " :: " in text or text.endswith(" ::"):
-            raise VarError(f"{ref}: orgkit does not read list items with checkboxes, counters or tags as :var values")
-        items.append([text])
-    return items
+        j = i + 1
+        while j < len(lines):
+            if not lines[j].strip():
+                if j + 1 < len(lines) and lines[j + 1].strip() and _indent_width(lines[j + 1]) > indent \
+                        and not _is_heading(lines[j + 1]):
+                    j += 1
+                    continue
+                break
+            if _is_heading(lines[j]) or _indent_width(lines[j]) <= indent:
+                break
+            j += 1
+        items.append((i, j))
+        i = j
+        while i < len(lines) and not lines[i].strip() and i + 1 < len(lines) and lines[i + 1].strip() \
+                and _indent_width(lines[i + 1]) == indent and _ITEM.match(lines[i + 1]):
+            i += 1  # one blank line between items keeps the list going
+    # An item runs to the next one, blank lines included; the last stops at its text.
+    items = [(start, items[k + 1][0] if k + 1 < len(items) else end) for k, (start, end) in enumerate(items)]
+    return items, i
+
+
+def _item_value(lines: list[str], item: tuple[int, int]) -> list[object]:
+    """One item: its text (bullet blanked, indentation removed), then its sublists."""
+    start, end = item
+    head = re.match(r"[ \t]*\S+[ \t]*", lines[start])
+    indent = _indent_width(lines[start])
+    body: list[object] = []
+    text_lines = [" " * len(head.group(0).expandtabs(8)) + lines[start][head.end() :]]
+    i = start + 1
+    while i < end:
+        line = lines[i]
+        if line.strip() and _ITEM.match(line) and _indent_width(line) > indent:
+            if text_lines is not None:
+                body.append(_list_text(text_lines))
+                text_lines = None
+            sub, i = _list_items(lines, i, _indent_width(line))
+            body.append([_list_type(lines, sub[0][0]), *(_item_value(lines, s) for s in sub)])
+            if i < end and not any(lines[k].strip() for k in range(i, end)):
+                break
+            if i < end and lines[i].strip():
+                text_lines = []
+            continue
+        if text_lines is None:
+            text_lines = []
+        text_lines.append(line)
+        i += 1
+    if text_lines:
+        body.append(_list_text(text_lines))
+    return body
+
+
+def _list_text(text_lines: list[str]) -> str:
+    """The text with its final newline dropped and its indentation removed (blank lines kept)."""
+    return remove_indentation("\n".join(text_lines))
+
+
+def _list_type(lines: list[str], first: int) -> Symbol:
+    """`org-list-get-list-type`: ordered (numbered), descriptive (a tag) or unordered."""
+    bullet = _ITEM.match(lines[first]).group(2)
+    if re.search(r"[0-9A-Za-z]", bullet):
+        return Symbol("ordered")
+    if re.search(r"\s::(\s|$)", lines[first]):
+        return Symbol("descriptive")
+    return Symbol("unordered")
 
 
 def _disassemble(variables: list[Var], params: list[tuple[str, object]]) -> tuple[list[Var], object]:
