@@ -1,9 +1,10 @@
 """`:var` values as org-babel computes them when tangling (`org-babel-process-params`).
 
 Each `:var NAME=VALUE` is read with `org-babel-read` (numbers, strings, pure Lisp),
-and anything else names data in the same file: a named table, plain list, example
-or export block, fixed-width area, or a heading by CUSTOM_ID or ID.  Org runs a named
-source block or `#+call:` to get its value; orgkit refuses those (NeedsEvaluation).
+and anything else names data in the same file, optionally indexed (`tbl[1,0:2]`): a
+named table, plain list, block (example, export, quote, verse, special), paragraph,
+fixed-width area, or a heading by CUSTOM_ID or ID.  Org runs a named source block or
+`#+call:` to get its value; orgkit refuses those (NeedsEvaluation).
 Tables then lose their column names and hlines as `org-babel-disassemble-tables` says.
 """
 
