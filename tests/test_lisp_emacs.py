@@ -167,7 +167,7 @@ def test_data_read_and_printed_as_emacs_does(tmp_path: Path) -> None:
 
 
 def test_bad_syntax_is_an_error_as_in_emacs(tmp_path: Path) -> None:
-    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"']
+    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"', "?\\"]
     expected = _run_emacs("(prin1-to-string (read sample))", bad, tmp_path)
     for sample, emacs in zip(bad, expected):
         assert emacs.startswith("ERR"), (sample, emacs)

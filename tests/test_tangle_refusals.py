@@ -40,6 +40,8 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
          "is not NAME=VALUE"),
         ('#+begin_src python :tangle "unterminated\nx\n#+end_src\n',
          "Emacs cannot read it"),
+        ('#+begin_src python :tangle "a\\0b"\nx\n#+end_src\n',
+         "contains a NUL character"),
     ],
 )
 def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expected: str) -> None:
