@@ -15,7 +15,18 @@ def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after
     """A warm context whose relative paths start at the notes directory; a bad notes dir fails now."""
     ctx = OpContext(notes_dir, {"state_dir": state_dir, "serve.recheck_after": recheck_after}, warm=True)
     ctx.base = ctx.root
+    resume_memory(ctx)
     return ctx
+
+
+def resume_memory(ctx: OpContext) -> None:
+    """Pick up deposits a stopped server or a crash left unprocessed (when the notes use the memory flow)."""
+    from ..memory.store import DB_NAME
+
+    if (ctx.config.data_dir / DB_NAME).is_file():
+        from ..memory.worker import in_background
+
+        in_background(ctx.config, ctx.embedder)
 
 
 def _options(func):

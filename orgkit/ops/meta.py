@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import declare, registry
+from . import declare, offered
 from .context import OpContext
 from .spec import Op
 
 
 def ops(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
-    return [op.describe() for op in registry().values()]
+    """The registry needs no notes directory: without one, capabilities follow the environment."""
+    return [op.describe() for op in offered(ctx.optional_config()).values()]
 
 
 def config(ctx: OpContext, args: dict[str, Any]) -> dict:
