@@ -37,6 +37,7 @@
 ;;   r  `orgkit-read'         the node at point and the notes it links to
 ;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
 ;;   t  `orgkit-tangle'       tangle the current file
+;;   g  `orgkit-guidance'     the guidance file distilled from corrections
 ;;
 ;; Errors reported by orgkit (an unknown ID, a missing notes directory) reach
 ;; you as one line in the echo area.
@@ -192,70 +193,126 @@ the server again."
 
 ;;;; Requests: the server, the command line, and the choice between them
 
-(defconst orgkit--server-ops
-  '("scan" "search" "read" "context" "nodes" "links" "backlinks")
-  "The operations `orgkit serve' answers; the others go to the command line.")
+;;;;; The operation registry
 
-(defconst orgkit--positional-args
-  '(("scan" . query) ("search" . query) ("context" . query) ("read" . ids)
-    ("links" . id) ("backlinks" . id) ("new" . title) ("tangle" . files))
-  "For each command, the request field given as its positional arguments.")
+(defvar orgkit--process nil
+  "The `orgkit serve' process, or nil.")
+
+(defvar orgkit--registry nil
+  "The operations orgkit offers, as `orgkit ops --json' lists them.
+A cons (KEY . OPS): KEY names the program and environment they were
+read from, OPS is an alist of operation names to their descriptions
+(command words, positional parameters, options, JSON Schema).")
+
+(defun orgkit--registry-key ()
+  "What the registry depends on: the program and its environment."
+  (list (orgkit--program) orgkit-environment))
+
+(defun orgkit--ops (dir)
+  "The operation registry of the orgkit program, read once (DIR: the notes).
+It comes from the running server (`{\"op\": \"ops\"}') when there
+is one, else from `orgkit ops --json'."
+  (let ((key (orgkit--registry-key)))
+    (unless (equal (car orgkit--registry) key)
+      (let ((ops (or (and (process-live-p orgkit--process)
+                          (condition-case nil
+                              (orgkit--server-wait orgkit--process
+                                                   (orgkit--server-send orgkit--process "ops" nil))
+                            (orgkit-server-unavailable nil)))
+                     (orgkit--cli-call dir "ops" nil nil))))
+        (setq orgkit--registry
+              (cons key (mapcar (lambda (op) (cons (alist-get 'name op) op)) ops)))))
+    (cdr orgkit--registry)))
+
+(defun orgkit--op (dir name)
+  "The registry's description of the operation NAME (DIR: the notes)."
+  (or (cdr (assoc name (orgkit--ops dir)))
+      (orgkit--fail (format "this orgkit has no operation %s" name))))
+
+(defun orgkit--op-parameters (op)
+  "The parameter names of OP, a registry entry, as symbols."
+  (mapcar #'car (alist-get 'properties (alist-get 'parameters op))))
+
+(defun orgkit--check-args (op args)
+  "Signal a `user-error' when ARGS holds a field that OP does not take."
+  (let ((known (orgkit--op-parameters op)))
+    (pcase-dolist (`(,key . ,_) args)
+      (unless (memq key known)
+        (orgkit--fail (format "%s has no parameter %s (parameters: %s)"
+                              (alist-get 'name op) key
+                              (mapconcat #'symbol-name known ", ")))))))
 
 (defun orgkit--call (op args)
   "Ask orgkit for OP with the request fields ARGS and return the answer.
-ARGS is an alist of field names (symbols, as the command-line
-options are named, `_' for `-') to values: strings, numbers, t for
-a flag, vectors for lists; entries whose value is nil are left
-out.  The answer is parsed JSON (objects as alists, arrays as
-lists).  Errors reported by orgkit become a `user-error'."
-  (let ((args (orgkit--compact args))
-        (dir (orgkit--notes-directory)))
-    (if (and orgkit-use-server (member op orgkit--server-ops)
+ARGS is an alist of field names (symbols, as the registry names the
+operation's parameters) to values: strings, numbers, t for a flag,
+vectors for lists; entries whose value is nil are left out.  The
+field names are checked against the registry.  Operations on the
+notes go to the server, the others (such as tangling a file) to
+the command line.  The answer is parsed JSON (objects as alists,
+arrays as lists).  Errors reported by orgkit become a `user-error'."
+  (let* ((args (orgkit--compact args))
+         (dir (orgkit--notes-directory))
+         (spec (orgkit--op dir op)))
+    (orgkit--check-args spec args)
+    (if (and orgkit-use-server (alist-get 'notes spec)
              (not (orgkit--server-resting-p)))
         (condition-case err
             (orgkit--server-call dir op args)
           (orgkit-server-unavailable
            (message "orgkit: %s; using the command line" (cadr err))
-           (orgkit--cli-call dir op args)))
-      (orgkit--cli-call dir op args))))
+           (orgkit--cli-call dir op args spec)))
+      (orgkit--cli-call dir op args spec))))
 
 ;;;;; The command line
 
-(defun orgkit--cli-args (op args dir)
-  "The command-line arguments for OP with request fields ARGS on notes DIR."
-  (let ((positional (cdr (assoc op orgkit--positional-args)))
+(defun orgkit--cli-args (op args dir spec)
+  "The command-line arguments for OP with request fields ARGS on notes DIR.
+SPEC is OP's registry entry: its command words, which fields are
+positional and each option's name.  Without SPEC, OP is `ops'."
+  (let ((positional (mapcar #'intern (alist-get 'positional spec)))
+        (flags (alist-get 'options spec))
         options values)
     (pcase-dolist (`(,key . ,value) args)
       (cond
-       ((eq key positional)
-        (setq values (if (vectorp value) (append value nil) (list value))))
+       ((memq key positional)
+        (push (cons key (if (vectorp value)
+                            (mapcar #'orgkit--arg-string value)
+                          (list (orgkit--arg-string value))))
+              values))
        ((eq value t)
-        (push (orgkit--option-name key) options))
+        (push (orgkit--option-name key flags) options))
        (t
-        (push (orgkit--option-name key) options)
-        (push (if (vectorp value)
-                  (mapconcat #'orgkit--arg-string value ",")
-                (orgkit--arg-string value))
-              options))))
-    (append (list op) (nreverse options)
-            (unless (equal op "tangle") (list "--notes" dir))
+        (push (orgkit--option-name key flags) options)
+        (push (orgkit--option-value value) options))))
+    (append (if spec (alist-get 'command spec) (list op))
+            (nreverse options)
+            (when (alist-get 'notes spec) (list "--notes" dir))
             (list "--json" "--")
-            values)))
+            (mapcan (lambda (key) (copy-sequence (alist-get key values))) positional))))
 
-(defun orgkit--option-name (key)
-  "The command-line option for the request field KEY."
-  (concat "--" (replace-regexp-in-string "_" "-" (symbol-name key))))
+(defun orgkit--option-name (key flags)
+  "The command-line option for the request field KEY, from the registry's FLAGS."
+  (or (alist-get key flags)
+      (orgkit--fail (format "no command-line option for %s" key))))
+
+(defun orgkit--option-value (value)
+  "VALUE as an option's argument: lists comma-separated, objects as JSON."
+  (cond ((vectorp value) (mapconcat #'orgkit--arg-string value ","))
+        ((consp value) (orgkit--json-encode value))
+        (t (orgkit--arg-string value))))
 
 (defun orgkit--arg-string (value)
   "VALUE as one command-line argument."
   (if (stringp value) value (format "%s" value)))
 
-(defun orgkit--cli-call (dir op args)
+(defun orgkit--cli-call (dir op args spec)
   "Run `orgkit OP' once with the request fields ARGS on notes DIR.
-Return its parsed JSON output; a failure becomes a `user-error'
-carrying orgkit's one-line message."
+SPEC is OP's registry entry (nil for `ops' itself).  Return the
+parsed JSON output; a failure becomes a `user-error' carrying
+orgkit's one-line message."
   (setq orgkit--last-transport 'cli)
-  (let ((argv (orgkit--cli-args op args dir))
+  (let ((argv (orgkit--cli-args op args dir spec))
         (stderr-file (make-temp-file "orgkit-stderr")))
     (unwind-protect
         (with-temp-buffer
@@ -293,9 +350,6 @@ carrying orgkit's one-line message."
         (format "%s exited with status %s" orgkit-program status))))
 
 ;;;;; The server
-
-(defvar orgkit--process nil
-  "The `orgkit serve' process, or nil.")
 
 (defvar orgkit--server-rest-until nil
   "While `float-time' is below this, requests skip the server.")
@@ -382,8 +436,10 @@ carrying orgkit's one-line message."
     (orgkit-server-unavailable (orgkit--fail (cadr err)))))
 
 (defun orgkit-stop-server ()
-  "Stop the `orgkit serve' process, if one is running."
+  "Stop the `orgkit serve' process, if one is running.
+The operation registry is read again with the next request."
   (interactive)
+  (setq orgkit--registry nil)
   (when (processp orgkit--process)
     (let ((proc orgkit--process))
       (setq orgkit--process nil)
@@ -423,6 +479,9 @@ one without answers the oldest request still pending."
       (process-put proc 'orgkit-queue (delq entry queue))
       (process-put proc 'orgkit-answered t)
       (orgkit--log-warnings (alist-get 'warnings object))
+      (when (alist-get 'errors object)
+        (orgkit--log-warnings (alist-get 'errors object))
+        (message "orgkit: %s" (string-join (alist-get 'errors object) "; ")))
       (let ((cell (cdr entry)))
         (cond
          ((eq response 'unreadable)
@@ -920,7 +979,7 @@ description of the note: its id, file and title."
   (when (string-blank-p title)
     (user-error "orgkit: a note needs a title"))
   (let* ((root (orgkit--notes-directory))
-         (tags (and tags (not (string-blank-p tags)) tags))
+         (tags (and tags (vconcat (split-string tags "[ \t]*,[ \t]*" t))))
          (note (orgkit--call "new" `((title . ,title) (tags . ,tags)))))
     (find-file (expand-file-name (alist-get 'file note) root))
     (goto-char (point-max))
@@ -955,6 +1014,22 @@ The buffer is saved first when modified.  orgkit writes what
   (mapcar (lambda (target) (alist-get 'target target))
           (alist-get 'targets answer)))
 
+;;;; Feedback: the guidance file
+
+;;;###autoload
+(defun orgkit-guidance ()
+  "Visit the guidance file that `orgkit evolve' writes from corrections.
+Its bullets, by extractor and node type, go into the extractors'
+prompts when they run with --use-extraction-feedback.  Edit them
+freely: an edited bullet is kept, a deleted one stays deleted
+until its cluster gets new corrections.  Return the file's name."
+  (interactive)
+  (let* ((answer (orgkit--call "guidance" nil))
+         (file (alist-get 'path answer)))
+    (find-file file)
+    (unless (eq (alist-get 'exists answer) t)
+      (message "orgkit: no guidance yet; `orgkit evolve' writes it from corrections"))
+    file))
 ;;;; Review of the memory flow's proposals
 
 (defvar orgkit-review-buffer "*orgkit-review*"
@@ -1154,6 +1229,7 @@ Return the buffer."
     (define-key map (kbd "r") #'orgkit-read)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
+    (define-key map (kbd "g") #'orgkit-guidance)
     (define-key map (kbd "v") #'orgkit-review)
     map)
   "Keymap of orgkit's commands, for a prefix key of your choice:

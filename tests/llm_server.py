@@ -62,8 +62,10 @@ class LLMServer:
     def next_reply(self, body: dict) -> Canned:
         with self._lock:
             self.requests.append(body)
-            if self.respond is not None:
-                return _canned(self.respond(body))
+            respond = self.respond
+        if respond is not None:  # outside the lock: a slow answer must not hold up the others
+            return _canned(respond(body))
+        with self._lock:
             if not self.queue:
                 return Canned("no canned reply left", status=500)
             return self.queue.pop(0) if len(self.queue) > 1 else self.queue[0]

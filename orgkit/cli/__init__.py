@@ -22,14 +22,31 @@ SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
 GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs."}
 
 
-def _op_commands() -> dict[str, click.Command]:
-    """A command (or a group of them) for every operation, by its first word."""
-    from ..ops import registry
+def _listing_config():
+    """The config a command listing uses (--notes is not known yet): $ORGKIT_NOTES or ./notes, if any."""
+    from .. import config
+    from ..errors import OrgkitError
+
+    try:
+        return config.load()
+    except OrgkitError:
+        return None
+
+
+def _op_commands(listing: bool = False) -> dict[str, click.Command]:
+    """A command (or a group of them) for every operation, by its first word.
+
+    A listing leaves out the operations of disabled capabilities; calling one
+    by name still works, and says how to turn its capability on.
+    """
+    from ..ops import offered, registry
     from .adapter import command
     from .render import RENDERERS
 
     top: dict[str, click.Command] = {}
-    for op in registry().values():
+    for op in (offered(_listing_config()) if listing else registry()).values():
+        if op.command is None:
+            continue
         head, *rest = op.command
         if not rest:
             top[head] = command(op, RENDERERS.get(op.name), head)
@@ -43,7 +60,7 @@ class LazyGroup(click.Group):
     """A group whose commands are made from the registry (or registered by their module) on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*_op_commands(), *(n for names in SERVER_MODULES.values() for n in names)})
+        return sorted({*_op_commands(listing=True), *(n for names in SERVER_MODULES.values() for n in names)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands:

@@ -64,7 +64,8 @@ def index(stats: dict, options: dict) -> str:
     embedded = f", {stats['embedded']} passages embedded" if stats["embedded"] else ""
     pending = f", {stats['pending']} passages without vectors" if stats["pending"] else ""
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
-            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)")
+            f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
+            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
 
 
 def search(rows: list[dict], options: dict) -> str:
@@ -139,7 +140,8 @@ def ops(rows: list[dict], options: dict) -> str:
         params = op["parameters"]["properties"]
         shown = " ".join(name.upper() if name in op["positional"] else f"[--{name.replace('_', '-')}]"
                          for name in params)
-        out.append(f"{' '.join(op['command'])} {shown}".rstrip() + f"{'  (writes)' if op['writes'] else ''}\n"
+        name = " ".join(op["command"]) if op["command"] else f"{op['name']} (serve and MCP only)"
+        out.append(f"{name} {shown}".rstrip() + f"{'  (writes)' if op['writes'] else ''}\n"
                    f"    {op['description']}")
     return "\n".join(out)
 
@@ -151,9 +153,68 @@ def config(values: dict, options: dict) -> str:
                      for key, v in values.items())
 
 
+def evolve(data: dict, options: dict) -> str:
+    lines = []
+    for c in data["clusters"]:
+        what = f"{c['extractor']} / {c['node_type']} / {c['field']} ({c['source']}, {c['events']} events)"
+        if c["status"] == "dropped":
+            what += f": dropped by the guardrail ({c['pattern']}): {c['bullet']}"
+        elif c["bullet"]:
+            what += f": {c['bullet']}"
+        lines.append(f"{c['status']:<9} {what}")
+    lines.append(f"{data['events']} events -> {data['guidance']}" + ("" if data["written"] else " (unchanged)"))
+    return "\n".join(lines)
+
+
+def guidance(data: dict, options: dict) -> str:
+    lines = [data["file"] + ("" if data["exists"] else " (none yet: `orgkit evolve` writes it)")]
+    for part in data["slices"]:
+        lines.append(f"{part['extractor']} / {part['node_type']}:")
+        lines += [f"  - {b}" for b in part["bullets"]]
+    return "\n".join(lines)
+def schema_list(rows: list[dict], options: dict) -> str:
+    return "\n".join(f"{r['name']:<12} {r['origin']:<9} {', '.join(r['dimensions'])}  ({r['title']})" for r in rows)
+
+
+def schema_show(schema: dict, options: dict) -> str:
+    out = [f"{schema['name']}: {schema['title']}  [{schema['id']}]  grounded: {schema['grounded']}",
+           f"  {schema['path']} ({schema['origin']})"]
+    for dim in schema["dimensions"]:
+        out.append(f"* {dim['name']}  :{dim['tag']}:\n  {' '.join(dim['rubric'].split())}")
+    return "\n".join(out)
+
+
+def extract(result: dict, options: dict) -> str:
+    """A planned run prints its task graph; a run prints its claims and the audit in brief."""
+    if "tasks" in result:
+        return json.dumps(result, indent=2, ensure_ascii=False)
+    from ..llm import format_prompt
+
+    out = [format_prompt(p["role"], p["model"], p["messages"]) for p in result.get("prompts", [])]
+    for claim in result["claims"]:
+        quote = " ".join(claim["quote"].split())
+        out.append(f"{claim['source']}:{claim['start']}-{claim['end']}: [{claim['dimension']}] "
+                   f"{quote[:100]}  [{claim['claim_id']}]")
+    audit = result["audit"]
+    out.append(f"run {result['run']}: {audit['quotes']} quote(s), {audit['verified']} verified, "
+               f"{audit['dropped']} dropped (not in the source), {audit['rejected']} rejected, "
+               f"{len(audit['flags'])} flagged, {len(audit['failed'])} failed task(s)")
+    return "\n".join(out)
+
+
+def audit(report: dict, options: dict) -> str:
+    out = [f"{r['run']} {r['source']}: {r['verified']} verified, {r['reanchored']} re-anchored, "
+           f"{r['stale']} stale, {r['missing']} missing" for r in report["sources"]]
+    out.append(f"{report['quotes']} quote(s) in {len(report['runs'])} run(s): {report['verified']} verified, "
+               f"{report['reanchored']} re-anchored, {report['stale']} stale, {report['missing']} missing")
+    return "\n".join(out)
+
+
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
     "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
-    "skills_prompt": skills_prompt, "ops": ops, "config": config, **MEMORY_RENDERERS,
+    "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
+    "schema_list": schema_list, "schema_show": schema_show, "extract": extract, "audit": audit,
+    **MEMORY_RENDERERS,
 }

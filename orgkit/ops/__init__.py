@@ -30,7 +30,8 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "memory", "meta")
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "extract", "memory", "feedback",
+           "meta")
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
@@ -65,6 +66,31 @@ def get(name: Any) -> Op:
     raise ParamError(f"unknown op {name!r} (ops: {', '.join(ops)})")
 
 
+def capability_on(op: Op, config: Any) -> bool:
+    """Whether `op` is offered under `config`: always, unless its capability is off."""
+    if op.capability is None:
+        return True
+    from ..skills.registry import first_party_enabled
+
+    return first_party_enabled(op.capability, config)
+
+
+def offered(config: Any) -> dict[str, Op]:
+    """The operations a listing shows under `config` (those of a disabled capability left out)."""
+    return {name: op for name, op in registry().items() if capability_on(op, config)}
+
+
+def _gate(op: Op, given: Mapping[str, Any], config: Any) -> None:
+    """Refuse an operation of a disabled capability, and any request carrying a schema then."""
+    from ..extract.capability import HOW_TO_ENABLE, NAME, enabled
+
+    if op.capability is not None and not capability_on(op, config):
+        raise OrgkitError(f"{op.name} belongs to the {op.capability} capability, which is off: "
+                          f"{HOW_TO_ENABLE if op.capability == NAME else 'see orgkit config'}")
+    if isinstance(given, Mapping) and given.get("schema") is not None and not enabled(config):
+        raise ParamError(f"a request with a schema needs the {NAME} capability, which is off: {HOW_TO_ENABLE}")
+
+
 @dataclass
 class Outcome:
     """What a call gives back: the result, its warnings, and partial failures."""
@@ -82,6 +108,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
+    _gate(op, given, ctx.config)
     args = validate(op, given, from_text=from_text)
     with ctx.lock:
         ctx.begin()
@@ -90,4 +117,4 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call",
-           "declare", "get", "registry", "validate"]
+           "capability_on", "declare", "get", "offered", "registry", "validate"]

@@ -40,8 +40,13 @@ class OpContext:
         self.progress: Callable[[int, int], None] | None = None
         self.on_wait: Callable[[], None] | None = None
         self.lock = threading.RLock()  # one operation at a time on the shared index
-        self.model_ready = threading.Event()  # cleared while a background load runs
+        # Cleared while a background warm-up runs: first the word index, then the model and vectors.
+        self.words_ready = threading.Event()
+        self.model_ready = threading.Event()
+        self.words_ready.set()
         self.model_ready.set()
+        self._warming: threading.Thread | None = None
+        self.background_error: str | None = None
         self._index: Index | None = None
         self._embedder: Embedder | None = None
         self._cache: VectorCache | None = None
@@ -114,7 +119,7 @@ class OpContext:
         if self._skills is None:
             from ..skills import load_registry
 
-            self._skills = load_registry(self.root)
+            self._skills = load_registry(self.root, self.config)
         for message in self._skills.warnings:
             self.warn(message)
         return self._skills
@@ -131,16 +136,25 @@ class OpContext:
     def refresh(self, embed: bool = True) -> None:
         """Bring the index up to date: once for a one-shot call, at most every few seconds when warm."""
         from ..config import ensure_state_dir
-        from ..index import refresh
+        from ..index import IndexBusy, refresh, update
 
-        if embed and not self.model_ready.is_set():
-            embed = False
+        self.words_ready.wait()  # while a warm-up builds the word index (a short pass), there is nothing to use
+        if self.background_error:
+            self.warn(self.background_error)
+        if not self.model_ready.is_set():
+            embed = False  # words only until the model is loaded
         recheck = self.config["serve.recheck_after"] if self.warm else math.inf
         last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
         if last > -math.inf and time.monotonic() - last < recheck:
             return
         ensure_state_dir(self.config)
-        stats = refresh(self.index, embedder=self.embedder if embed else None, progress=self.progress)
+        if not self.model_ready.is_set():
+            try:  # the warm-up may be embedding (it holds the writer lock): then its words are current
+                stats = update(self.index, embedder=None, wait=False)
+            except IndexBusy:
+                return
+        else:
+            stats = refresh(self.index, embedder=self.embedder if embed else None, progress=self.progress)
         self._checked[embed] = time.monotonic()
         for message in stats.warnings:
             self.warn(message)
@@ -158,21 +172,42 @@ class OpContext:
         self.refresh(embed=False)
         return self.index
 
-    def warm_up(self) -> None:
-        """Load the model and embed what is new, so the first dense query is fast (a background thread)."""
-        from ..embed import ModelUnavailable
+    def start_warm_up(self) -> None:
+        """Build the word index, then load the model and embed, in a background thread (once).
 
+        Until the words are indexed, calls wait for them (a short pass);
+        until the model and vectors are ready, searches rank by words and say so.
+        """
+        if self._warming is not None:
+            return
+        self.embedder  # made here, so that no call makes a second one while the thread loads it
+        self.words_ready.clear()
+        self.model_ready.clear()
+        self._warming = threading.Thread(target=self._warm_up, name="orgkit-warm-up", daemon=True)
+        self._warming.start()
+
+    def _warm_up(self) -> None:
+        from ..config import ensure_state_dir
+        from ..embed import ModelUnavailable
+        from ..index import Index, update
+
+        own = None
         try:
+            ensure_state_dir(self.config)
+            own = Index.at(self.root, self.config.state_dir)  # its own connection: calls go on meanwhile
+            update(own, embedder=None)
+            self.words_ready.set()
             self.embedder.load()
+            update(own, embedder=self.embedder)
         except ModelUnavailable:
             pass  # searches say so, and rank by words
+        except Exception as exc:  # noqa: BLE001 - the calls that follow report the index's own errors
+            self.background_error = f"background indexing failed: {exc}"
         finally:
-            with self.lock:
-                self.model_ready.set()
-                try:
-                    self.refresh(embed=True)
-                except Exception as exc:  # noqa: BLE001 - reported with the next call's warnings
-                    self.warn(f"background indexing failed: {exc}")
+            if own is not None:
+                own.close()
+            self.words_ready.set()
+            self.model_ready.set()
 
     def close(self) -> None:
         if self._index is not None:

@@ -46,4 +46,4 @@ declare(Op("id_add", "Give headings of FILE an ID in a property drawer, as Emacs
                    Param("line", "integer", "The heading at (or above) this line; before the first heading: the file.",
                          minimum=1),
                    Param("all", "boolean", "Every heading without an ID.")),
-           result="[{id, line, title}]", writes=True, cli=("id", "add"), notes=False, check=_one_target))
+           result="[{id, line, title}]", writes=True, cli=("id", "add"), notes=False, mcp=False, check=_one_target))

@@ -20,10 +20,22 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.warn(message)
     if stats.model_error:
         ctx.warn(f"{stats.model_error}; indexing words only")
-    return stats.to_json()
+    return {**stats.to_json(), "feedback_events": _record_corrections(ctx)}
+
+
+def _record_corrections(ctx: OpContext) -> int:
+    """Corrections to generated notes, recorded as events (nothing to do, and no cost, when
+    orgkit generated no note here); the number of new events."""
+    from ..feedback.observe import IndexLookup, observe
+
+    found = observe(ctx.config, IndexLookup(ctx.index))
+    for message in found.warnings:
+        ctx.warn(message)
+    return len(found.events)
 
 
 declare(Op("index", "Build or update the index (only changed files are read, new passages embedded).", index,
            params=(Param("rebuild", "boolean", "Throw the index away and build it afresh."),
                    Param("no_embed", "boolean", "Build the word index only (no model needed).")),
-           result="{files, parsed, removed, chunks, embedded, pending, seconds, warnings, model_error}", writes=True))
+           result="{files, parsed, removed, chunks, embedded, pending, seconds, warnings, model_error, feedback_events}",
+           writes=True))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import declare, registry
+from . import declare, offered
 from .context import OpContext
 from .spec import Op
 
 
 def ops(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
-    return [op.describe() for op in registry().values()]
+    return [op.describe() for op in offered(ctx.config).values()]
 
 
 def config(ctx: OpContext, args: dict[str, Any]) -> dict:

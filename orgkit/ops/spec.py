@@ -90,10 +90,13 @@ class Op:
     `run(ctx, args)` gets validated arguments (every parameter present,
     defaults filled in) and returns the result document; it reports warnings
     and partial failures through `ctx`. `cli` is the command path (default:
-    the name), `aliases` are older names `serve` still answers to, `notes`
-    says whether it works on a notes directory, and `mcp` whether it is an
-    MCP tool; `mcp_setting` names a boolean setting that must be on for MCP to
-    offer it (review decisions: `mcp.allow_review`).
+    the name; None: no command), `aliases` are older names `serve` still
+    answers to, `notes` says whether it works on a notes directory, and `mcp`
+    whether it is an MCP tool (an agent's tool should not write outside the
+    notes); `mcp_setting` names a boolean setting that must be on for MCP to
+    offer it (review decisions: `mcp.allow_review`). `capability` names the
+    capability the operation belongs to: while it is off, the operation is
+    absent from every listing and refused when called.
     """
 
     name: str
@@ -102,16 +105,17 @@ class Op:
     params: tuple[Param, ...] = ()
     result: str = ""
     writes: bool = False
-    cli: tuple[str, ...] = ()
+    cli: tuple[str, ...] | None = ()
     aliases: tuple[str, ...] = ()
     notes: bool = True
     mcp: bool = True
+    capability: str | None = None
     mcp_setting: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
-    def command(self) -> tuple[str, ...]:
-        return self.cli or (self.name,)
+    def command(self) -> tuple[str, ...] | None:
+        return (self.cli or (self.name,)) if self.cli is not None else None
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -127,9 +131,11 @@ class Op:
 
     def describe(self) -> dict[str, Any]:
         """The operation as `orgkit ops --json` lists it."""
-        return {"name": self.name, "description": self.description, "command": list(self.command),
+        return {"name": self.name, "description": self.description,
+                "command": list(self.command) if self.command else None, "mcp": self.mcp,
                 "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
-                "positional": [p.name for p in self.params if p.positional],
+                "notes": self.notes, "positional": [p.name for p in self.params if p.positional],
+                "options": {p.name: p.option for p in self.params if not p.positional},
                 "parameters": self.schema()}
 
 

@@ -69,21 +69,29 @@ def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     }
 
 
+def tangle_plan(ctx: OpContext, args: dict[str, Any]) -> dict:
+    return tangle(ctx, {**args, "dry_run": True, "confine": False})
+
+
+FILES = Param("files", "array", "The org files to tangle.", required=True, positional=True, metavar="FILE.org...")
+CHECK = Param("check", "boolean", "Fail if any target differs from what the org files produce.")
+TARGETS = "{written, targets: [{file, target, bytes, mode, blocks, outside}]} (check: {ok, targets, stale})"
+
 declare(Op("tangle", "Write the source files org-babel-tangle-file would write, byte for byte, all or none "
            "(with dry_run or check, write nothing).", tangle,
-           params=(Param("files", "array", "The org files to tangle.", required=True, positional=True,
-                         metavar="FILE.org..."),
+           params=(FILES,
                    Param("dry_run", "boolean", "List targets and sizes; write nothing."),
-                   Param("check", "boolean", "Fail if any target differs from what the org files produce."),
+                   CHECK,
                    Param("confine", "boolean", "Refuse targets outside each org file's directory tree."),
                    PRESERVE),
-           result="{written, targets: [{file, target, bytes, mode, blocks, outside}]} "
-                  "(check: {ok, targets, stale})",
-           writes=True, notes=False))
+           result=TARGETS, writes=True, notes=False, mcp=False))
+declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, modes), or with check which "
+           "targets differ from the org sources; writes nothing.", tangle_plan,
+           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None))
 declare(Op("detangle", "Carry edits in a tangled file (made with :comments link/both) back into the org blocks.",
            detangle,
            params=(Param("code_file", "path", "The tangled file.", required=True, positional=True,
                          metavar="CODE_FILE"),
                    PRESERVE),
            result="{updated: [{file, block, line}], unchanged, unmapped: [{line, block, reason}]}",
-           writes=True, notes=False))
+           writes=True, notes=False, mcp=False))
