@@ -37,14 +37,21 @@ INSTRUCTIONS = (
 )
 
 
-def tools() -> list[types.Tool]:
+def offered(ctx: OpContext | None = None) -> list:
+    """The operations offered over MCP; those behind a setting (review decisions:
+    `mcp.allow_review`) only when `ctx`'s configuration turns it on."""
+    return [op for op in registry().values()
+            if op.mcp and (op.mcp_setting is None or (ctx is not None and ctx.config[op.mcp_setting]))]
+
+
+def tools(ctx: OpContext | None = None) -> list[types.Tool]:
     """One tool per operation offered over MCP, with its JSON Schema."""
     return [
         types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
                    input_schema=op.schema(),
                    annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
                                                      idempotent_hint=not op.writes, open_world_hint=False))
-        for op in registry().values() if op.mcp
+        for op in offered(ctx)
     ]
 
 
@@ -67,7 +74,8 @@ async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
 
 def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
     """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading."""
-    offered = {op.name for op in registry().values() if op.mcp}
+    ctx.surface = "mcp"
+    names = {op.name for op in offered(ctx)}
 
     def warming() -> None:
         if warm_up:
@@ -75,12 +83,12 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
 
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=tools())
+        return types.ListToolsResult(tools=tools(ctx))
 
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
-        if params.name not in offered:
-            return _failure(f"unknown tool {params.name!r} (tools: {', '.join(sorted(offered))})")
+        if params.name not in names:
+            return _failure(f"unknown tool {params.name!r} (tools: {', '.join(sorted(names))})")
         try:
             outcome = await _run(ctx, params.name, dict(params.arguments or {}))
         except OrgkitError as exc:
