@@ -37,7 +37,7 @@ INSTRUCTIONS = (
 )
 
 
-def offered(ctx: OpContext | None = None) -> list:
+def mcp_ops(ctx: OpContext | None = None) -> list:
     """The operations offered over MCP; those behind a setting (review decisions:
     `mcp.allow_review`) only when `ctx`'s configuration turns it on."""
     return [op for op in registry().values()
@@ -51,7 +51,7 @@ def tools(ctx: OpContext | None = None) -> list[types.Tool]:
                    input_schema=op.schema(),
                    annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
                                                      idempotent_hint=not op.writes, open_world_hint=False))
-        for op in offered(ctx)
+        for op in mcp_ops(ctx)
     ]
 
 
@@ -75,7 +75,7 @@ async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
 def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
     """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading."""
     ctx.surface = "mcp"
-    names = {op.name for op in offered(ctx)}
+    names = {op.name for op in mcp_ops(ctx)}
 
     def warming() -> None:
         if warm_up:
