@@ -82,7 +82,8 @@ def _cli_commands() -> dict[tuple[str, ...], click.Command]:
     return out
 
 
-def test_every_operation_is_a_command_with_the_registry_parameters() -> None:
+def test_every_operation_is_a_command_with_the_registry_parameters(monkeypatch) -> None:
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")  # every capability on: every operation listed
     commands = _cli_commands()
     for op in registry().values():
         if op.command is None:
@@ -100,7 +101,8 @@ def test_every_operation_is_a_command_with_the_registry_parameters() -> None:
     assert set(commands) - {op.command for op in registry().values()} == {("serve",), ("mcp",)}
 
 
-def test_ops_json_and_the_serve_op_list_the_registry(cli, notes: Path) -> None:
+def test_ops_json_and_the_serve_op_list_the_registry(cli, notes: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")  # every capability on: every operation listed
     listed = json.loads(cli("ops", "--json").stdout)
     assert [o["name"] for o in listed] == list(registry())
     search = next(o for o in listed if o["name"] == "search")

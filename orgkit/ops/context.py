@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .. import config as config_module
 from ..config import Config
+from ..errors import OrgkitError
 
 if TYPE_CHECKING:
     from ..embed import Embedder
@@ -78,6 +79,13 @@ class OpContext:
         if self._config is None:
             self._config = config_module.load(self._notes, self._flags, self._env)
         return self._config
+
+    def optional_config(self) -> Config | None:
+        """The config, or None where there is no notes directory (some operations need none)."""
+        try:
+            return self.config
+        except OrgkitError:
+            return None
 
     @property
     def root(self) -> Path:

@@ -10,7 +10,8 @@ from .spec import Op
 
 
 def ops(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
-    return [op.describe() for op in offered(ctx.config).values()]
+    """The registry needs no notes directory: without one, capabilities follow the environment."""
+    return [op.describe() for op in offered(ctx.optional_config()).values()]
 
 
 def config(ctx: OpContext, args: dict[str, Any]) -> dict:
