@@ -48,7 +48,6 @@
 (ert-deftest orgkit-review-test-accept-edit-reject-undo ()
   (let* ((dir (orgkit-review-test--notes))
          (orgkit-notes-directory dir)
-         (orgkit-environment (list (concat "ORGKIT_NOTES=" dir)))
          (orgkit-use-server nil)
          (deposit (orgkit-review-test--deposit dir))
          (file (expand-file-name (alist-get 'path deposit) dir)))
