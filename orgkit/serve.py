@@ -21,6 +21,7 @@ from typing import IO, Any, Callable
 from .embed import Embedder
 from .errors import OrgkitError
 from .index import Index, refresh
+from .index.embedding import BackgroundEmbedder
 from .retrieve.candidates import scan_ranked, search_ranker
 from .retrieve.context import context
 from .retrieve.locate import index_locator
@@ -40,8 +41,16 @@ class Session:
     cache: VectorCache = field(default_factory=VectorCache)
     warnings: list[str] = field(default_factory=list)
     recheck_after: float = 1.0
+    inline_limit: int = 64  # a backlog this small is embedded before answering; a larger one in the background
     _checked: dict[bool, float] = field(default_factory=dict)  # embed? -> when last checked
     _skills: Registry | None = None
+    _background: BackgroundEmbedder | None = None
+
+    @property
+    def background(self) -> BackgroundEmbedder:
+        if self._background is None:
+            self._background = BackgroundEmbedder(self.index.root, self.index.state_dir, self.embedder)
+        return self._background
 
     def skills(self) -> Registry:
         """The skills registry, loaded on the first skill request."""
@@ -54,15 +63,25 @@ class Session:
         return self.index.root
 
     def refresh(self, embed: bool = True) -> None:
-        """Catch up with edits; only passages that changed are embedded."""
+        """Catch up with edits; new passages are embedded (a large backlog in the background).
+
+        Queries answer at once from what is embedded, and rank by meaning more
+        and more as the background run commits its batches.
+        """
         now = time.monotonic()
-        if now - max(self._checked.get(embed, -1e9), self._checked.get(True, -1e9)) < self.recheck_after:
-            return
-        stats = refresh(self.index, embedder=self.embedder if embed else None)
-        self._checked[embed] = time.monotonic()
-        self.warnings.extend(stats.warnings)
-        if stats.model_error:
-            self.warnings.append(f"{stats.model_error}; indexing words only")
+        if now - max(self._checked.get(embed, -1e9), self._checked.get(True, -1e9)) >= self.recheck_after:
+            self.warnings.extend(refresh(self.index).warnings)
+            self._checked[embed] = time.monotonic()
+            if embed:
+                self.warnings.extend(self.background.catch_up(self.index, self.inline_limit))
+        elif embed:
+            line = self.background.status()
+            self.warnings.extend([line] if line else [])
+
+    def close(self) -> None:
+        """Stop a background run after its current batch."""
+        if self._background is not None:
+            self._background.stop()
 
 
 Op = Callable[[Session, dict], Any]
@@ -183,7 +202,7 @@ def handle(session: Session, line: str) -> dict:
         op = OPS.get(request.get("op"))  # type: ignore[arg-type]
         if op is None:
             raise OrgkitError(f"unknown op {request.get('op')!r} (ops: {', '.join(OPS)})")
-        response: dict = {"result": op(session, request), "warnings": session.warnings}
+        response: dict = {"result": op(session, request), "warnings": list(dict.fromkeys(session.warnings))}
     except json.JSONDecodeError as exc:
         response = {"error": f"not JSON: {exc}"}
     except OrgkitError as exc:
@@ -197,8 +216,11 @@ def handle(session: Session, line: str) -> dict:
 
 def serve(session: Session, stdin: IO[str], stdout: IO[str]) -> None:
     """Answer requests until end of input."""
-    for line in stdin:
-        if not line.strip():
-            continue
-        stdout.write(json.dumps(handle(session, line), ensure_ascii=False) + "\n")
-        stdout.flush()
+    try:
+        for line in stdin:
+            if not line.strip():
+                continue
+            stdout.write(json.dumps(handle(session, line), ensure_ascii=False) + "\n")
+            stdout.flush()
+    finally:
+        session.close()

@@ -20,6 +20,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "index": ("index", "search", "context", "serve"),
     "edit": ("new", "id"),
     "doctor": ("doctor",),
+    "model": ("model",),
     "tangle": ("tangle", "detangle"),
     "skills": ("skills",),
 }

@@ -87,3 +87,10 @@ def state_dir_option(func: Callable) -> Callable:
         default=None,
         help="Where the index lives (default: $ORGKIT_STATE_DIR, else NOTES/.orgkit).",
     )(func)
+
+
+def load_config(notes_dir: Path | None, state_dir: Path | None = None):
+    """The resolved settings for the notes directory (flags > environment > orgkit.toml > defaults)."""
+    from .. import config
+
+    return config.load(notes_dir, {"state_dir": state_dir})

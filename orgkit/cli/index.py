@@ -8,48 +8,53 @@ from typing import Callable
 
 import click
 
+from ..config import Config
 from ..embed import Embedder
 from ..index import Index, UpdateStats, refresh, update
-from .common import (emit, handle_errors, json_option, notes_option, resolve_notes_dir,
-                     state_dir_option, warn)
+from ..index.embedding import embed_small_backlog
+from .common import emit, handle_errors, json_option, load_config, notes_option, state_dir_option, warn
+from .progress import ProgressReport
 
 
-def open_index(notes_dir: Path | None, state_dir: Path | None) -> Index:
-    return Index.at(resolve_notes_dir(notes_dir), state_dir or None)
+def open_index(config: Config) -> Index:
+    return Index.at(config.notes, config.state_dir)
 
 
-def progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """An embedding progress bar on stderr when it is a terminal (else silence), and its closer."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    bars: list = []
+class Warnings:
+    """Warnings for one command, each distinct line printed once, in order."""
 
-    def advance(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label="embedding", file=sys.stderr))
-            bars[0].__enter__()
-        bars[0].update(done - bars[0].pos)
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
 
-    return advance, lambda: bars and bars[0].__exit__(None, None, None)
+    def __call__(self, messages: list[str]) -> None:
+        for message in messages:
+            if message not in self.seen:
+                self.seen.add(message)
+                warn(message)
+
+
+def prepare_query(index: Index, embedder: Embedder | None, config: Config, no_update: bool,
+                  say: Warnings) -> None:
+    """Before a query: the words brought up to date, and a small embedding backlog embedded inline.
+
+    A larger backlog is left for `orgkit index` (one line says so); the query
+    answers from what is embedded, so no command embeds a corpus unannounced.
+    """
+    if not (no_update and index.exists()):
+        say(refresh(index).warnings)
+    if embedder is None:
+        return
+    backlog = embed_small_backlog(index, embedder, config["search.inline_embed_limit"])
+    line = backlog.warning() if backlog.embedded else None  # with no vectors at all, search says it
+    say([line] if line else [])
 
 
 def report(stats: UpdateStats) -> None:
-    """An update's warnings on stderr, the model failure once."""
+    """An update's warnings on stderr, the model failure once, in one line."""
     for message in stats.warnings:
         warn(message)
     if stats.model_error:
         warn(f"{stats.model_error}; indexing words only")
-
-
-def freshen(index: Index, embedder: Embedder | None, no_update: bool) -> None:
-    """Bring the index up to date before a query, unless asked not to."""
-    if no_update and index.exists():
-        return
-    advance, close = progress_bar()
-    try:
-        report(refresh(index, embedder=embedder, progress=advance))
-    finally:
-        close()
 
 
 def no_update_option(func: Callable) -> Callable:
@@ -58,7 +63,8 @@ def no_update_option(func: Callable) -> Callable:
 
 
 def _render_stats(stats: dict) -> str:
-    embedded = f", {stats['embedded']} passages embedded" if stats["embedded"] else ""
+    embedded = (f", {stats['embedded']} passage texts embedded ({stats['tokens']:,} tokens)"
+                if stats["embedded"] else "")
     pending = f", {stats['pending']} passages without vectors" if stats["pending"] else ""
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
             f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)")
@@ -79,21 +85,27 @@ def register(main: click.Group) -> None:
     @main.command("index")
     @click.option("--rebuild", is_flag=True, help="Throw the index away and build it afresh.")
     @click.option("--no-embed", is_flag=True, help="Build the word index only (no model needed).")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
     @notes_option
     @state_dir_option
     @json_option
     @handle_errors
-    def index_command(rebuild: bool, no_embed: bool, notes_dir: Path | None, state_dir: Path | None,
-                      as_json: bool) -> None:
-        """Build or update the index (only changed files are read, new passages embedded)."""
-        index = open_index(notes_dir, state_dir)
-        advance, close = progress_bar()
+    def index_command(rebuild: bool, no_embed: bool, quiet: bool, notes_dir: Path | None,
+                      state_dir: Path | None, as_json: bool) -> None:
+        """Build or update the index (only changed files are read, new passages embedded).
+
+        Embedding shows a bar with its rate and time left on a terminal, and a
+        plain progress line every few seconds when stderr goes to a file.
+        """
+        config = load_config(notes_dir, state_dir)
+        index = open_index(config)
+        progress = ProgressReport(quiet=quiet)
         try:
-            stats = update(index, embedder=None if no_embed else Embedder.from_env(), rebuild=rebuild,
-                           progress=advance,
+            stats = update(index, embedder=None if no_embed else Embedder.from_config(config), rebuild=rebuild,
+                           progress=progress,
                            on_wait=lambda: warn("another orgkit index is running; waiting for it"))
         finally:
-            close()
+            progress.close()
         report(stats)
         emit(stats.to_json(), as_json, _render_stats)
 
@@ -112,12 +124,13 @@ def register(main: click.Group) -> None:
         """Find notes by meaning and words, best first."""
         from ..retrieve.search import search
 
-        index = open_index(notes_dir, state_dir)
-        embedder = None if mode == "lexical" else Embedder.from_env()
-        freshen(index, embedder, no_update)
+        config = load_config(notes_dir, state_dir)
+        index = open_index(config)
+        embedder = None if mode == "lexical" else Embedder.from_config(config)
+        say = Warnings()
+        prepare_query(index, embedder, config, no_update, say)
         result = search(index, " ".join(query), mode=mode, limit=limit, embedder=embedder)
-        for message in result.warnings:
-            warn(message)
+        say(result.warnings)
         emit([h.to_json() for h in result.hits], as_json, _render_hits)
 
     @main.command("context")
@@ -134,12 +147,13 @@ def register(main: click.Group) -> None:
         """Gather the notes that best answer QUERY, and what they link to, within a budget."""
         from ..retrieve.context import context
 
-        index = open_index(notes_dir, state_dir)
-        embedder = Embedder.from_env()
-        freshen(index, embedder, no_update)
+        config = load_config(notes_dir, state_dir)
+        index = open_index(config)
+        embedder = Embedder.from_config(config)
+        say = Warnings()
+        prepare_query(index, embedder, config, no_update, say)
         result = context(index, " ".join(query), budget=budget, embedder=embedder)
-        for message in result.warnings:
-            warn(message)
+        say(result.warnings)
         if result.omitted and not as_json:
             warn(f"left out {len(result.omitted)} note(s); --json lists them")
         emit(result.to_json(), as_json, _render_context)
@@ -154,6 +168,7 @@ def register(main: click.Group) -> None:
         """Answer JSON requests on stdin, one a line (ops: scan, search, read, context, ...)."""
         from ..serve import Session, serve
 
-        index = open_index(notes_dir, state_dir)
-        session = Session(index, Embedder.from_env(), recheck_after=recheck_after)
+        config = load_config(notes_dir, state_dir)
+        session = Session(open_index(config), Embedder.from_config(config), recheck_after=recheck_after,
+                          inline_limit=config["search.inline_embed_limit"])
         serve(session, sys.stdin, sys.stdout)

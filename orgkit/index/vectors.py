@@ -25,6 +25,7 @@ import hashlib
 import os
 import sqlite3
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +61,14 @@ def cache_path(index: Index, fingerprint: str) -> Path:
     return index.state_dir / f"vectors-{hashlib.sha1(fingerprint.encode()).hexdigest()[:12]}.bin"
 
 
+def remove_other_caches(index: Index, fingerprint: str) -> None:
+    """Delete the cache files of other models (left behind when the model changed)."""
+    keep = cache_path(index, fingerprint).name
+    for path in index.state_dir.glob("vectors-*.bin"):
+        if path.name != keep:
+            path.unlink(missing_ok=True)
+
+
 def load_vectors(index: Index, fingerprint: str, conn: sqlite3.Connection) -> VectorSet:
     """The vectors as of `conn`'s snapshot: from the cache when it is current."""
     generation = index.generation(conn)
@@ -68,7 +77,7 @@ def load_vectors(index: Index, fingerprint: str, conn: sqlite3.Connection) -> Ve
 
 
 def refresh_cache(index: Index, fingerprint: str) -> None:
-    """Bring the cache file up to the index's generation (the caller holds the writer's lock).
+    """Bring the cache file up to the index's generation.
 
     A cache from an earlier generation is patched with what changed since;
     otherwise every vector is read from SQLite.
@@ -254,7 +263,7 @@ def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
     rows = len(content.chunks)
     dims = content.blocks[0].shape[1]
     hashes = np.ascontiguousarray(content.hashes)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
     try:
         with tmp.open("wb") as handle:
             handle.write(_MAGIC)

@@ -28,6 +28,8 @@ class ContextResult:
     included: list[dict] = field(default_factory=list)
     omitted: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    mode: str = "hybrid"  # how the search candidates were ranked
+    reason: str | None = None  # why not hybrid, when not
 
     @property
     def tokens(self) -> int:
@@ -35,7 +37,8 @@ class ContextResult:
 
     def to_json(self) -> dict:
         return {"query": self.query, "budget": self.budget, "tokens": self.tokens,
-                "included": self.included, "omitted": self.omitted, "warnings": self.warnings}
+                "included": self.included, "omitted": self.omitted, "warnings": self.warnings,
+                "mode": self.mode, "reason": self.reason}
 
 
 def context(
@@ -47,9 +50,11 @@ def context(
     cache: VectorCache | None = None,
 ) -> ContextResult:
     result = ContextResult(query=query, budget=budget)
-    rankers = {"search": search_ranker(index, embedder, cache), "scan": scan_ranked}
-    found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
+    searcher = search_ranker(index, embedder, cache)
+    found = find_candidates(index.root, query, limit=CANDIDATES, rankers={"search": searcher, "scan": scan_ranked})
     result.warnings.extend(found.warnings)
+    if searcher.last is not None:
+        result.mode, result.reason = searcher.last.mode, searcher.last.reason
     locator = index_locator(index)
     docs = read(index.root, [c.id for c in found.candidates], locator=locator)
     result.warnings.extend(docs.warnings)
