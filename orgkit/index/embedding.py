@@ -26,7 +26,7 @@ from typing import Callable
 from ..embed import Embedder, ModelUnavailable
 from .db import write_transaction
 from .store import Index
-from .vectors import refresh_cache, remove_other_caches
+from .vectors import cache_is_worth_rewriting, refresh_cache, remove_other_caches
 
 
 @dataclass
@@ -113,7 +113,8 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
         if not missing_vectors(conn, fingerprint):
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                          (_complete_key(fingerprint), str(index.generation(conn))))
-    refresh_cache(index, fingerprint)
+    if cache_is_worth_rewriting(index, fingerprint, state.done):
+        refresh_cache(index, fingerprint)
     remove_other_caches(index, fingerprint)
     return state
 

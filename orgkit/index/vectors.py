@@ -40,6 +40,7 @@ _MODEL_BYTES = 24  # a digest of the model fingerprint: a cache copied from anot
 _HEADER = len(_MAGIC) + _MODEL_BYTES + 4 * 8  # magic, model, generation, rows, dimensions, hash width
 # 64 bytes, so the rows' numbers in a mapped file are aligned as numpy wants them
 _IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
+REWRITE_AFTER = 256  # texts embedded by an update before it rewrites the cache file
 
 
 @dataclass
@@ -70,10 +71,37 @@ def remove_other_caches(index: Index, fingerprint: str) -> None:
 
 
 def load_vectors(index: Index, fingerprint: str, conn: sqlite3.Connection) -> VectorSet:
-    """The vectors as of `conn`'s snapshot: from the cache when it is current."""
+    """The vectors as of `conn`'s snapshot: the cache file, patched in memory when it is behind.
+
+    A small update does not rewrite the file (see `cache_is_worth_rewriting`),
+    so a reader patches the older file with what changed since, reading only
+    the changed vectors from SQLite; anything else rebuilds from SQLite.
+    """
+    import numpy as np
+
     generation = index.generation(conn)
-    cached = _read_cache(cache_path(index, fingerprint), fingerprint, generation)
-    return cached if cached is not None else _from_database(conn, fingerprint, generation)
+    path = cache_path(index, fingerprint)
+    stamp = _cache_generation(path, fingerprint)
+    if stamp == generation:
+        cached = _read_cache(path, fingerprint, generation)
+        if cached is not None:
+            return cached
+    elif stamp is not None and stamp < generation:
+        old = _read_cache(path, fingerprint, stamp, mapped=True)
+        content = _patched(conn, fingerprint, generation, old) if old is not None else None
+        if content is not None:
+            matrix = np.concatenate(content.blocks) if len(content.blocks) > 1 else np.array(content.blocks[0])
+            return VectorSet(generation, content.chunks, content.nodes, content.hashes, matrix)
+    return _from_database(conn, fingerprint, generation)
+
+
+def cache_is_worth_rewriting(index: Index, fingerprint: str, changed: int) -> bool:
+    """Whether an update that embedded `changed` texts should rewrite the cache file.
+
+    Rewriting costs a write of every vector (95 MiB at 60k passages); after a
+    few changes, readers patching the older file in memory cost far less.
+    """
+    return changed > REWRITE_AFTER or _cache_generation(cache_path(index, fingerprint), fingerprint) is None
 
 
 def refresh_cache(index: Index, fingerprint: str) -> None:
