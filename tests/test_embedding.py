@@ -163,3 +163,20 @@ def test_batches_cap_padded_tokens() -> None:
     batches = plan_batches(lengths, max_items=64, max_tokens=2048)
     assert [i for b in batches for i in b] == list(range(len(lengths)))
     assert all(len(b) <= 64 and len(b) * max(lengths[i] for i in b) <= 2048 for b in batches)
+
+
+def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> None:
+    from conftest import shared_path
+
+    model = shared_path("models", "all-MiniLM-L6-v2-int8")
+    texts = ["a passage about trees and their roots", "another"]
+    plain = Embedder("sentence-transformers/all-MiniLM-L6-v2", model)
+    prepared = Embedder("sentence-transformers/all-MiniLM-L6-v2", model, tmp_path / "state")
+    import numpy as np
+
+    np.testing.assert_allclose(prepared.embed(texts), plain.embed(texts), atol=1e-6)
+    (copy,) = (tmp_path / "state").iterdir()
+    assert (copy / "model.onnx").is_file() and (copy / "tokenizer.json").is_symlink()
+    again = Embedder("sentence-transformers/all-MiniLM-L6-v2", model, tmp_path / "state")
+    np.testing.assert_allclose(again.embed(texts), plain.embed(texts), atol=1e-6)
+    assert prepared.fingerprint == plain.fingerprint
