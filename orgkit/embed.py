@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 _SAMPLE = 1 << 20  # bytes hashed from each end of a model file
 HUB_TIMEOUT = 2.0  # seconds the hub gets to answer before a pull gives up
-BATCH_TOKENS = 8192  # padded tokens per batch: the memory bound
+BATCH_TOKENS = 4096  # padded tokens per batch
 BATCH_ITEMS = 64  # texts per batch, even when they are short
+ATTENTION_CELLS = 1 << 18  # texts x longest^2 per batch: attention's share of memory
 HOW_TO_GET = ("run `orgkit model pull` to download it, or set ORGKIT_MODEL_PATH "
               "to a local copy")
 
@@ -83,6 +84,7 @@ class Embedder:
     name: str
     path: Path | None = None
     work_dir: Path | None = None  # where a pre-optimised copy of an ONNX model may be kept
+    batch_limits: dict[str, int] = field(default_factory=dict, repr=False)  # plan_batches' limits, for benchmarks
     _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one load across threads
@@ -205,7 +207,7 @@ class Embedder:
         """
         lengths = self.token_lengths(texts)
         order = sorted(range(len(texts)), key=lengths.__getitem__)
-        for span in plan_batches([lengths[i] for i in order]):
+        for span in plan_batches([lengths[i] for i in order], **self.batch_limits):
             picked = [order[i] for i in span]
             yield picked, self.embed([texts[i] for i in picked]), sum(lengths[i] for i in picked)
 
@@ -257,85 +259,28 @@ def normalise(matrix: "np.ndarray") -> "np.ndarray":
     return matrix / np.where(norms == 0, 1, norms)
 
 
-def plan_batches(lengths: list[int], *, max_items: int = BATCH_ITEMS,
-                 max_tokens: int = BATCH_TOKENS) -> list[range]:
+def plan_batches(lengths: list[int], *, max_items: int = BATCH_ITEMS, max_tokens: int = BATCH_TOKENS,
+                 max_cells: int = ATTENTION_CELLS) -> list[range]:
     """Consecutive batches whose padded size stays bounded.
 
-    A transformer pads a batch to its longest text and its attention grows with
-    the square of that length, so a batch of long passages must be smaller than
-    a batch of short ones: each batch holds at most `max_items` texts and at most
-    `max_tokens` once every text is counted at the batch's longest length.
+    A transformer pads a batch to its longest text, and its attention holds a
+    score per head for every pair of positions, so memory grows with the
+    number of texts times the square of the longest: each batch holds at most
+    `max_items` texts, at most `max_tokens` padded tokens, and at most
+    `max_cells` attention cells (texts x longest^2). Measured with MiniLM on
+    onnxruntime, 16 texts of 512 tokens (4M cells) take 1 GiB beyond the
+    loaded model and 1M cells 200-350 MiB; at 256k cells the whole run peaks
+    near 500 MiB, and small batches are no slower on a CPU.
     """
     batches: list[range] = []
     start = 0
     longest = 0
     for i, length in enumerate(lengths):
         longest = max(longest, length)
-        if i > start and (i - start >= max_items or (i - start + 1) * longest > max_tokens):
+        size = i - start + 1
+        if size > 1 and (size > max_items or size * longest > max_tokens or size * longest * longest > max_cells):
             batches.append(range(start, i))
             start, longest = i, length
     if start < len(lengths):
         batches.append(range(start, len(lengths)))
     return batches
-
-
-def hub_problem(timeout: float = HUB_TIMEOUT) -> str | None:
-    """Why the model hub cannot be reached now (offline mode, no answer in `timeout` s), or None.
-
-    One TCP connection in a daemon thread, so a dead network or a resolver
-    that never answers costs `timeout` seconds, not fastembed's retries.
-    """
-    from urllib.parse import urlsplit
-
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return "HF_HUB_OFFLINE is set"
-    url = urlsplit(constants.ENDPOINT)
-    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
-    outcome: list[str | None] = []
-
-    def connect() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            outcome.append(None)
-        except OSError as exc:
-            outcome.append(f"cannot reach {host}: {exc.strerror or exc}")
-
-    probe = threading.Thread(target=connect, daemon=True)
-    probe.start()
-    probe.join(timeout)
-    return outcome[0] if outcome else f"cannot reach {host}: no answer in {timeout:g} s"
-
-
-def pull(embedder: Embedder) -> Path:
-    """Download `embedder`'s model into fastembed's cache (progress on stderr); its directory.
-
-    Search and index load it from there afterwards without asking the network.
-    """
-    if embedder.path is not None:
-        raise OrgkitError(f"model_path is set to {embedder.path}: that copy is used, nothing to download")
-    problem = hub_problem()
-    if problem is not None:
-        raise OrgkitError(f"cannot download {embedder.name}: {problem}")
-    try:
-        from fastembed import TextEmbedding
-
-        _quiet_fastembed()
-        model = TextEmbedding(embedder.name, lazy_load=True)
-    except Exception as exc:
-        raise OrgkitError(f"cannot download {embedder.name}: {_first_line(exc)}") from None
-    return Path(model.model._model_dir)
-
-
-def describe(embedder: Embedder) -> dict[str, Any]:
-    """Where the model comes from, whether it loads, and its size: `orgkit model show`."""
-    out: dict[str, Any] = {"name": embedder.name, "path": str(embedder.path) if embedder.path else None,
-                           "fingerprint": embedder.fingerprint, "loaded": False, "error": None,
-                           "dimensions": None}
-    try:
-        out["dimensions"] = int(embedder.embed_query("dimension probe").shape[0])
-        out["loaded"] = True
-    except ModelUnavailable as exc:
-        out["error"] = str(exc)
-    return out
