@@ -284,3 +284,65 @@ def plan_batches(lengths: list[int], *, max_items: int = BATCH_ITEMS, max_tokens
     if start < len(lengths):
         batches.append(range(start, len(lengths)))
     return batches
+
+
+def hub_problem(timeout: float = HUB_TIMEOUT) -> str | None:
+    """Why the model hub cannot be reached now (offline mode, no answer in `timeout` s), or None.
+
+    One TCP connection in a daemon thread, so a dead network or a resolver
+    that never answers costs `timeout` seconds, not fastembed's retries.
+    """
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    url = urlsplit(constants.ENDPOINT)
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"cannot reach {host}: {exc.strerror or exc}")
+
+    probe = threading.Thread(target=connect, daemon=True)
+    probe.start()
+    probe.join(timeout)
+    return outcome[0] if outcome else f"cannot reach {host}: no answer in {timeout:g} s"
+
+
+def pull(embedder: Embedder) -> Path:
+    """Download `embedder`'s model into fastembed's cache (progress on stderr); its directory.
+
+    Search and index load it from there afterwards without asking the network.
+    """
+    if embedder.path is not None:
+        raise OrgkitError(f"model_path is set to {embedder.path}: that copy is used, nothing to download")
+    problem = hub_problem()
+    if problem is not None:
+        raise OrgkitError(f"cannot download {embedder.name}: {problem}")
+    try:
+        from fastembed import TextEmbedding
+
+        _quiet_fastembed()
+        model = TextEmbedding(embedder.name, lazy_load=True)
+    except Exception as exc:
+        raise OrgkitError(f"cannot download {embedder.name}: {_first_line(exc)}") from None
+    return Path(model.model._model_dir)
+
+
+def describe(embedder: Embedder) -> dict[str, Any]:
+    """Where the model comes from, whether it loads, and its size: `orgkit model show`."""
+    out: dict[str, Any] = {"name": embedder.name, "path": str(embedder.path) if embedder.path else None,
+                           "fingerprint": embedder.fingerprint, "loaded": False, "error": None,
+                           "dimensions": None}
+    try:
+        out["dimensions"] = int(embedder.embed_query("dimension probe").shape[0])
+        out["loaded"] = True
+    except ModelUnavailable as exc:
+        out["error"] = str(exc)
+    return out
