@@ -37,6 +37,7 @@
 ;;   r  `orgkit-read'         the node at point and the notes it links to
 ;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
 ;;   t  `orgkit-tangle'       tangle the current file
+;;   g  `orgkit-guidance'     the guidance file distilled from corrections
 ;;
 ;; Errors reported by orgkit (an unknown ID, a missing notes directory) reach
 ;; you as one line in the echo area.
@@ -192,70 +193,126 @@ the server again."
 
 ;;;; Requests: the server, the command line, and the choice between them
 
-(defconst orgkit--server-ops
-  '("scan" "search" "read" "context" "nodes" "links" "backlinks")
-  "The operations `orgkit serve' answers; the others go to the command line.")
+;;;;; The operation registry
 
-(defconst orgkit--positional-args
-  '(("scan" . query) ("search" . query) ("context" . query) ("read" . ids)
-    ("links" . id) ("backlinks" . id) ("new" . title) ("tangle" . files))
-  "For each command, the request field given as its positional arguments.")
+(defvar orgkit--process nil
+  "The `orgkit serve' process, or nil.")
+
+(defvar orgkit--registry nil
+  "The operations orgkit offers, as `orgkit ops --json' lists them.
+A cons (KEY . OPS): KEY names the program and environment they were
+read from, OPS is an alist of operation names to their descriptions
+(command words, positional parameters, options, JSON Schema).")
+
+(defun orgkit--registry-key ()
+  "What the registry depends on: the program and its environment."
+  (list (orgkit--program) orgkit-environment))
+
+(defun orgkit--ops (dir)
+  "The operation registry of the orgkit program, read once (DIR: the notes).
+It comes from the running server (`{\"op\": \"ops\"}') when there
+is one, else from `orgkit ops --json'."
+  (let ((key (orgkit--registry-key)))
+    (unless (equal (car orgkit--registry) key)
+      (let ((ops (or (and (process-live-p orgkit--process)
+                          (condition-case nil
+                              (orgkit--server-wait orgkit--process
+                                                   (orgkit--server-send orgkit--process "ops" nil))
+                            (orgkit-server-unavailable nil)))
+                     (orgkit--cli-call dir "ops" nil nil))))
+        (setq orgkit--registry
+              (cons key (mapcar (lambda (op) (cons (alist-get 'name op) op)) ops)))))
+    (cdr orgkit--registry)))
+
+(defun orgkit--op (dir name)
+  "The registry's description of the operation NAME (DIR: the notes)."
+  (or (cdr (assoc name (orgkit--ops dir)))
+      (orgkit--fail (format "this orgkit has no operation %s" name))))
+
+(defun orgkit--op-parameters (op)
+  "The parameter names of OP, a registry entry, as symbols."
+  (mapcar #'car (alist-get 'properties (alist-get 'parameters op))))
+
+(defun orgkit--check-args (op args)
+  "Signal a `user-error' when ARGS holds a field that OP does not take."
+  (let ((known (orgkit--op-parameters op)))
+    (pcase-dolist (`(,key . ,_) args)
+      (unless (memq key known)
+        (orgkit--fail (format "%s has no parameter %s (parameters: %s)"
+                              (alist-get 'name op) key
+                              (mapconcat #'symbol-name known ", ")))))))
 
 (defun orgkit--call (op args)
   "Ask orgkit for OP with the request fields ARGS and return the answer.
-ARGS is an alist of field names (symbols, as the command-line
-options are named, `_' for `-') to values: strings, numbers, t for
-a flag, vectors for lists; entries whose value is nil are left
-out.  The answer is parsed JSON (objects as alists, arrays as
-lists).  Errors reported by orgkit become a `user-error'."
-  (let ((args (orgkit--compact args))
-        (dir (orgkit--notes-directory)))
-    (if (and orgkit-use-server (member op orgkit--server-ops)
+ARGS is an alist of field names (symbols, as the registry names the
+operation's parameters) to values: strings, numbers, t for a flag,
+vectors for lists; entries whose value is nil are left out.  The
+field names are checked against the registry.  Operations on the
+notes go to the server, the others (such as tangling a file) to
+the command line.  The answer is parsed JSON (objects as alists,
+arrays as lists).  Errors reported by orgkit become a `user-error'."
+  (let* ((args (orgkit--compact args))
+         (dir (orgkit--notes-directory))
+         (spec (orgkit--op dir op)))
+    (orgkit--check-args spec args)
+    (if (and orgkit-use-server (alist-get 'notes spec)
              (not (orgkit--server-resting-p)))
         (condition-case err
             (orgkit--server-call dir op args)
           (orgkit-server-unavailable
            (message "orgkit: %s; using the command line" (cadr err))
-           (orgkit--cli-call dir op args)))
-      (orgkit--cli-call dir op args))))
+           (orgkit--cli-call dir op args spec)))
+      (orgkit--cli-call dir op args spec))))
 
 ;;;;; The command line
 
-(defun orgkit--cli-args (op args dir)
-  "The command-line arguments for OP with request fields ARGS on notes DIR."
-  (let ((positional (cdr (assoc op orgkit--positional-args)))
+(defun orgkit--cli-args (op args dir spec)
+  "The command-line arguments for OP with request fields ARGS on notes DIR.
+SPEC is OP's registry entry: its command words, which fields are
+positional and each option's name.  Without SPEC, OP is `ops'."
+  (let ((positional (mapcar #'intern (alist-get 'positional spec)))
+        (flags (alist-get 'options spec))
         options values)
     (pcase-dolist (`(,key . ,value) args)
       (cond
-       ((eq key positional)
-        (setq values (if (vectorp value) (append value nil) (list value))))
+       ((memq key positional)
+        (push (cons key (if (vectorp value)
+                            (mapcar #'orgkit--arg-string value)
+                          (list (orgkit--arg-string value))))
+              values))
        ((eq value t)
-        (push (orgkit--option-name key) options))
+        (push (orgkit--option-name key flags) options))
        (t
-        (push (orgkit--option-name key) options)
-        (push (if (vectorp value)
-                  (mapconcat #'orgkit--arg-string value ",")
-                (orgkit--arg-string value))
-              options))))
-    (append (list op) (nreverse options)
-            (unless (equal op "tangle") (list "--notes" dir))
+        (push (orgkit--option-name key flags) options)
+        (push (orgkit--option-value value) options))))
+    (append (if spec (alist-get 'command spec) (list op))
+            (nreverse options)
+            (when (alist-get 'notes spec) (list "--notes" dir))
             (list "--json" "--")
-            values)))
+            (mapcan (lambda (key) (copy-sequence (alist-get key values))) positional))))
 
-(defun orgkit--option-name (key)
-  "The command-line option for the request field KEY."
-  (concat "--" (replace-regexp-in-string "_" "-" (symbol-name key))))
+(defun orgkit--option-name (key flags)
+  "The command-line option for the request field KEY, from the registry's FLAGS."
+  (or (alist-get key flags)
+      (orgkit--fail (format "no command-line option for %s" key))))
+
+(defun orgkit--option-value (value)
+  "VALUE as an option's argument: lists comma-separated, objects as JSON."
+  (cond ((vectorp value) (mapconcat #'orgkit--arg-string value ","))
+        ((consp value) (orgkit--json-encode value))
+        (t (orgkit--arg-string value))))
 
 (defun orgkit--arg-string (value)
   "VALUE as one command-line argument."
   (if (stringp value) value (format "%s" value)))
 
-(defun orgkit--cli-call (dir op args)
+(defun orgkit--cli-call (dir op args spec)
   "Run `orgkit OP' once with the request fields ARGS on notes DIR.
-Return its parsed JSON output; a failure becomes a `user-error'
-carrying orgkit's one-line message."
+SPEC is OP's registry entry (nil for `ops' itself).  Return the
+parsed JSON output; a failure becomes a `user-error' carrying
+orgkit's one-line message."
   (setq orgkit--last-transport 'cli)
-  (let ((argv (orgkit--cli-args op args dir))
+  (let ((argv (orgkit--cli-args op args dir spec))
         (stderr-file (make-temp-file "orgkit-stderr")))
     (unwind-protect
         (with-temp-buffer
@@ -293,9 +350,6 @@ carrying orgkit's one-line message."
         (format "%s exited with status %s" orgkit-program status))))
 
 ;;;;; The server
-
-(defvar orgkit--process nil
-  "The `orgkit serve' process, or nil.")
 
 (defvar orgkit--server-rest-until nil
   "While `float-time' is below this, requests skip the server.")
@@ -382,8 +436,10 @@ carrying orgkit's one-line message."
     (orgkit-server-unavailable (orgkit--fail (cadr err)))))
 
 (defun orgkit-stop-server ()
-  "Stop the `orgkit serve' process, if one is running."
+  "Stop the `orgkit serve' process, if one is running.
+The operation registry is read again with the next request."
   (interactive)
+  (setq orgkit--registry nil)
   (when (processp orgkit--process)
     (let ((proc orgkit--process))
       (setq orgkit--process nil)
@@ -423,6 +479,9 @@ one without answers the oldest request still pending."
       (process-put proc 'orgkit-queue (delq entry queue))
       (process-put proc 'orgkit-answered t)
       (orgkit--log-warnings (alist-get 'warnings object))
+      (when (alist-get 'errors object)
+        (orgkit--log-warnings (alist-get 'errors object))
+        (message "orgkit: %s" (string-join (alist-get 'errors object) "; ")))
       (let ((cell (cdr entry)))
         (cond
          ((eq response 'unreadable)
@@ -920,7 +979,7 @@ description of the note: its id, file and title."
   (when (string-blank-p title)
     (user-error "orgkit: a note needs a title"))
   (let* ((root (orgkit--notes-directory))
-         (tags (and tags (not (string-blank-p tags)) tags))
+         (tags (and tags (vconcat (split-string tags "[ \t]*,[ \t]*" t))))
          (note (orgkit--call "new" `((title . ,title) (tags . ,tags)))))
     (find-file (expand-file-name (alist-get 'file note) root))
     (goto-char (point-max))
@@ -955,6 +1014,208 @@ The buffer is saved first when modified.  orgkit writes what
   (mapcar (lambda (target) (alist-get 'target target))
           (alist-get 'targets answer)))
 
+;;;; Feedback: the guidance file
+
+;;;###autoload
+(defun orgkit-guidance ()
+  "Visit the guidance file that `orgkit evolve' writes from corrections.
+Its bullets, by extractor and node type, go into the extractors'
+prompts when they run with --use-extraction-feedback.  Edit them
+freely: an edited bullet is kept, a deleted one stays deleted
+until its cluster gets new corrections.  Return the file's name."
+  (interactive)
+  (let* ((answer (orgkit--call "guidance" nil))
+         (file (alist-get 'path answer)))
+    (find-file file)
+    (unless (eq (alist-get 'exists answer) t)
+      (message "orgkit: no guidance yet; `orgkit evolve' writes it from corrections"))
+    file))
+;;;; Review of the memory flow's proposals
+
+(defvar orgkit-review-buffer "*orgkit-review*"
+  "The name of the buffer `orgkit-review' shows.")
+
+(defconst orgkit--editable-fields
+  '(("new" . body) ("append" . text) ("link" . description) ("tag" . tag))
+  "For each kind of proposal, the payload field a reviewer edits.")
+
+(defvar orgkit-review-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map special-mode-map)
+    (define-key map (kbd "n") #'orgkit-review-next)
+    (define-key map (kbd "p") #'orgkit-review-previous)
+    (define-key map (kbd "a") #'orgkit-review-accept)
+    (define-key map (kbd "e") #'orgkit-review-edit)
+    (define-key map (kbd "r") #'orgkit-review-reject)
+    (define-key map (kbd "u") #'orgkit-review-undo)
+    map)
+  "Keymap of `orgkit-review-mode'.")
+
+(define-derived-mode orgkit-review-mode special-mode "orgkit-review"
+  "Major mode for reviewing the proposals of orgkit's librarian.
+Each pending proposal is shown with the diff accepting it makes.
+\\{orgkit-review-mode-map}"
+  (setq truncate-lines t))
+
+;;;###autoload
+(defun orgkit-review ()
+  "List the pending proposals with their diffs; accept, edit or reject them.
+Return the buffer."
+  (interactive)
+  (let ((root (orgkit--notes-directory))
+        (proposals (orgkit--call "review_list" '((diff . t)))))
+    (with-current-buffer (get-buffer-create orgkit-review-buffer)
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (orgkit-review-mode)
+        (setq default-directory (file-name-as-directory root))
+        (setq-local revert-buffer-function (lambda (&rest _) (orgkit-review)))
+        (insert (propertize (format "Pending proposals: %d  (a accept, e edit, r reject, u undo a batch, g refresh)\n"
+                                    (length proposals))
+                            'face 'bold))
+        (dolist (proposal proposals)
+          (orgkit--insert-proposal proposal))
+        (goto-char (point-min))
+        (orgkit-review-next)))
+    (pop-to-buffer orgkit-review-buffer)
+    (get-buffer orgkit-review-buffer)))
+
+(defun orgkit--insert-proposal (proposal)
+  "Insert PROPOSAL (an alist from `review_list') with its diff."
+  (let-alist proposal
+    (let ((start (point)))
+      (insert "\n" (propertize (format "%s %s" .kind .summary) 'face 'orgkit-file) "\n")
+      (insert (propertize (format "  %s, deposit %s, chunks %s\n" .id .deposit
+                                  (mapconcat (lambda (c) (format "%s" c)) .chunks ","))
+                          'face 'orgkit-detail))
+      (when .reason
+        (insert (propertize (format "  %s\n" .reason) 'face 'warning)))
+      (when .error
+        (insert (propertize (format "  cannot apply now: %s\n" .error) 'face 'error)))
+      (dolist (line (split-string (or .diff "") "\n" t))
+        (insert (propertize line 'face (orgkit--diff-face line)) "\n"))
+      (put-text-property start (point) 'orgkit-proposal proposal))))
+
+(defun orgkit--diff-face (line)
+  "The face of a unified-diff LINE."
+  (cond ((string-prefix-p "+++" line) 'bold)
+        ((string-prefix-p "---" line) 'bold)
+        ((string-prefix-p "+" line) 'success)
+        ((string-prefix-p "-" line) 'error)
+        ((string-prefix-p "@@" line) 'orgkit-detail)))
+
+(defun orgkit--proposal-at-point ()
+  "The proposal shown at point, or a `user-error'."
+  (or (get-text-property (point) 'orgkit-proposal)
+      (user-error "orgkit: no proposal here")))
+
+(defun orgkit-review-next ()
+  "Move to the next proposal."
+  (interactive)
+  (let ((here (next-single-property-change (line-end-position) 'orgkit-proposal)))
+    (when (and here (not (get-text-property here 'orgkit-proposal)))
+      (setq here (next-single-property-change here 'orgkit-proposal)))
+    (when here
+      (goto-char here)
+      (forward-line 1))))
+
+(defun orgkit-review-previous ()
+  "Move to the previous proposal."
+  (interactive)
+  (let ((here (previous-single-property-change (line-beginning-position) 'orgkit-proposal)))
+    (when (and here (not (get-text-property here 'orgkit-proposal)))
+      (setq here (previous-single-property-change here 'orgkit-proposal)))
+    (when here
+      (goto-char here)
+      (forward-line 1))))
+
+(defun orgkit--review-decide (op message &rest args)
+  "Ask for OP on the proposal at point with ARGS, say MESSAGE, show the list again."
+  (let* ((proposal (orgkit--proposal-at-point))
+         (answer (orgkit--call op (append `((ids . ,(vector (alist-get 'id proposal)))) args))))
+    (message "orgkit: %s (batch %s)" message (alist-get 'batch answer))
+    (orgkit-review)
+    answer))
+
+(defun orgkit-review-accept ()
+  "Accept the proposal at point."
+  (interactive)
+  (orgkit--review-decide "review_accept" "accepted"))
+
+(defun orgkit-review-reject (why)
+  "Reject the proposal at point, for the reason WHY (may be empty)."
+  (interactive (list (read-string "Reject, because (optional): ")))
+  (apply #'orgkit--review-decide "review_reject" "rejected"
+         (unless (string-blank-p why) `((why . ,why)))))
+
+(defun orgkit-review-undo (batch)
+  "Revert the decisions of BATCH (when its files were not edited since)."
+  (interactive
+   (list (let ((batches (cl-remove-if (lambda (b) (or (alist-get 'undone_by b)
+                                                      (equal (alist-get 'action b) "undo")))
+                                      (orgkit--call "review_batches" nil))))
+           (unless batches
+             (user-error "orgkit: no batch to undo"))
+           (completing-read "Undo batch: "
+                            (mapcar (lambda (b) (alist-get 'id b)) (reverse batches)) nil t))))
+  (let ((answer (orgkit--call "review_undo" `((batch . ,batch)))))
+    (message "orgkit: undone (batch %s)" (alist-get 'batch answer))
+    (when (get-buffer orgkit-review-buffer)
+      (with-current-buffer orgkit-review-buffer (orgkit-review)))
+    answer))
+
+(defvar-local orgkit--editing nil
+  "In a proposal edit buffer: the proposal being edited.")
+
+(defvar orgkit-review-edit-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'orgkit-review-edit-finish)
+    (define-key map (kbd "C-c C-k") #'orgkit-review-edit-abort)
+    map)
+  "Keymap of `orgkit-review-edit-mode'.")
+
+(define-minor-mode orgkit-review-edit-mode
+  "Editing a proposal: \\[orgkit-review-edit-finish] accepts it as edited, \\[orgkit-review-edit-abort] gives up."
+  :lighter " orgkit-edit")
+
+(defun orgkit-review-edit ()
+  "Edit the proposal at point in a buffer; \\`C-c C-c' accepts it as edited."
+  (interactive)
+  (let* ((proposal (orgkit--proposal-at-point))
+         (field (cdr (assoc (alist-get 'kind proposal) orgkit--editable-fields))))
+    (unless field
+      (user-error "orgkit: a %s proposal has nothing to edit; accept or reject it"
+                  (alist-get 'kind proposal)))
+    (pop-to-buffer (get-buffer-create (format "*orgkit-edit %s*" (alist-get 'id proposal))))
+    (erase-buffer)
+    (insert (or (alist-get field (alist-get 'payload proposal)) ""))
+    (org-mode)
+    (orgkit-review-edit-mode 1)
+    (setq orgkit--editing proposal)
+    (goto-char (point-min))
+    (message "Edit the %s; C-c C-c accepts it as edited, C-c C-k gives up" field)))
+
+(defun orgkit-review-edit-finish ()
+  "Accept the proposal being edited, as edited."
+  (interactive)
+  (let* ((proposal (or orgkit--editing (user-error "orgkit: not editing a proposal")))
+         (answer (orgkit--call "review_edit" `((id . ,(alist-get 'id proposal))
+                                               (text . ,(buffer-string)))))
+         (buffer (current-buffer)))
+    (quit-window t)
+    (kill-buffer buffer)
+    (message "orgkit: accepted as edited (batch %s)" (alist-get 'batch answer))
+    (when (get-buffer orgkit-review-buffer)
+      (with-current-buffer orgkit-review-buffer (orgkit-review)))
+    answer))
+
+(defun orgkit-review-edit-abort ()
+  "Give up editing the proposal; nothing is decided."
+  (interactive)
+  (let ((buffer (current-buffer)))
+    (quit-window t)
+    (when (buffer-live-p buffer) (kill-buffer buffer))))
+
 ;;;; Keys
 
 ;;;###autoload
@@ -968,6 +1229,8 @@ The buffer is saved first when modified.  orgkit writes what
     (define-key map (kbd "r") #'orgkit-read)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
+    (define-key map (kbd "g") #'orgkit-guidance)
+    (define-key map (kbd "v") #'orgkit-review)
     map)
   "Keymap of orgkit's commands, for a prefix key of your choice:
 \(global-set-key (kbd \"C-c o\") orgkit-command-map).")

@@ -23,6 +23,23 @@ DATA_DIR_NAME = "orgkit-data"  # "data/" in its name: org-roam's default exclusi
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 LLM_ROLES = ("extractor", "scribe", "auditor", "librarian", "guidance")
 
+# Guidance that recommends one of these makes the extractor say less: extract fewer
+# claims, skip a dimension, drop or shorten quotes, paraphrase instead of quoting, link
+# less. No commas, so the environment variable (comma-separated) can carry them too.
+GUARDRAIL_PATTERNS = (
+    r"\b(extract|produce|generate|write|create|make|propose|return|emit)\w*\s+(far\s+|much\s+)?(fewer|less)\b",
+    r"\b(fewer|less)\s+(claims|quotes|notes|links|dimensions|facts|items|detail)\b",
+    r"\bonly\s+(extract|keep|write|quote)\s+(the\s+)?(most|main|key|top|few|single)",
+    r"\b(skip|omit|ignore|leave\s+out)\w*\s+(the\s+|a\s+|any\s+|some\s+|minor\s+)?(dimension|field|aspect|categor)",
+    r"\b(drop|omit|remove|shorten|trim|truncate|cut|avoid)\w*\s+(the\s+|long\s+|any\s+|some\s+|most\s+)*(\w+\s+)?quot",
+    r"\b(skip|omit|ignore|leave\s+out)\w*\s+(the\s+|a\s+|any\s+|some\s+|minor\s+)?\w+\s+(dimension|field|aspect|categor)",
+    r"\b(don't|do\s+not|never|stop)\s+quot",
+    r"\bparaphras\w*\b[^.;]*\b(instead\s+of|rather\s+than)\s+(quot|verbatim)",
+    r"\b(prefer|use)\s+(a\s+)?paraphras",
+    r"\b(instead\s+of|rather\s+than)\s+quot",
+    r"\blink(s|ing)?\s+(less|sparingly|rarely)\b",
+    r"\b(avoid|stop|don't|do\s+not|never)\s+(add\w*\s+|us\w*\s+|creat\w*\s+)?link",
+)
 _TRUE = {"1", "true", "yes", "on", "t"}
 _FALSE = {"0", "false", "no", "off", "nil", ""}
 
@@ -99,6 +116,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
+    Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
+            "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
 ]}
 
 

@@ -173,7 +173,14 @@ def _indexed_as_is(path: Path, st: os.stat_result, size: int, mtime_ns: int, dig
     return mtime_ns < 0 and hashlib.sha1(path.read_bytes()).hexdigest() == digest
 
 
-CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index]
+def check_memory(setup: Setup, report: Report) -> None:
+    """Deposits with their audit records, accepted proposals with their notes."""
+    from .memory.health import check_memory as check
+
+    check(setup, report)
+
+
+CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index, check_memory]
 
 
 def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:

@@ -68,3 +68,13 @@ def tiny_model(tiny_model_dir: Path, monkeypatch) -> Path:
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tiny_model_dir))
     monkeypatch.delenv("ORGKIT_STATE_DIR", raising=False)
     return tiny_model_dir
+
+
+@pytest.fixture
+def llm_server():
+    """A real OpenAI-compatible chat server on loopback with canned replies (tests/llm_server.py)."""
+    from llm_server import LLMServer
+
+    server = LLMServer().start()
+    yield server
+    server.stop()

@@ -19,12 +19,9 @@ SHARED = HERE.parents[1] / "shared"
 CORPUS = SHARED / "corpora" / "literate"
 CASES = HERE / "tangle_cases"
 
-# Corpus files that need Lisp evaluation while tangling (see the corpus README).
+# Corpus files that need a block run while tangling (noweb calls `<<name(arg=...)>>`).
 NEEDS_EVALUATION = {
     "thi-ng__geom/org/src/core/vector.org",
-    "zzamboni__elvish-modules/alias.org",
-    "zzamboni__elvish-modules/spinners.org",
-    "zzamboni__elvish-modules/util.org",
 }
 
 
@@ -78,7 +75,9 @@ def run_emacs(sandboxes: list[Sandbox], jobs_file: Path) -> dict[Path, str | Non
     )
     results: dict[Path, str | None] = {}
     for line in proc.stdout.splitlines():
-        parts = line.split("\t")
+        # A prompt Emacs prints before failing (no comment syntax) shares the line.
+        start = max(line.find("OK\t"), line.find("ERR\t"), 0)
+        parts = line[start:].split("\t")
         if parts[0] == "OK":
             results[Path(parts[1])] = None
         elif parts[0] == "ERR":

@@ -65,14 +65,17 @@ def test_model_pull_offline_fails_in_one_line(cli, notes: Path, monkeypatch) -> 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
     monkeypatch.delenv("ORGKIT_MODEL_PATH", raising=False)
-    result = cli("model", "pull", "--notes", str(notes))
+    monkeypatch.setenv("ORGKIT_NOTES", str(notes))
+    result = cli("model", "pull")
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == (
         "orgkit: error: cannot download sentence-transformers/all-MiniLM-L6-v2: HF_HUB_OFFLINE is set")
 
 
-def test_model_show_says_where_the_model_comes_from(cli, notes: Path, tiny_model: Path) -> None:
-    result = cli("model", "show", "--notes", str(notes), "--json")
+def test_model_show_says_where_the_model_comes_from(cli, tmp_path: Path, tiny_model: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no notes directory here: the environment's settings
+    monkeypatch.delenv("ORGKIT_NOTES", raising=False)
+    result = cli("model", "show", "--json")
     assert result.exit_code == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["path"] == str(tiny_model) and info["loaded"] and info["dimensions"] == 24

@@ -214,7 +214,8 @@ def test_orgkit_cli_imports_stay_light() -> None:
     import subprocess
     import sys
 
-    code = "import sys, orgkit.cli.index; print('numpy' in sys.modules, 'fastembed' in sys.modules)"
+    code = ("import sys, orgkit.cli, orgkit.cli.servers; orgkit.cli._op_commands(); "
+            "print('numpy' in sys.modules, 'fastembed' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 

@@ -126,14 +126,14 @@ def test_evaluation_is_refused_with_file_line_and_block(project: Path) -> None:
         """\
         * H
         #+NAME: computed
-        #+begin_src python :tangle (concat "a" ".py")
+        #+begin_src python :tangle (concat (org-id-uuid) ".py")
         x = 1
         #+end_src
         """,
     )
     code, _, err = run("tangle", "notes/lisp.org")
     assert code == 1
-    assert "lisp.org:3:" in err and "computed" in err and "evaluat" in err
+    assert "lisp.org:3:" in err and "computed" in err and "evaluat" in err and "(org-id-uuid)" in err
     assert not list((project / "notes").glob("*.py"))
 
 

@@ -23,17 +23,33 @@ from emacs_tangle import (
     run_emacs,
     snapshot,
 )
-from orgkit.tangle import NeedsEvaluation, tangle
+from orgkit.tangle import NeedsEvaluation, TangleError, tangle
 
 pytestmark = pytest.mark.skipif(not emacs_available(), reason="emacs is not installed (apt-get install emacs-nox)")
 
 OWN_CASES = sorted(p.name for p in CASES.glob("*.org") if not p.name.startswith("needs_eval"))
 EVAL_CASES = sorted(p.name for p in CASES.glob("needs_eval*.org"))
+FAILS = CASES / "emacs_fails"
+
+# Deliberate differences: files on which Emacs signals an error.  orgkit gives an error
+# too (containing the text below) and writes nothing; the targets Emacs has already
+# written when it fails are listed (its partial result, which orgkit never leaves).
+EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
+    "lisp_signal.org": ("Emacs signals an error evaluating it: wrong-type-argument sequencep 1", []),
+    "lua_number_key.org": ("ob-lua cannot write (1 2)", []),
+    "missing_reference.org": ("Reference `nosuch' not found", []),
+    "missing_directory.org": ("add :mkdirp yes", ["first.py"]),
+    "no_comment_syntax.org": ("no comment syntax is known for language 'text'", ["first.py"]),
+    "noweb_comment_no_syntax.org": ("no comment syntax is known for language 'text'", []),
+}
 
 
 def _tree(sandbox: Sandbox) -> dict[str, tuple[bytes, int]]:
-    tree = {f"repo/{k}": v for k, v in snapshot(sandbox.root).items()}
-    tree.update({f"home/{k}": v for k, v in snapshot(sandbox.home).items()})
+    """Both sandbox folders; absolute names of the sandbox itself (as in `:comments noweb`
+    links) are written as <sandbox>, since the two runs live in different folders."""
+    base = str(sandbox.root.parent).encode()
+    tree = {f"repo/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.root).items()}
+    tree.update({f"home/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.home).items()})
     return tree
 
 
@@ -53,6 +69,11 @@ def emacs_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Sand
         source.mkdir(parents=True)
         (source / name).write_bytes((CASES / name).read_bytes())
         jobs[f"case:{name}"] = (make_sandbox(base / f"e-{name}", source, name), make_sandbox(base / f"o-{name}", source, name))
+    for name in EMACS_FAILS:
+        source = base / "fails" / name
+        source.mkdir(parents=True)
+        (source / name).write_bytes((FAILS / name).read_bytes())
+        jobs[f"fails:{name}"] = (make_sandbox(base / f"fe-{name}", source, name), make_sandbox(base / f"fo-{name}", source, name))
     if CORPUS.is_dir():
         for i, rel in enumerate(f for f in corpus_files() if f not in NEEDS_EVALUATION):
             top, inner = rel.split("/", 1)
@@ -83,6 +104,23 @@ def test_corpus_file_matches_emacs(rel: str, emacs_runs: dict, monkeypatch: pyte
     _compare(f"corpus:{rel}", emacs_runs, monkeypatch)
 
 
+def test_every_failing_case_is_in_the_table() -> None:
+    assert sorted(EMACS_FAILS) == sorted(p.name for p in FAILS.glob("*.org"))
+
+
+@pytest.mark.parametrize("name", sorted(EMACS_FAILS))
+def test_where_emacs_fails_orgkit_fails_and_writes_nothing(name: str, emacs_runs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    emacs_box, orgkit_box, emacs_error = emacs_runs[f"fails:{name}"]
+    message, partial = EMACS_FAILS[name]
+    assert emacs_error is not None, f"Emacs tangled {name} without an error"
+    assert sorted(k for k in _tree(emacs_box) if not k.endswith(".org")) == [f"repo/{p}" for p in partial]
+    before = _tree(orgkit_box)
+    with pytest.raises(TangleError) as info:
+        _orgkit_tangle(orgkit_box, monkeypatch)
+    assert message in str(info.value)
+    assert _tree(orgkit_box) == before, "a failed tangle must write nothing"
+
+
 def _needs_eval_sources() -> list[tuple[Path, Path]]:
     found = [(CASES / name, CASES) for name in EVAL_CASES]
     if CORPUS.is_dir():
@@ -97,6 +135,6 @@ def test_files_needing_evaluation_get_a_clear_error(org: Path, root: Path, tmp_p
     with pytest.raises(NeedsEvaluation) as info:
         _orgkit_tangle(box, monkeypatch)
     message = str(info.value)
-    assert str(box.org) in message and "evaluat" in message
+    assert str(box.org) in message and "evaluat" in message.split(str(box.org), 1)[1]
     assert f":{message.split(':')[1]}:" in message and message.split(":")[1].isdigit()
     assert _tree(box) == before, "a refused tangle must write nothing"

@@ -344,6 +344,21 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (orgkit-test--kill-note-buffers)
         (delete-file file)))))
 
+(ert-deftest orgkit-test-guidance ()
+  "`orgkit-guidance' visits the guidance file in the data directory."
+  (orgkit-test--with-notes
+    (let ((file (expand-file-name "orgkit-data/guidance.org" orgkit-test--dir)))
+      (make-directory (file-name-directory file) t)
+      (with-temp-file file
+        (insert "* Extractor: extractor\n** Node Type: claim\n- Give numbers.\n"))
+      (unwind-protect
+          (progn
+            (should (equal (file-truename (orgkit-guidance)) (file-truename file)))
+            (should (equal (file-truename buffer-file-name) (file-truename file)))
+            (should (string-match-p "Give numbers" (buffer-string))))
+        (orgkit-test--kill-note-buffers)
+        (delete-directory (file-name-directory file) t)))))
+
 (ert-deftest orgkit-test-tangle ()
   "`orgkit-tangle' tangles the current file."
   (orgkit-test--with-notes
@@ -459,6 +474,36 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
         (should (eq orgkit--last-transport (if use-server 'server 'cli)))
         ;; The server survives its users' mistakes.
         (when use-server (should (process-live-p orgkit--process)))))))
+
+(ert-deftest orgkit-test-parameters-come-from-the-registry ()
+  "Requests are built from orgkit's operation registry, not from names of orgkit.el's own."
+  (orgkit-test--with-notes
+    (let* ((dir (orgkit--notes-directory))
+           (search (orgkit--op dir "search")))
+      ;; The real registry, as `{"op": "ops"}' or `orgkit ops --json' gives it.
+      (should (equal (orgkit--op-parameters search) '(query limit mode no_update)))
+      (should (equal (alist-get 'positional search) '("query")))
+      (should (equal (orgkit--cli-args "search" '((query . "apples") (limit . 2)) dir search)
+                     (list "search" "--limit" "2" "--notes" dir "--json" "--" "apples")))
+      (should (equal (orgkit--cli-args "id_add" '((file . "a.org") (all . t)) dir
+                                       (orgkit--op dir "id_add"))
+                     (list "id" "add" "--all" "--json" "--" "a.org")))
+      ;; A field the registry does not list is refused before anything runs.
+      (should (equal (orgkit-test--error-message
+                      (lambda () (orgkit--call "search" '((query . "x") (colour . "red")))))
+                     "orgkit: search has no parameter colour (parameters: query, limit, mode, no_update)"))
+      ;; Another registry, another command line: nothing is hard-coded.
+      (let ((orgkit--registry
+             (cons (orgkit--registry-key)
+                   '(("search" . ((name . "search") (command "find" "notes") (notes . t)
+                                  (positional "words") (options (top . "--top"))
+                                  (parameters (properties (words) (top)))))))))
+        (should (equal (orgkit--cli-args "search" '((words . "x y") (top . 3)) dir
+                                         (orgkit--op dir "search"))
+                       (list "find" "notes" "--top" "3" "--notes" dir "--json" "--" "x y")))
+        (should (string-match-p "search has no parameter query"
+                                (orgkit-test--error-message
+                                 (lambda () (orgkit--call "search" '((query . "x")))))))))))
 
 (ert-deftest orgkit-test-setup-errors ()
   "A missing notes directory or program is one clear line, not a backtrace."

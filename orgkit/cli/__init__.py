@@ -1,8 +1,11 @@
-"""The `orgkit` command line: a thin layer of click commands over the library.
+"""The `orgkit` command line: click commands generated from the operation registry.
 
-Each module named in `COMMAND_MODULES` defines `register(main)`, which adds its
-commands. Modules are imported only when one of their commands runs (or help
-lists them), so `orgkit scan` never pays for numpy, fastembed or the tangler.
+Every operation in `orgkit.ops` becomes a command (`Op.cli` gives its path,
+e.g. `skills list`), with its options, defaults and help taken from the
+declaration; `render.py` says how results read in a terminal. The servers
+(`serve`, `mcp`) are the only hand-written commands. Heavy libraries are
+imported only by the operations that need them, so `orgkit scan` never pays
+for numpy, fastembed or the tangler.
 """
 
 from __future__ import annotations
@@ -13,31 +16,60 @@ import click
 
 from .. import __version__
 
-# module -> the commands it registers
-COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "graph": ("nodes", "links", "backlinks"),
-    "retrieve": ("scan", "read"),
-    "index": ("index", "search", "context", "serve"),
-    "edit": ("new", "id"),
-    "doctor": ("doctor",),
-    "model": ("model",),
-    "tangle": ("tangle", "detangle"),
-    "skills": ("skills",),
-}
+# Commands that are not operations: module -> the commands it registers.
+SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
+
+GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs.",
+              "model": "The embedding model: show it, or download it for offline use."}
+
+
+def _listing_config():
+    """The config a command listing uses (--notes is not known yet): $ORGKIT_NOTES or ./notes, if any."""
+    from .. import config
+    from ..errors import OrgkitError
+
+    try:
+        return config.load()
+    except OrgkitError:
+        return None
+
+
+def _op_commands(listing: bool = False) -> dict[str, click.Command]:
+    """A command (or a group of them) for every operation, by its first word.
+
+    A listing leaves out the operations of disabled capabilities; calling one
+    by name still works, and says how to turn its capability on.
+    """
+    from ..ops import offered, registry
+    from .adapter import command
+    from .render import RENDERERS
+
+    top: dict[str, click.Command] = {}
+    for op in (offered(_listing_config()) if listing else registry()).values():
+        if op.command is None:
+            continue
+        head, *rest = op.command
+        if not rest:
+            top[head] = command(op, RENDERERS.get(op.name), head)
+            continue
+        group = top.setdefault(head, click.Group(head, help=GROUP_HELP.get(head, f"{head} commands.")))
+        group.add_command(command(op, RENDERERS.get(op.name), rest[0]))
+    return top
 
 
 class LazyGroup(click.Group):
-    """A group whose commands are registered by their module on first use."""
+    """A group whose commands are made from the registry (or registered by their module) on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for names in COMMAND_MODULES.values() for name in names)
+        return sorted({*_op_commands(listing=True), *(n for names in SERVER_MODULES.values() for n in names)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands:
-            module = next((m for m, names in COMMAND_MODULES.items() if name in names), None)
-            if module is None:
-                return None
-            importlib.import_module(f"{__name__}.{module}").register(self)
+            module = next((m for m, names in SERVER_MODULES.items() if name in names), None)
+            if module is not None:
+                importlib.import_module(f"{__name__}.{module}").register(self)
+            elif name in (made := _op_commands()):
+                self.add_command(made[name], name)
         return self.commands.get(name)
 
 

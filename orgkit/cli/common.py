@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -18,30 +17,20 @@ import click
 from ..errors import OrgkitError
 
 
-def json_option(func: Callable) -> Callable:
+def json_option() -> click.Option:
     """`--json`: one JSON document on stdout."""
-    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(func)
+    return click.Option(["--json", "as_json"], is_flag=True, help="Print one JSON document.")
 
 
-def notes_option(func: Callable) -> Callable:
-    """`--notes DIR`, falling back to $ORGKIT_NOTES, then ./notes."""
-    return click.option(
-        "--notes",
-        "notes_dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Notes directory (default: $ORGKIT_NOTES, else ./notes).",
-    )(func)
-
-
-def resolve_notes_dir(notes_dir: Path | None) -> Path:
-    """The notes directory to use, or a clear error when there is none."""
-    chosen = notes_dir or Path(os.environ.get("ORGKIT_NOTES") or "notes")
-    if not chosen.is_dir():
-        raise OrgkitError(
-            f"notes directory not found: {chosen} (use --notes DIR or set ORGKIT_NOTES)"
-        )
-    return chosen
+def common_options() -> list[click.Option]:
+    """`--notes DIR`, `--state-dir DIR` and `--json`; both directories resolve through the config."""
+    return [
+        click.Option(["--notes", "notes_dir"], type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Notes directory (default: $ORGKIT_NOTES, else ./notes)."),
+        click.Option(["--state-dir", "state_dir"], type=click.Path(file_okay=False, path_type=Path),
+                     default=None, help="Where the index lives (default: $ORGKIT_STATE_DIR, else NOTES/.orgkit)."),
+        json_option(),
+    ]
 
 
 def warn(message: str) -> None:
@@ -75,22 +64,3 @@ def handle_errors(func: Callable) -> Callable:
             sys.exit(0)
 
     return wrapper
-
-
-def state_dir_option(func: Callable) -> Callable:
-    """`--state-dir DIR` (or $ORGKIT_STATE_DIR): where the index lives, default NOTES/.orgkit."""
-    return click.option(
-        "--state-dir",
-        "state_dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        envvar="ORGKIT_STATE_DIR",
-        default=None,
-        help="Where the index lives (default: $ORGKIT_STATE_DIR, else NOTES/.orgkit).",
-    )(func)
-
-
-def load_config(notes_dir: Path | None, state_dir: Path | None = None):
-    """The resolved settings for the notes directory (flags > environment > orgkit.toml > defaults)."""
-    from .. import config
-
-    return config.load(notes_dir, {"state_dir": state_dir})

@@ -64,13 +64,14 @@ class Capability:
     enabled: bool
     skills: tuple[Skill, ...] = ()
     schemas: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, Any] = field(default_factory=dict)  # model role -> its persona
 
     @classmethod
     def from_mapping(cls, data: dict, source: str) -> "Capability":
-        """Read a capability callable's `{name, enabled, skills, schemas}`."""
+        """Read a capability callable's `{name, enabled, skills, schemas, roles}`."""
         missing = {"name", "enabled", "skills"} - set(data)
         if missing:
             raise ValueError(f"capability from {source} lacks {', '.join(sorted(missing))}")
         skills = tuple(replace(s, source=source) for s in data["skills"])
         return cls(name=data["name"], enabled=bool(data["enabled"]), skills=skills,
-                   schemas=dict(data.get("schemas") or {}))
+                   schemas=dict(data.get("schemas") or {}), roles=dict(data.get("roles") or {}))

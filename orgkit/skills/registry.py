@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import NotFound, OrgkitError
 from .model import Capability, Request, Skill
 
+if TYPE_CHECKING:
+    from ..config import Config
+
 ENTRY_POINT_GROUP = "orgkit.capabilities"
-FIRST_PARTY = ("orgkit.skills.atomic_notes:capability",)
+FIRST_PARTY = ("orgkit.skills.atomic_notes:capability", "orgkit.extract.capability:capability")
 LOCAL_DIR = "skills"
 
 
@@ -65,8 +69,19 @@ def _load_target(target: str) -> Callable[[], dict]:
     return getattr(importlib.import_module(module), attr)
 
 
-def _capability(factory: Callable[[], dict], source: str) -> Capability:
-    return Capability.from_mapping(factory(), source)
+def _capability(factory: Callable[..., dict], source: str, config: "Config | None" = None) -> Capability:
+    """Call a capability factory; a first-party one that takes the resolved config gets it."""
+    takes_config = source == "package" and bool(inspect.signature(factory).parameters)
+    return Capability.from_mapping(factory(config) if takes_config else factory(), source)
+
+
+def first_party_enabled(name: str, config: "Config | None") -> bool:
+    """Whether the first-party capability `name` is on under `config` (unknown names are on)."""
+    for target in FIRST_PARTY:
+        capability = _capability(_load_target(target), "package", config)
+        if capability.name == name:
+            return capability.enabled
+    return True
 
 
 def _local_factories(notes: Path) -> list[tuple[Callable[[], dict], str]]:
@@ -82,11 +97,11 @@ def _local_factories(notes: Path) -> list[tuple[Callable[[], dict], str]]:
     return found
 
 
-def load_registry(notes: Path | None = None) -> Registry:
+def load_registry(notes: Path | None = None, config: "Config | None" = None) -> Registry:
     """Every skill that applies here, in precedence order package < contributed < local."""
     registry = Registry()
     for target in FIRST_PARTY:
-        registry.add(_capability(_load_target(target), "package"))
+        registry.add(_capability(_load_target(target), "package", config))
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if ep.value in FIRST_PARTY:
             continue

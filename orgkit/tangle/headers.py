@@ -14,6 +14,7 @@ from typing import Iterable
 
 from .document import OrgDocument, SrcBlock
 from .elisp import babel_read
+from .evaluate import Environment
 
 Params = list[tuple[str, object]]
 
@@ -100,8 +101,11 @@ def _balanced_end(string: str, start: int) -> int | None:
     return i
 
 
-def parse_header_arguments(string: str | None, evaluate: bool) -> Params:
-    """`org-babel-parse-header-arguments`: an alist of (":key", value)."""
+def parse_header_arguments(string: str | None, env: Environment | None) -> Params:
+    """`org-babel-parse-header-arguments`: an alist of (":key", value).
+
+    ENV is the buffer that pure Lisp values are evaluated in; None reads them "light".
+    """
     if not string or not re.search(r"[^ \r\t\n]", string):
         return []
     raw = balanced_split(string)
@@ -110,7 +114,7 @@ def parse_header_arguments(string: str | None, evaluate: bool) -> Params:
     for arg in args:
         match = _ARG_RE.search(arg)
         if match:
-            params.append((match.group(1), babel_read(_chomp(match.group(2)), evaluate)))
+            params.append((match.group(1), babel_read(_chomp(match.group(2)), env)))
         else:
             params.append((_chomp(arg), None))
     return _split_vars(params)
@@ -253,11 +257,12 @@ def get(params: Params, key: str) -> object:
 def block_params(doc: OrgDocument, block: SrcBlock, evaluate: bool) -> Params:
     """The merged parameters of a block (`org-babel-get-src-block-info`)."""
     lang = block.language or ""
+    env = Environment.for_file(str(doc.path)) if evaluate else None
     from_props = [
-        parse_header_arguments(inherited_property(doc, block.heading, "header-args"), evaluate),
-        parse_header_arguments(inherited_property(doc, block.heading, "header-args:" + lang), evaluate) if lang else [],
+        parse_header_arguments(inherited_property(doc, block.heading, "header-args"), env),
+        parse_header_arguments(inherited_property(doc, block.heading, "header-args:" + lang), env) if lang else [],
     ]
-    own = [parse_header_arguments(h, evaluate) for h in [block.parameters, *block.headers]]
+    own = [parse_header_arguments(h, env) for h in [block.parameters, *block.headers]]
     merged = merge_params(DEFAULT_PARAMS, *from_props, *own)
     if evaluate:
         results = get(merged, ":results")

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..org.lisp import read_lisp_string
+from . import assign
+
 # `org-babel-tangle-lang-exts` after loading the common languages.
 EXTENSIONS: dict[str, str] = {
     "latex": "tex",
@@ -141,23 +144,40 @@ class UnsupportedExpansion(Exception):
     """The language's expansion needs something orgkit does not reproduce."""
 
 
+# Languages whose `org-babel-expand-body:LANG` uses `:var` values in ways orgkit does
+# not reproduce (the ones it does: emacs-lisp, C, C++ and the assignment languages).
+_VARS_UNSUPPORTED = {"D", "sql", "latex", "java"}
+
+
 def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
     """The body after `org-babel-expand-body:LANG` (or the generic expansion)."""
     get = dict(reversed(params)).get
     result_params = get(":result-params") or []
-    if lang in ("emacs-lisp", "elisp"):
-        return body + "\n"
+    variables = [v for k, v in params if k == ":var" and isinstance(v, assign.Var)]
+    try:
+        return _expand(lang, body, params, get, result_params, variables)
+    except assign.AssignmentError as exc:
+        raise UnsupportedExpansion(f"{exc} (Emacs fails too)") from None
+
+
+def _expand(lang: str, body: str, params: list[tuple[str, object]], get, result_params: list[str],  # type: ignore[no-untyped-def]
+            variables: list[assign.Var]) -> str:
+    if variables and lang in _VARS_UNSUPPORTED:
+        raise UnsupportedExpansion(f"orgkit does not write :var values into {lang} blocks as ob-{lang} does")
+    if lang in ("emacs-lisp", "elisp"):  # Org aliases elisp to emacs-lisp
+        return assign.emacs_lisp(body, variables)
     if lang in ("C", "C++", "cpp"):
-        return _expand_c(body, get)
+        return _expand_c(body, get, variables)
     if lang == "D":
         return _expand_d(body, get)
     if lang == "clojure":
-        return _expand_clojure(body, get, result_params)
+        return _expand_clojure(body, get, result_params, variables)
     if lang == "lisp":
-        body = body.strip(" \t\n\r")
+        body = assign.common_lisp(body, variables) if variables else body.strip(" \t\n\r")
         return f"(pprint {body})" if {"code", "pp"} & set(result_params) else body
     if lang == "scheme":
         pro, epi = get(":prologue"), get(":epilogue")
+        body = assign.emacs_lisp(body, variables) if variables else body
         return (f"{_text(pro)}\n" if pro is not None else "") + body + (f"\n{_text(epi)}" if epi is not None else "")
     if lang == "sql":
         return "\n".join([_text(get(":prologue")), body, _text(get(":epilogue"))])
@@ -168,7 +188,8 @@ def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
     if lang == "java":
         raise UnsupportedExpansion("Java blocks are wrapped in a class by ob-java; orgkit does not reproduce that")
     pro, epi = get(":prologue"), get(":epilogue")
-    parts = ([_text(pro)] if pro is not None else []) + [body] + ([_text(epi)] if epi is not None else [])
+    var_lines = assign.assignment_lines(lang, variables, params) or []
+    parts = ([_text(pro)] if pro is not None else []) + var_lines + [body] + ([_text(epi)] if epi is not None else [])
     return "\n".join(parts)
 
 
@@ -184,7 +205,7 @@ def _trim(text: str) -> str:
     return re.sub(r"\A[ \t\n\r]+", "", re.sub(r"[ \t\n\r]+\Z", "", text))
 
 
-def _expand_c(body: str, get) -> str:  # type: ignore[no-untyped-def]
+def _expand_c(body: str, get, variables: list[assign.Var]) -> str:  # type: ignore[no-untyped-def]
     includes = _words(get(":includes"))
     defines_words = _words(get(":defines"))
     defines = [f"{a} {b}" for a, b in zip(defines_words[::2], defines_words[1::2])]
@@ -194,10 +215,7 @@ def _expand_c(body: str, get) -> str:  # type: ignore[no-untyped-def]
         "\n".join(f"#include {i}" if i.startswith("<") else f'#include "{i}"' for i in includes),
         "\n".join(f"#define {d}" for d in defines),
         "\n".join(f"using namespace {n};" for n in namespaces),
-        "",
-        "",
-        "",
-        "",
+        *assign.c_parts(variables, get(":colname-names")),
         _ensure_main(body) if main_p else body,
     ]
     return "\n".join(parts) + "\n"
@@ -215,9 +233,7 @@ def _words(value: object) -> list[str]:
         return []
     if isinstance(value, str):
         if value.startswith('"'):
-            from .elisp import read_string
-
-            value = read_string(value)
+            value = read_lisp_string(value, 0)[0]
         return value.split()
     raise UnsupportedExpansion(f"a non-string header value ({value!r}) where Org expects words")
 
@@ -228,11 +244,11 @@ def _ensure_main(body: str) -> str:
     return f"int main() {{\n{body}\nreturn 0;\n}}\n"
 
 
-def _expand_clojure(body: str, get, result_params: list[str]) -> str:  # type: ignore[no-untyped-def]
+def _expand_clojure(body: str, get, result_params: list[str], variables: list[assign.Var]) -> str:  # type: ignore[no-untyped-def]
     body = re.sub(r"^[ \t]*;+.*$", "", body, flags=re.MULTILINE)
     ns = get(":ns")
     head = f"(ns {ns})\n" if ns else ""
-    body = _trim(head + _trim(body))
+    body = _trim(head + (assign.clojure(body, variables) if variables else _trim(body)))
     if {"code", "pp"} & set(result_params):
         return f"(clojure.pprint/pprint (do {body}))"
     return body

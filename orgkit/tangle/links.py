@@ -49,21 +49,52 @@ def _trim(text: str) -> str:
 
 def stored_link(doc: OrgDocument, block: SrcBlock) -> str:
     """The link `org-store-link` makes at the block's first line (without brackets)."""
+    return _store(doc, block.heading, block.name, block.begin_line)[0]
+
+
+def link_string(doc: OrgDocument, heading: int | None, name: str | None, line: int) -> str:
+    """What `org-store-link` returns with point on LINE: `[[link][description]]`.
+
+    HEADING is the entry LINE belongs to, NAME the name of the element at point.
+    """
+    link, desc = _store(doc, heading, name, line)
+    if desc is not None:
+        desc = _display_format(desc)
+    desc_text = ""
+    if desc is not None and re.search(r"[^ \r\t\n]", desc):
+        desc = re.sub(r"\]\Z", "]\u200b", _trim(desc))
+        desc_text = "[" + re.sub(r"(\])(\])", "\\1\u200b\\2", desc) + "]"
+    return f"[[{escape(link)}]{desc_text}]"
+
+
+def _display_format(text: str) -> str:
+    """`org-link-display-format`: bracket links shown as their descriptions."""
+    return re.sub(r"\[\[((?:[^][\\]|\\(?:\\\\)*[][]|\\+[^][])+)\](?:\[([\s\S]+?)\])?\]",
+                  lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
+
+
+def _store(doc: OrgDocument, heading: int | None, name: str | None, line: int) -> tuple[str, str | None]:
+    """`org-store-link` in a file buffer: the link and its description (None: no description)."""
     path = "file:" + abbreviate_file_name(str(doc.path))
-    target = _target_at(doc, block.begin_line)
+    target = _target_at(doc, line)
     if target is not None:
-        return f"{path}::{target}"
-    custom = local_values(doc, block.heading, "CUSTOM_ID")
+        return f"{path}::{target}", f"{path}::{target}"
+    custom = local_values(doc, heading, "CUSTOM_ID")
     if custom and custom[0] is not None:
-        return f"{path}::#{' '.join(v for v in custom if v is not None)}"
-    if block.name is not None:
-        context = block.name
-    elif block.heading is None:
-        context = normalize(doc.lines[block.begin_line], context=True)
+        link = f"{path}::#{' '.join(v for v in custom if v is not None)}"
+        return link, link
+    heading_desc = None
+    if name is not None:
+        context = name
+    elif heading is None:
+        context = normalize(doc.lines[line], context=True)
     else:
-        title = doc.headings[block.heading].title or ""
-        context = "*" + normalize(re.sub(r"\ACOMMENT[ \t]+", "", title))
-    return f"{path}::{context}" if re.search(r"[^ \r\t\n]", context) else path
+        title = re.sub(r"\ACOMMENT[ \t]+", "", doc.headings[heading].title or "")
+        context = "*" + normalize(title)
+        heading_desc = normalize(title)
+    if not re.search(r"[^ \r\t\n]", context):
+        return path, path
+    return f"{path}::{context}", name or heading_desc
 
 
 def _target_at(doc: OrgDocument, line: int) -> str | None:

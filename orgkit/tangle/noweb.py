@@ -40,14 +40,26 @@ class Info:
     params: Params
 
 
+@dataclass(frozen=True)
+class Point:
+    """Where point is in Emacs during an expansion: the entry, the element's name, the line."""
+
+    heading: int | None
+    name: str | None
+    line: int
+
+
 @dataclass
 class NowebExpander:
     """Expands references in one document; caches lookups across blocks."""
 
     doc: OrgDocument
     normalize: Callable[[SrcBlock], str]
-    comment_wrap: Callable[[str, Info, Info], str] | None = None
+    # Wraps an expansion in link comments (`:comments noweb`): (body, referenced block,
+    # expanding block, point) where point is the line and element name `org-store-link` sees.
+    comment_wrap: Callable[[str, Info, Info, "Point"], str] | None = None
     _light: dict[int, Info] = field(default_factory=dict)
+    _point: "Point | None" = None
     _refs: dict[object, list[Info]] | None = None
     _named: dict[str, Info | None] = field(default_factory=dict)
 
@@ -59,6 +71,9 @@ class NowebExpander:
 
     def expand(self, info: Info, stack: tuple[int, ...] = ()) -> str:
         """INFO's body with its references expanded."""
+        if not stack:
+            # Emacs expands with point at the start of the tangled block.
+            self._point = Point(info.block.heading, info.block.name, info.block.begin_line)
         if info.block.index in stack:
             raise TangleError(
                 located(str(self.doc.path), info.block.line, _label(info.block), "noweb references form a cycle")
@@ -82,12 +97,20 @@ class NowebExpander:
                     f"noweb reference <<{ref}>> calls a block, which needs evaluation (orgkit never runs code)",
                 )
             )
-        heading_text = self._headline_body(ref)
-        if heading_text is not None:
-            return heading_text
+        heading = self._headline(ref)
+        if heading is not None:
+            # `org-babel-ref-goto-headline-id` leaves point on the heading.
+            self._point = Point(heading, None, self.doc.headings[heading].line)
+            return self._subtree_body(heading)
         named = self._named_block(ref)
         if named is not None:
-            return self._expand_body(named, info, stack)
+            # Found by a regexp search that ends after the named block's #+end_src.
+            saved = self._point
+            self._point = Point(named.block.heading, named.block.name, named.block.end_line)
+            try:
+                return self._expand_body(named, info, stack)
+            finally:
+                self._point = saved
         refs = self._noweb_refs().get(ref)
         if not refs:
             return ""
@@ -101,8 +124,8 @@ class NowebExpander:
 
     def _expand_body(self, item: Info, outer: Info, stack: tuple[int, ...]) -> str:
         body = self.expand(item, stack) if noweb_p(item.params, "eval") else item.body
-        if get(outer.params, ":comments") == "noweb" and self.comment_wrap:
-            return self.comment_wrap(body, item, outer)
+        if get(outer.params, ":comments") == "noweb" and self.comment_wrap and self._point is not None:
+            return self.comment_wrap(body, item, outer, self._point)
         return body
 
     def _named_block(self, ref: str) -> Info | None:
@@ -132,12 +155,18 @@ class NowebExpander:
                 self._refs.setdefault(get(info.params, ":noweb-ref"), []).append(info)
         return self._refs
 
-    def _headline_body(self, ref: str) -> str | None:
+    def headline_body(self, ref: str) -> str | None:
+        """`org-babel-ref-headline-body` of the heading whose CUSTOM_ID or ID is REF, or None."""
+        heading = self._headline(ref)
+        return None if heading is None else self._subtree_body(heading)
+
+    def _headline(self, ref: str) -> int | None:
+        """The heading whose CUSTOM_ID (first) or ID is REF."""
         for prop in ("CUSTOM_ID", "ID"):
             prop_re = re.compile(r"^[ \t]*:" + prop + r":[ \t]+" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
             for idx, heading in enumerate(self.doc.headings):
                 if any(prop_re.match(line) for line in self.doc.drawer_lines(idx)):
-                    return self._subtree_body(idx)
+                    return idx
         return None
 
     def _subtree_body(self, idx: int) -> str:
@@ -153,7 +182,8 @@ class NowebExpander:
         if heading.drawer:
             start = heading.drawer[1] + 1
         start_pos = self.doc.line_starts[min(start, len(self.doc.lines) - 1)] if start < len(self.doc.lines) else len(self.doc.text)
-        end_pos = self.doc.line_starts[end] if end < len(self.doc.lines) else len(self.doc.text)
+        # `org-narrow-to-subtree` stops before the newline that ends the subtree.
+        end_pos = self.doc.line_starts[end] - 1 if end < len(self.doc.lines) else len(self.doc.text)
         return self.doc.text[start_pos:end_pos]
 
 

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import langs
+from . import langs, variables
 from .comments import (
     LINK_FORMAT_BEGIN,
     LINK_FORMAT_END,
     NoCommentSyntax,
+    comment_region,
     fill_template,
     insert_comment,
     org_comment_text,
@@ -24,10 +25,11 @@ from .comments import (
 )
 from .document import OrgDocument, SrcBlock, load
 from .elisp import LispForm
+from .evaluate import Environment
 from .errors import NeedsEvaluation, TangleError, located
 from .headers import Params, block_params, get
-from .links import block_link, source_name
-from .noweb import Info, NowebExpander, noweb_p
+from .links import block_link, link_string, source_name
+from .noweb import Info, NowebExpander, Point, noweb_p
 from .paths import expand_file_name, file_name_directory, file_name_sans_extension
 
 
@@ -115,13 +117,16 @@ class _Planner:
         params = block_params(self.doc, block, evaluate=True)
         for key, value in params:
             if isinstance(value, LispForm):
+                if value.signals:
+                    raise self._fail(block, f"header argument {key} {value.text}: {value.reason}")
                 raise self._fail(
                     block,
-                    f"header argument {key} {value.text} is Lisp that Emacs would evaluate (orgkit never evaluates code)",
+                    f"header argument {key} {value.text} is Lisp that Emacs would evaluate and orgkit does not: "
+                    f"{value.reason} (orgkit never runs code)",
                     NeedsEvaluation,
                 )
-            if key == ":var":
-                raise self._fail(block, f":var {value} needs Babel variable expansion, which orgkit does not do")
+        if any(key == ":var" for key, _ in params):
+            params = self._resolve_variables(block, params)
         lang = block.language or ""
         info = Info(block, self.normalize(block), params)
         body = self.noweb.expand(info) if noweb_p(params, "tangle") else info.body
@@ -148,6 +153,14 @@ class _Planner:
             body=body,
             comment=comment,
         )
+
+    def _resolve_variables(self, block: SrcBlock, params: Params) -> Params:
+        """The block's `:var` values, computed as `org-babel-process-params` does."""
+        env = Environment.for_file(str(self.doc.path))
+        try:
+            return variables.resolve(self.doc, params, env, self.noweb.headline_body)
+        except variables.VarError as exc:
+            raise self._fail(block, str(exc), NeedsEvaluation if exc.needs_evaluation else TangleError) from None
 
     def _target_name(self, spec: Spec) -> str | None:
         """`org-babel-effective-tangled-filename`."""
@@ -221,8 +234,20 @@ class _Planner:
             parts.append(insert_comment(fill_template(LINK_FORMAT_END, data), syntax))
         return "".join(parts)
 
-    def _noweb_comment(self, body: str, item: Info, outer: Info) -> str:
-        raise self._fail(outer.block, ":comments noweb is not supported by orgkit's tangler")
+    def _noweb_comment(self, body: str, item: Info, outer: Info, point: Point) -> str:
+        """`:comments noweb`: link comments, in the expanding block's language, around BODY."""
+        syntax = langs.comment_syntax(outer.block.language or "")
+        data = {
+            "start-line": str(item.block.line),
+            "file": str(self.doc.path),
+            "link": link_string(self.doc, point.heading, point.name, point.line),
+            "source-name": item.block.name or "",
+        }
+        try:
+            begin, end = (_trim(comment_region(fill_template(t, data), syntax)) for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
+        except NoCommentSyntax:
+            raise self._fail(outer.block, f"no comment syntax is known for language {outer.block.language!r} (Emacs fails too)") from None
+        return f"{begin}\n{body}\n{end}"
 
 
 def _remove_coderefs(body: str, fmt: str) -> str:

@@ -1,0 +1,103 @@
+"""Click commands made from the operation registry: options, help and defaults all come from it.
+
+A command takes its operation's parameters (positional ones as arguments, the
+rest as options), plus `--notes`, `--state-dir` and `--json`. Values are passed
+on as the text the user typed: the registry validates them, so a bad value
+gets the same message here as from `serve` or MCP (a usage error, exit 2).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..ops import Op, OpContext, ParamError, call
+from ..ops.spec import Param
+from .common import common_options, emit, handle_errors, json_option, warn
+
+Render = Callable[[Any, dict], str]
+
+
+def _help(param: Param) -> str:
+    shown = param.default if param.default not in (None, "", False) else None
+    return f"{param.help}  [default: {shown}]" if shown is not None else param.help
+
+
+_METAVARS = {"integer": "N", "number": "X", "array": "A,B", "object": "JSON", "path": "PATH"}
+
+
+def _click_params(op: Op) -> list[click.Parameter]:
+    out: list[click.Parameter] = []
+    for param in op.params:
+        metavar = param.metavar or _METAVARS.get(param.type, param.name.upper())
+        if param.enum and not param.metavar:
+            metavar = f"[{'|'.join(param.enum)}]"
+        if param.positional:
+            many = param.type == "array" or param.words
+            out.append(click.Argument([param.name], nargs=-1 if many else 1, required=param.required,
+                                      metavar=metavar))
+        elif param.type == "boolean":
+            out.append(click.Option([param.option, param.name], is_flag=True, help=param.help))
+        else:
+            out.append(click.Option([param.option, param.name], default=None, metavar=metavar,
+                                    help=_help(param)))
+    return out
+
+
+def _given(op: Op, values: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the user gave, as the registry takes them (None: not given)."""
+    given: dict[str, Any] = {}
+    for param in op.params:
+        value = values.get(param.name)
+        if param.positional and isinstance(value, tuple):
+            value = (" ".join(value) if param.words else list(value)) if value else None
+        if param.type == "boolean" and value is False:
+            value = None
+        if param.stdin and value == "-":
+            value = sys.stdin.read()
+        given[param.name] = value
+    return given
+
+
+def _progress(ctx: OpContext) -> Callable[[], None]:
+    """Embedding progress on stderr (a bar on a terminal, plain lines otherwise); returns its closer."""
+    from .progress import ProgressReport
+
+    report = ProgressReport()
+    ctx.progress = report
+    return report.close
+
+
+def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:
+    """Validate, run and print one operation: result on stdout, warnings and errors on stderr."""
+    notes, state_dir, as_json = values.pop("notes_dir", None), values.pop("state_dir", None), values.pop("as_json")
+    ctx = OpContext(notes, {"state_dir": state_dir})
+    ctx.on_wait = lambda: warn("another orgkit index is running; waiting for it")
+    close = _progress(ctx)
+    try:
+        outcome = call(ctx, op.name, _given(op, values), from_text=True)
+    except ParamError as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        close()
+        ctx.close()
+    for message in outcome.warnings:
+        warn(message)
+    emit(outcome.result, as_json or render is None, lambda r: render(r, values) if render else "")
+    for message in outcome.errors:
+        click.echo(f"orgkit: error: {message}", err=True)
+    if outcome.failed:
+        sys.exit(1)
+
+
+def command(op: Op, render: Render | None, name: str | None = None) -> click.Command:
+    """The click command of `op`."""
+    def callback(**values: Any) -> None:
+        run_op(op, values, render)
+
+    params = _click_params(op) + (common_options() if op.notes else [json_option()])
+    return click.Command(name or op.command[-1], callback=handle_errors(callback), params=params,
+                         help=op.description, short_help=op.description.split(". ")[0].rstrip("."))

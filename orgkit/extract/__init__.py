@@ -1,0 +1,1 @@
+"""Grounded extraction: schemas, runs (extractor -> scribe -> auditor), and audits."""

@@ -1,0 +1,257 @@
+"""The offline extractor: grounded quotes chosen without a language model.
+
+For each dimension of the schema, the source's units (sentences, list items,
+table rows, headings) are ranked by four signals, strongest first:
+1. the section they sit in: a heading that names the dimension (its
+   `:HEADINGS:`, its name) labels everything under it, down to a sub-heading
+   that names another dimension;
+2. label lines such as `Status: accepted` whose label names the dimension
+   (the value is the quote);
+3. cue phrases: the quoted phrases in the rubric ("instead of", "we will");
+   outside a labelled section only a cue phrase admits a unit, and only for a
+   dimension the document has no section for;
+4. similarity to the rubric (BM25, blended half and half with embeddings when
+   a local model is at hand), with a preference for the first units of a
+   section and of a paragraph.
+A list-shaped section yields its items (top level first); a prose section
+yields its best few sentences. Each unit goes to one dimension at most, and a
+unit that repeats a quote already picked (an option that is also the
+decision) is skipped.
+Every quote is a span of the source, so every quote is grounded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from .rank import bm25_scores, embedding_scores, words
+from .schema import Dimension, Schema
+from .units import Document, Unit
+
+PROSE_CAP = 3  # sentences from a prose section
+LIST_CAP = 6  # items from a list-shaped section
+CUE_CAP = 2  # units admitted by a cue phrase alone
+_NORM = re.compile(r"[^a-z0-9]+")
+_LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,40})[\"”]")
+
+
+@dataclass(frozen=True)
+class Pick:
+    dimension: str
+    start: int
+    end: int
+    quote: str
+    score: float
+
+
+def _norm(text: str) -> str:
+    return " ".join(_NORM.sub(" ", text.lower()).split())
+
+
+def _keywords(dim: Dimension) -> list[str]:
+    return [k for k in {_norm(h) for h in (*dim.headings, dim.name)} if k]
+
+
+def heading_match(title: str, dim: Dimension) -> int:
+    """3: the heading is a keyword; 2: it starts with one ("Status: Deprecated"); 1: contains one; 0: no."""
+    norm = _norm(re.sub(r"^\W*(?:adr\s*)?\d+[.:)]?\s*", "", title, flags=re.I))
+    best = 0
+    for key in _keywords(dim):
+        if norm == key:
+            return 3
+        if norm.startswith(key + " "):
+            best = max(best, 2)
+        elif f" {key} " in f" {norm} ":
+            best = max(best, 1)
+    return best
+
+
+def _label_of(title: str, schema: Schema) -> tuple[str | None, int]:
+    """The dimension a heading names, and how strongly (ties go to the longer keyword)."""
+    best: tuple[str | None, int, int] = (None, 0, 0)
+    for dim in schema.dimensions:
+        strength = heading_match(title, dim)
+        if strength:
+            length = max((len(k) for k in _keywords(dim) if k in _norm(title)), default=0)
+            if (strength, length) > (best[1], best[2]):
+                best = (dim.name, strength, length)
+    return best[0], best[1]
+
+
+def _cues(dim: Dimension) -> list[re.Pattern[str]]:
+    return [re.compile(rf"\b{re.escape(p.strip().lower())}s?\b") for p in _QUOTED.findall(dim.rubric)
+            if p.strip()]
+
+
+def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None) -> list[Pick]:
+    """The best grounded spans of `doc` for every dimension of `schema`."""
+    units = [u for u in doc.units if not u.extra.get("title")]
+    if not units:
+        return []
+    queries = [f"{d.name}. {' '.join(d.headings)}. {d.rubric}" for d in schema.dimensions]
+    texts = [u.text for u in units]
+    sims = bm25_scores(texts, queries)
+    if embed is not None:  # words and meaning, half each: the headings and cues still lead
+        dense = embedding_scores(embed, texts, queries)
+        sims = [[(a + b) / 2 for a, b in zip(row, other)] for row, other in zip(sims, dense)]
+    labels = [_section_label(u, schema) for u in units]
+    taken: set[int] = set()
+    picks: list[Pick] = []
+    for d_index, dim in enumerate(schema.dimensions):
+        picks += _label_lines(units, dim, taken)
+    for d_index, dim in enumerate(schema.dimensions):
+        picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
+    for d_index, dim in enumerate(schema.dimensions):
+        if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
+            picks += _from_cues(units, dim, sims[d_index], taken)
+    return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
+
+
+def _section_label(unit: Unit, schema: Schema) -> tuple[str | None, bool]:
+    """(dimension of the innermost naming heading above the unit, whether the unit is that heading)."""
+    path = list(unit.section) + ([unit.text] if unit.kind == "heading" else [])
+    for k in range(len(path) - 1, -1, -1):
+        name, strength = _label_of(path[k], schema)
+        if name and strength:
+            is_self = unit.kind == "heading" and k == len(path) - 1
+            return name, is_self and strength == 3
+    return None, False
+
+
+def _label_lines(units: list[Unit], dim: Dimension, taken: set[int]) -> list[Pick]:
+    """`Status: accepted`-style lines (and headings) whose label names the dimension: the value is the quote."""
+    out = []
+    for k, unit in enumerate(units):
+        if not _is_label_line(unit, dim):
+            continue
+        first_line = unit.text.split("\n", 1)[0]
+        m = _LABEL.match(first_line)
+        value = m.group(2).rstrip(" *_")
+        start = unit.start + first_line.index(value, m.start(2) if m.start(2) < len(first_line) else 0)
+        out.append(Pick(dim.name, start, start + len(value), value, 2.0))
+        if unit.kind != "heading":
+            taken.add(k)
+        break
+    return out
+
+
+def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
+                   sims: list[float], taken: set[int], picked: list[Pick]) -> list[Pick]:
+    """The best units of the sections the dimension labels: their entries when the sections
+    are list-shaped, else their best sentences; near-repeats of quotes already picked are skipped."""
+    inside = [k for k, (name, generic) in enumerate(labels)
+              if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
+              and not _is_reference(units[k])]
+    if not inside:
+        return []
+    wants_questions = "question" in dim.rubric.lower()
+    inside = [k for k in inside if wants_questions or not units[k].text.rstrip("*_ ").endswith("?")]
+    cues = _cues(dim)
+    groups = _groups(units, labels, inside, dim)
+    entries = {k for k in inside if _is_entry(units[k])}
+    top = {g: min((units[k].depth for k in entries if groups[k] == g), default=0) for g in set(groups.values())}
+    listy = len(first_entries_of(units, entries, groups, top)) >= 2
+    first_entries = first_entries_of(units, entries, groups, top)
+    rank_in_section: dict[int, int] = {}
+    seen: dict[tuple[str, ...], int] = {}
+    for k in inside:
+        rank_in_section[k] = seen.get(units[k].section, 0)
+        seen[units[k].section] = rank_in_section[k] + 1
+
+    def score(k: int) -> float:
+        u = units[k]
+        s = sims[k] + 0.4 / (1 + rank_in_section[k]) + (0.2 if u.lead else 0.0) - 0.6 * groups[k]
+        s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
+        if listy and k in entries and u.depth == top[groups[k]]:
+            s += 0.4
+        if u.kind == "sentence" and u.text.rstrip().endswith(":"):
+            s -= 0.2
+        if len(u.text.split()) < 4:
+            s -= 0.4
+        if u.kind == "row":
+            s -= 0.5
+        return s
+
+    cap = min(LIST_CAP, max(PROSE_CAP, len(first_entries))) if listy else PROSE_CAP
+    if len(inside) > 12:
+        cap += 1
+    out: list[Pick] = []
+    for k in sorted(inside, key=score, reverse=True):
+        if len(out) >= cap:
+            break
+        if any(_repeats(units[k].text, p.quote) for p in picked + out):
+            continue
+        taken.add(k)
+        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
+    return out
+
+
+def first_entries_of(units: list[Unit], entries: set[int], groups: dict[int, int], top: dict[int, int]) -> list[int]:
+    return [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
+
+
+def _repeats(text: str, earlier: str) -> bool:
+    """Whether `text` mostly says again what `earlier` said (an option that is also the decision)."""
+    mine, theirs = set(words(text)), set(words(earlier))
+    return len(mine) >= 2 and len(mine & theirs) >= 0.6 * len(mine | theirs)
+
+
+def _groups(units: list[Unit], labels, inside: list[int], dim: Dimension) -> dict[int, int]:
+    """Which labelled section (0: the first in the document) each unit sits in."""
+    roots: dict[tuple[str, ...], int] = {}
+    out = {}
+    for k in inside:
+        section = units[k].section
+        root = section
+        for depth in range(1, len(section) + 1):
+            name, strength = _label_of(section[depth - 1], _OneDim(dim))
+            if strength:
+                root = section[:depth]
+                break
+        out[k] = roots.setdefault(root, len(roots))
+    return out
+
+
+class _OneDim:
+    """A stand-in schema holding one dimension, to ask whether a heading names it."""
+
+    def __init__(self, dim: Dimension) -> None:
+        self.dimensions = (dim,)
+
+
+def _is_entry(unit: Unit) -> bool:
+    """An enumerated thing: a list item, a table row, a sub-heading, or a paragraph led by bold text."""
+    if unit.kind in ("item", "heading"):
+        return unit.lead
+    return unit.lead and unit.text.startswith(("**", "__"))
+
+
+def _is_reference(unit: Unit) -> bool:
+    """A unit that is only a link (a reading list, a references section)."""
+    text = unit.text.lstrip("*_ ")
+    return text.startswith(("[", "http://", "https://", "<http"))
+
+
+def _is_label_line(unit: Unit, dim: Dimension) -> bool:
+    """Whether `unit` is a `Label: value` line naming `dim` (a heading only when the label is its name)."""
+    m = _LABEL.match(unit.text.split("\n", 1)[0])
+    if not m or _norm(m.group(1)) not in set(_keywords(dim)):
+        return False
+    return unit.kind != "heading" or _norm(m.group(1)) == _norm(dim.name)
+
+
+def _from_cues(units: list[Unit], dim: Dimension, sims: list[float], taken: set[int]) -> list[Pick]:
+    cues = _cues(dim)
+    if not cues:
+        return []
+    hits = [k for k, u in enumerate(units)
+            if k not in taken and u.kind != "heading" and not u.text.rstrip("*_ ").endswith("?")
+            and any(c.search(u.text.lower()) for c in cues)]
+    out = []
+    for k in sorted(hits, key=lambda k: sims[k], reverse=True)[:CUE_CAP]:
+        taken.add(k)
+        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 0.5 + sims[k]))
+    return out

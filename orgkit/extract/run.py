@@ -1,0 +1,297 @@
+"""A run: prepare (tool-side), then per source extractor -> scribe -> auditor, then the run note.
+
+Preparation ingests every source (a copy keyed by its hash), writes its source
+note and an empty hub note, and records the task graph in the data dir.
+Sources then run concurrently (model calls overlap); the scribe writes notes
+one at a time through the single note writer. Each task's state and output
+are saved as it finishes, so `resume` after a crash redoes only what was not
+done, and finds the notes already written by their derived IDs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..config import Config
+from ..errors import OrgkitError
+from ..llm import ModelUnavailable, resolve
+from . import notes as nt
+from .anchor import find_quote
+from .audit import verify_source
+from .model import extract_with_model, judge_with_model
+from .offline import extract_offline
+from .schema import Schema, parse_schema, resolve_schema
+from .sources import ingest, read_copy
+from .store import RunStore, new_run_id
+from .units import segment
+
+MAX_WORKERS = 4
+_WRITER = threading.Lock()  # the scribe writes one note at a time, across sources
+
+
+@dataclass
+class Context:
+    """What the tasks of one run share: settings, the schema, the store, and notices for stderr."""
+
+    config: Config
+    schema: Schema
+    store: RunStore
+    notices: list[str] = field(default_factory=list)
+    embed: Callable | None = None
+    use_model: bool = False
+
+    @property
+    def notes(self) -> Path:
+        return self.config.notes
+
+
+def extraction_enabled(config: Config) -> bool:
+    return bool(config["extraction.enabled"])
+
+
+def require_enabled(config: Config) -> None:
+    if not extraction_enabled(config):
+        raise OrgkitError("grounded extraction is off: enable it with ORGKIT_EXTRACTION=1 "
+                          "or `extraction.enabled = true` in orgkit.toml")
+
+
+def rel(config: Config, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(config.notes.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
+    """Ingest the sources, write source and hub notes, and record the run's task graph."""
+    require_enabled(config)
+    if not given:
+        raise OrgkitError("no sources given")
+    schema = resolve_schema(config.notes, schema_spec)
+    ingested = [ingest(g, config.data_dir) for g in given]
+    run = new_run_id()
+    store = RunStore.create(config.data_dir, run)
+    store.write_text("schema.org", schema.text)
+    sources = []
+    for index, src in enumerate(ingested):
+        with _WRITER:
+            written = nt.source_note(config.notes, src.name, src.sha256, rel(config, src.copy), str(src.path))
+        hub_id = nt.stable_id("hub", run, str(index), src.sha256)
+        sources.append({"given": src.given, "path": str(src.path), "name": src.name, "sha256": src.sha256,
+                        "fmt": src.fmt, "copy": str(src.copy), "source_id": written.id,
+                        "source_note": rel(config, written.path), "hub_id": hub_id,
+                        "hub_note": rel(config, nt.hub_path(config.notes, run, index, src.name))})
+    store.write("run.json", {"run": run, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "schema": {"name": schema.name, "id": schema.id, "path": str(schema.path),
+                                        "origin": schema.origin},
+                             "run_note_id": nt.stable_id("run", run), "sources": sources})
+    store.write("tasks.json", {f"{kind}:{i}": {"state": "pending"} for i in range(len(sources))
+                               for kind in ("extract", "scribe", "audit")} | {"run-note": {"state": "pending"}})
+    ctx = Context(config, schema, store)
+    for index, source in enumerate(sources):
+        _write_hub(ctx, index, source, [])
+    return ctx
+
+
+def open_run(config: Config, run: str) -> Context:
+    """The context of an existing run, with the schema it started with."""
+    require_enabled(config)
+    store = RunStore.open(config.data_dir, run)
+    info = store.read("run.json")
+    text = (store.root / "schema.org").read_text(encoding="utf-8")
+    schema = parse_schema(text, Path(info["schema"]["path"]), info["schema"]["origin"])
+    return Context(config, schema, store)
+
+
+def choose_extractor(ctx: Context) -> None:
+    """A configured extractor model, else the offline extractor (said once, on stderr)."""
+    try:
+        target = resolve(ctx.config, "extractor")
+        ctx.use_model = True
+        ctx.notices.append(f"extractor: {target.describe()}")
+    except ModelUnavailable as exc:
+        ctx.use_model = False
+        ctx.notices.append(f"{exc}; using the offline extractor")
+        ctx.embed = _embedder(ctx.config, ctx.notices)
+
+
+def _embedder(config: Config, notices: list[str]) -> Callable | None:
+    """The local embedding model for ranking, when one is configured by path; else BM25."""
+    if not config["model_path"]:
+        return None
+    from ..embed import Embedder, ModelUnavailable as EmbedUnavailable
+
+    embedder = Embedder(config["model"], config["model_path"])
+    try:
+        embedder.load()
+    except EmbedUnavailable as exc:
+        notices.append(f"{exc}; ranking with BM25")
+        return None
+    lock = threading.Lock()
+
+    def embed(texts: list[str]):
+        with lock:
+            return embedder.embed(texts)
+    return embed
+
+
+def execute(ctx: Context, candidates_for: Callable[[int, dict, str], list[dict]] | None = None) -> dict:
+    """Run every task not yet done; `candidates_for` replaces the extractor (committed candidates)."""
+    sources = ctx.store.read("run.json")["sources"]
+    if candidates_for is None:
+        choose_extractor(ctx)
+    workers = max(1, min(MAX_WORKERS, len(sources)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda i: _source_pipeline(ctx, i, sources[i], candidates_for), range(len(sources))))
+    _write_run_note(ctx, sources)
+    return result(ctx)
+
+
+def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> None:
+    store = ctx.store
+    if store.state(f"extract:{index}") != "done":
+        try:
+            text = read_copy(Path(source["copy"]))
+            raw = candidates_for(index, source, text) if candidates_for else _extract(ctx, source, text)
+            store.write(f"candidates-{index}.json", ground(ctx.schema, text, raw))
+            store.set_task(f"extract:{index}", "done")
+        except OrgkitError as exc:
+            store.set_task(f"extract:{index}", "failed", str(exc))
+            return
+    if store.state(f"scribe:{index}") != "done":
+        scribe(ctx, index, source)
+    if store.state(f"audit:{index}") != "done":
+        audit_source(ctx, index, source)
+
+
+def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
+    if ctx.use_model:
+        return extract_with_model(ctx.config, ctx.schema, text)
+    picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed)
+    return [{"dimension": p.dimension, "claim": f"{p.dimension}: {nt.one_line(p.quote, 100)}",
+             "quote": p.quote, "start": p.start, "end": p.end} for p in picks]
+
+
+def ground(schema: Schema, text: str, raw: list[dict]) -> dict:
+    """Anchor each candidate's quote in the text; drop (and count) the ones not found when grounded."""
+    kept, dropped = [], []
+    for cand in raw:
+        quote = str(cand.get("quote") or "")
+        dimension = _dimension_name(schema, str(cand.get("dimension") or ""))
+        claim = " ".join(str(cand.get("claim") or "").split()) or dimension
+        hint = cand.get("start") if isinstance(cand.get("start"), int) else None
+        span = find_quote(text, quote, near=hint)
+        if span is None:
+            if schema.grounded:
+                dropped.append({"dimension": dimension, "claim": claim, "quote": quote})
+                continue
+            kept.append({"dimension": dimension, "claim": claim, "quote": quote, "start": -1, "end": -1})
+            continue
+        start, end = span
+        entry = {"dimension": dimension, "claim": claim, "quote": text[start:end], "start": start, "end": end}
+        if entry not in kept:
+            kept.append(entry)
+    return {"grounded": kept, "dropped": dropped}
+
+
+def _dimension_name(schema: Schema, name: str) -> str:
+    """The schema's own spelling of a dimension name given loosely (case, spaces); else as given."""
+    wanted = " ".join(name.lower().split())
+    return next((d.name for d in schema.dimensions if d.name.lower() == wanted), name)
+
+
+def scribe(ctx: Context, index: int, source: dict) -> None:
+    """Write a quote note and a claim note per candidate, then the hub; refuse untagged notes."""
+    found = ctx.store.read(f"candidates-{index}.json", {"grounded": []})
+    claims, rejected = [], []
+    source = {**source, "name": source["name"]}
+    for cand in found["grounded"]:
+        claim_id, claim_text, quote_id, quote_text = nt.claim_and_quote(
+            ctx.notes, ctx.store.run, ctx.schema, source, source["hub_id"], cand)
+        claim_path, quote_path = nt.claim_paths(ctx.notes, ctx.store.run, index, cand, claim_id)
+        try:
+            nt.check_tags(quote_text, quote_path, ctx.schema)
+            nt.check_tags(claim_text, claim_path, ctx.schema)
+        except nt.NoteRejected as exc:
+            rejected.append({"dimension": cand["dimension"], "claim": cand["claim"], "reason": str(exc)})
+            continue
+        with _WRITER:
+            nt.write_note(quote_path, quote_text, quote_id)
+            nt.write_note(claim_path, claim_text, claim_id)
+        claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
+                       "quote": cand["quote"], "start": cand["start"], "end": cand["end"],
+                       "claim_id": claim_id, "quote_id": quote_id,
+                       "claim_file": rel(ctx.config, claim_path), "quote_file": rel(ctx.config, quote_path)})
+    _write_hub(ctx, index, source, claims)
+    ctx.store.write(f"claims-{index}.json", {"claims": claims, "rejected": rejected})
+    ctx.store.set_task(f"scribe:{index}", "done")
+
+
+def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict]) -> None:
+    text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source["source_id"], source["name"], claims)
+    with _WRITER:
+        nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
+
+
+def audit_source(ctx: Context, index: int, source: dict) -> None:
+    """Verify every quote of the source; with an auditor model, flag weak support."""
+    written = ctx.store.read(f"claims-{index}.json", {"claims": []})
+    report = verify_source(ctx.notes, ctx.config.data_dir, source, written["claims"],
+                           [d.name for d in ctx.schema.dimensions], reanchor=False)
+    report["flags"] = []
+    try:
+        report["flags"] = judge_with_model(ctx.config, written["claims"])
+        report["judged"] = True
+    except ModelUnavailable:
+        report["judged"] = False
+    except OrgkitError as exc:
+        report["judged"] = False
+        report["problems"].append(f"auditor model: {exc}")
+    ctx.store.write(f"audit-{index}.json", report)
+    ctx.store.set_task(f"audit:{index}", "done")
+
+
+def _write_run_note(ctx: Context, sources: list[dict]) -> None:
+    info = ctx.store.read("run.json")
+    audits = [ctx.store.read(f"audit-{i}.json") for i in range(len(sources))]
+    failed = failures(ctx)
+    text = nt.run_note_text(info["run_note_id"], ctx.store.run, ctx.schema, sources, audits, failed)
+    with _WRITER:
+        nt.replace_note(ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+    ctx.store.set_task("run-note", "done")
+
+
+def failures(ctx: Context) -> list[dict]:
+    sources = ctx.store.read("run.json")["sources"]
+    out = []
+    for task, entry in ctx.store.tasks().items():
+        if entry.get("state") == "failed":
+            index = int(task.split(":")[1]) if ":" in task else -1
+            out.append({"task": task, "source": sources[index]["given"] if index >= 0 else "",
+                        "error": entry.get("error", "")})
+    return out
+
+
+def result(ctx: Context) -> dict:
+    """The run as `orgkit extract --json` prints it."""
+    sources = ctx.store.read("run.json")["sources"]
+    keys = ("source", "dimension", "claim", "quote", "start", "end", "claim_id", "quote_id")
+    claims, per_source, dropped, rejected = [], [], 0, 0
+    for i, _ in enumerate(sources):
+        written = ctx.store.read(f"claims-{i}.json", {"claims": [], "rejected": []})
+        claims += [{k: c[k] for k in keys} for c in written["claims"]]
+        rejected += len(written["rejected"])
+        dropped += len(ctx.store.read(f"candidates-{i}.json", {"dropped": []})["dropped"])
+        report = ctx.store.read(f"audit-{i}.json")
+        if report:
+            per_source.append(report)
+    audit = {"sources": per_source, "quotes": len(claims),
+             "verified": sum(r["verified"] for r in per_source),
+             "stale": sum(r["stale"] for r in per_source), "dropped": dropped, "rejected": rejected,
+             "flags": [f for r in per_source for f in r.get("flags", [])], "failed": failures(ctx)}
+    return {"run": ctx.store.run, "claims": claims, "audit": audit}

@@ -1,0 +1,221 @@
+"""Extraction schemas: org files that are at once the rubric and the comparison index.
+
+A schema file has a top property drawer with `:ID:`, `:ORGKIT_SCHEMA: NAME` and
+`:GROUNDED: t` (or `nil`), a `#+title:`, and one level-1 heading per
+dimension. Each dimension heading carries a `:TAG:` property (the org tag its
+claim and quote notes get, so search, scan and backlinks can compare one
+dimension across many sources) and optionally `:HEADINGS:` (comma-separated
+section headings that usually hold this dimension in a source document). The
+heading's body is the rubric.
+
+Where schemas come from, in order: a file path given directly (needs no
+registration), the notes dir's overlay `NOTES/schemas/*.org` (the user's,
+versioned with the notes), then the templates shipped in the package.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import NotFound, OrgkitError
+from ..org import parse_org
+from ..org.drawers import drawer_properties, property_drawer_at
+from ..org.outline import Outline
+from ..org.text import decode_org
+
+OVERLAY_DIR = "schemas"
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+_TAG = re.compile(r"^[\w@#%]+$")
+_TRUE, _FALSE = {"t", "true", "yes"}, {"nil", "false", "no"}
+
+
+class SchemaError(OrgkitError):
+    """A schema file that is not a valid schema; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    tag: str
+    rubric: str
+    headings: tuple[str, ...] = ()
+    line: int = 0
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "tag": self.tag, "rubric": self.rubric, "headings": list(self.headings)}
+
+
+@dataclass(frozen=True)
+class Schema:
+    id: str
+    name: str
+    title: str
+    grounded: bool
+    dimensions: tuple[Dimension, ...]
+    path: Path
+    origin: str  # "overlay", "template" or "file"
+    description: str = ""
+    text: str = field(default="", repr=False)
+
+    def dimension(self, name: str) -> Dimension | None:
+        return next((d for d in self.dimensions if d.name == name), None)
+
+    def tags(self) -> dict[str, str]:
+        return {d.tag: d.name for d in self.dimensions}
+
+    def summary(self) -> dict:
+        return {"name": self.name, "id": self.id, "title": self.title, "grounded": self.grounded,
+                "origin": self.origin, "path": str(self.path),
+                "dimensions": [d.name for d in self.dimensions]}
+
+    def to_json(self) -> dict:
+        return {**self.summary(), "description": self.description,
+                "dimensions": [d.to_json() for d in self.dimensions]}
+
+
+def parse_schema(text: str, path: Path, origin: str) -> Schema:
+    """The schema in `text`, or a SchemaError naming the file and line of the first fault."""
+    parsed = parse_org(text, str(path))
+    outline = Outline(text)
+    lines = outline.lines
+    top = property_drawer_at(lines, 0, outline.heading_lines[0] if outline.heading_lines else len(lines), True)
+    props = {k.upper(): v.strip() for k, v in drawer_properties(lines, *top)} if top else {}
+
+    def fail(line: int, message: str) -> SchemaError:
+        return SchemaError(f"{path}:{line}: {message}")
+
+    if not props.get("ORGKIT_SCHEMA"):
+        raise fail(1, "not a schema: the top property drawer needs :ORGKIT_SCHEMA: NAME")
+    if not props.get("ID"):
+        raise fail(1, "the schema's top property drawer needs an :ID:")
+    grounded_raw = props.get("GROUNDED", "t").lower()
+    if grounded_raw not in _TRUE | _FALSE:
+        raise fail(1, f":GROUNDED: must be t or nil, not {props['GROUNDED']!r}")
+    dimensions = _dimensions(outline, fail)
+    if not dimensions:
+        raise fail(1, "a schema needs at least one level-1 heading (a dimension) with a :TAG: property")
+    first_heading = outline.heading_lines[0] if outline.heading_lines else len(lines)
+    description = _body(lines, (top[1] + 1) if top else 0, first_heading)
+    return Schema(id=props["ID"], name=props["ORGKIT_SCHEMA"], title=parsed.title, grounded=grounded_raw in _TRUE,
+                  dimensions=tuple(dimensions), path=path, origin=origin, description=description, text=text)
+
+
+def _dimensions(outline: Outline, fail) -> list[Dimension]:
+    lines = outline.lines
+    found: list[Dimension] = []
+    level_one = [(i, k) for k, (i, lvl) in enumerate(zip(outline.heading_lines, outline.levels)) if lvl == 1]
+    for n, (i, _) in enumerate(level_one):
+        end = level_one[n + 1][0] if n + 1 < len(level_one) else len(lines)
+        m = outline.pattern.match(lines[i])
+        name = (m.group(4) if m else lines[i].lstrip("* ")).strip()
+        drawer = property_drawer_at(lines, i + 1, end, False)
+        props = {k.upper(): v.strip() for k, v in drawer_properties(lines, *drawer)} if drawer else {}
+        tag = props.get("TAG", "")
+        if not tag:
+            raise fail(i + 1, f"dimension {name!r} has no :TAG: property")
+        if not _TAG.match(tag):
+            raise fail(i + 1, f"dimension {name!r}: tag {tag!r} is not an org tag (letters, digits, _@#%)")
+        if any(d.tag == tag for d in found):
+            raise fail(i + 1, f"tag {tag!r} is used by two dimensions")
+        if any(d.name == name for d in found):
+            raise fail(i + 1, f"two dimensions are named {name!r}")
+        headings = tuple(h.strip() for h in props.get("HEADINGS", "").split(",") if h.strip())
+        body_start = (drawer[1] + 1) if drawer else i + 1
+        found.append(Dimension(name=name, tag=tag, rubric=_body(lines, body_start, end),
+                               headings=headings, line=i + 1))
+    return found
+
+
+def _body(lines: list[str], start: int, end: int) -> str:
+    kept = [line for line in lines[start:end] if not line.lstrip().startswith("#+")]
+    return "\n".join(kept).strip()
+
+
+def read_schema(path: Path, origin: str) -> Schema:
+    try:
+        text = decode_org(path.read_bytes())
+    except OSError as exc:
+        raise SchemaError(f"{path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise SchemaError(f"{path}: {exc}") from None
+    return parse_schema(text, path, origin)
+
+
+def overlay_dir(notes: Path) -> Path:
+    return notes / OVERLAY_DIR
+
+
+def overlay_schemas(notes: Path) -> list[Schema]:
+    """Every schema in the notes dir's overlay (a broken one is an error naming it)."""
+    folder = overlay_dir(notes)
+    return [read_schema(p, "overlay") for p in sorted(folder.glob("*.org"))] if folder.is_dir() else []
+
+
+def templates() -> list[Schema]:
+    return [read_schema(p, "template") for p in sorted(TEMPLATE_DIR.glob("*.org"))]
+
+
+def list_schemas(notes: Path) -> list[Schema]:
+    """Overlay schemas, then the templates not shadowed by an overlay schema of the same name."""
+    overlay = overlay_schemas(notes)
+    names = {s.name for s in overlay}
+    return overlay + [t for t in templates() if t.name not in names]
+
+
+def resolve_schema(notes: Path, spec: str) -> Schema:
+    """`--schema S`: a file path, else an overlay schema by name, else a template by name.
+
+    The chosen schema's tags are checked against every overlay schema's: a clash
+    is an error naming both schemas.
+    """
+    schema = _find(notes, spec)
+    check_tags(notes, schema)
+    return schema
+
+
+def _find(notes: Path, spec: str) -> Schema:
+    candidate = Path(spec)
+    if spec.endswith(".org") or "/" in spec or candidate.is_file():
+        if not candidate.is_file():
+            raise NotFound(f"schema file not found: {spec}")
+        return read_schema(candidate, "file")
+    for schema in list_schemas(notes):
+        if schema.name == spec:
+            return schema
+    known = ", ".join(sorted(s.name for s in list_schemas(notes))) or "none"
+    raise NotFound(f"unknown schema {spec!r} (known: {known}; or give a file path)")
+
+
+def check_tags(notes: Path, schema: Schema) -> None:
+    """Tags are unique across the overlay's schemas plus `schema`."""
+    owners: dict[str, Schema] = {}
+    others = [s for s in overlay_schemas(notes) if s.path.resolve() != schema.path.resolve()]
+    for current in [*others, schema]:
+        for dim in current.dimensions:
+            other = owners.get(dim.tag)
+            if other is not None and other.path.resolve() != current.path.resolve():
+                raise SchemaError(f"tag {dim.tag!r} is used by schema {other.name!r} ({other.path}) "
+                                  f"and by schema {current.name!r} ({current.path})")
+            owners[dim.tag] = current
+
+
+def init_schema(notes: Path, template: str) -> Schema:
+    """Copy template `template` into the overlay with a fresh ID; never overwrites."""
+    from ..org.ids import new_id
+    from ..org.write import atomic_write
+
+    source = next((t for t in templates() if t.name == template), None)
+    if source is None:
+        known = ", ".join(t.name for t in templates())
+        raise NotFound(f"unknown schema template {template!r} (templates: {known})")
+    dest = overlay_dir(notes) / f"{source.name}.org"
+    if dest.exists():
+        raise OrgkitError(f"{dest}: already exists; not overwritten")
+    text = re.sub(r"(?m)^(:ID:[ \t]+)\S+", lambda m: m.group(1) + new_id(), source.text, count=1)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest, text.encode("utf-8"), expected=None)
+    schema = read_schema(dest, "overlay")
+    check_tags(notes, schema)
+    return schema

@@ -1,0 +1,82 @@
+"""Ingesting sources: a copy keyed by content hash, so audits work after the original moves.
+
+Copies live in `DATA/extract/sources/SHA256.EXT` (primary data, never rebuilt).
+A source is read as UTF-8 text (a byte-order mark dropped); its format
+(org, markdown, text) comes from the file extension.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import OrgkitError
+
+FORMATS = {".org": "org", ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
+           ".rst": "text"}
+
+
+@dataclass(frozen=True)
+class Source:
+    given: str  # the path as the user gave it
+    path: Path  # absolute path of the original
+    sha256: str
+    fmt: str
+    copy: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def decode_source(data: bytes, where: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OrgkitError(f"{where}: not UTF-8 text (byte {exc.start}); only org, markdown and text sources") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def sources_dir(data_dir: Path) -> Path:
+    return data_dir / "extract" / "sources"
+
+
+def ingest(given: str, data_dir: Path) -> Source:
+    """Read `given`, copy it into the data dir under its hash (once), and describe it."""
+    path = Path(given).expanduser()
+    if not path.is_file():
+        raise OrgkitError(f"source not found: {given}")
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise OrgkitError(f"{given}: unsupported source type {path.suffix or '(none)'!r} "
+                          f"(org, markdown or text: {', '.join(sorted(FORMATS))})")
+    data = path.read_bytes()
+    text = decode_source(data, given)
+    sha = hashlib.sha256(data).hexdigest()
+    copy = sources_dir(data_dir) / f"{sha}{path.suffix.lower()}"
+    if not copy.exists():
+        write_bytes_atomic(copy, data)
+    return Source(given=given, path=path.resolve(), sha256=sha, fmt=fmt, copy=copy, text=text)
+
+
+def read_copy(copy: Path) -> str:
+    return decode_source(copy.read_bytes(), str(copy))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write a data-dir file whole or not at all (data files are not notes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

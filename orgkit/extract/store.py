@@ -1,0 +1,87 @@
+"""A run's task graph and state, kept in the data dir so a crashed run can resume.
+
+`DATA/extract/runs/RUN/` holds `run.json` (the schema used, the sources with
+their note IDs), `tasks.json` (each task's state: pending, done or failed,
+with the error) and one JSON file per finished task's output (candidates,
+written claims, audit). Every file is replaced whole, so a kill at any
+moment leaves the last complete state; tasks already done are not redone.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotFound
+from .sources import write_bytes_atomic
+
+TASK_KINDS = ("extract", "scribe", "audit")
+
+
+def runs_dir(data_dir: Path) -> Path:
+    return data_dir / "extract" / "runs"
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class RunStore:
+    """The files of one run, with a lock so concurrent tasks update state one at a time."""
+
+    root: Path
+    run: str
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def create(cls, data_dir: Path, run: str) -> "RunStore":
+        root = runs_dir(data_dir) / run
+        root.mkdir(parents=True, exist_ok=True)
+        return cls(root, run)
+
+    @classmethod
+    def open(cls, data_dir: Path, run: str) -> "RunStore":
+        root = runs_dir(data_dir) / run
+        if not (root / "run.json").is_file():
+            raise NotFound(f"no extraction run {run!r} in {runs_dir(data_dir)}")
+        return cls(root, run)
+
+    def read(self, name: str, default: Any = None) -> Any:
+        path = self.root / name
+        if not path.is_file():
+            return default
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def write(self, name: str, data: Any) -> None:
+        write_bytes_atomic(self.root / name, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+
+    def write_text(self, name: str, text: str) -> None:
+        write_bytes_atomic(self.root / name, text.encode("utf-8"))
+
+    def tasks(self) -> dict[str, dict]:
+        return self.read("tasks.json", {})
+
+    def set_task(self, task: str, state: str, error: str | None = None) -> None:
+        with self._lock:
+            tasks = self.tasks()
+            entry = tasks.setdefault(task, {})
+            entry["state"] = state
+            if error is None:
+                entry.pop("error", None)
+            else:
+                entry["error"] = error
+            self.write("tasks.json", tasks)
+
+    def state(self, task: str) -> str:
+        return self.tasks().get(task, {}).get("state", "pending")
+
+
+def list_runs(data_dir: Path) -> list[str]:
+    folder = runs_dir(data_dir)
+    return sorted(p.name for p in folder.iterdir() if (p / "run.json").is_file()) if folder.is_dir() else []

@@ -1,0 +1,121 @@
+"""Correction events: the labels the feedback loop learns from.
+
+Three kinds (`source`): `override` (a field of a generated note edited or
+deleted), `link_change` (a link added to or removed from a generated note) and
+`review` (a proposal accepted, edited or rejected). Each event keeps what was
+true when it happened: extractor (the generating role), schema and version,
+node type, field, source document, before and after values, time. They are
+appended to `events.jsonl` in the data dir and are unique by ID, computed as:
+
+- override:    sha256(schema_version + source_path + node_id + field + action
+                      + normalized(before) + normalized(after))
+- link_change: sha256(source_path + source_node_id + action + target_slug + target_node_id)
+- review:      sha256(source_path + item_id + action + canonical_node_id)
+
+(`+` is plain string concatenation, UTF-8 encoded, hex digest; `normalized` is
+`fields.normalized`; a missing part is the empty string), so the same edit
+seen by two `index` runs is one event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, fields as dc_fields
+
+from ..config import Config
+from ..errors import OrgkitError
+from .fields import normalized
+from .generated import now
+from .jsonl import append_records, read_records
+from .paths import events_path
+
+SOURCES = ("override", "link_change", "review")
+ACTIONS = {"override": ("edit", "delete"), "link_change": ("add", "remove"),
+           "review": ("accept", "edit", "reject")}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One correction, as it was at event time."""
+
+    id: str
+    source: str
+    extractor: str
+    node_type: str
+    field: str
+    action: str
+    source_path: str
+    before: str | list[str] | None
+    after: str | list[str] | None
+    schema: str = ""
+    schema_version: str = ""
+    node_id: str = ""
+    item_id: str = ""
+    target_slug: str = ""
+    target_node_id: str = ""
+    time: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Event":
+        known = {f.name for f in dc_fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def sha256(*parts: str) -> str:
+    return hashlib.sha256("".join(parts).encode("utf-8")).hexdigest()
+
+
+def override_id(schema_version: str, source_path: str, node_id: str, field: str, action: str,
+                before, after) -> str:
+    return sha256(schema_version, source_path, node_id, field, action, normalized(before), normalized(after))
+
+
+def link_change_id(source_path: str, source_node_id: str, action: str, target_slug: str,
+                   target_node_id: str) -> str:
+    return sha256(source_path, source_node_id, action, target_slug, target_node_id)
+
+
+def review_id(source_path: str, item_id: str, action: str, canonical_node_id: str) -> str:
+    return sha256(source_path, item_id, action, canonical_node_id)
+
+
+def append_events(config: Config, events: list[Event]) -> list[Event]:
+    """Append the events not yet recorded (by ID); returns those written."""
+    written = append_records(events_path(config), [e.to_json() for e in events], unique=lambda r: r.get("id", ""))
+    return [Event.from_json(r) for r in written]
+
+
+def load_events(config: Config) -> list[Event]:
+    """Every recorded event, oldest first (records that do not fit the schema are skipped)."""
+    out = []
+    for data in read_records(events_path(config)):
+        try:
+            event = Event.from_json(data)
+        except TypeError:
+            continue
+        if event.source in SOURCES:
+            out.append(event)
+    return out
+
+
+def record_review(config: Config, *, item_id: str, action: str, source_path: str,
+                  canonical_node_id: str = "", extractor: str = "librarian", node_type: str = "note",
+                  field: str = "proposal", before: str | None = None, after: str | None = None,
+                  schema: str = "", schema_version: str = "") -> Event | None:
+    """Record a review decision on a proposal; returns the event, None when already recorded.
+
+    `action` is accept, edit or reject; `canonical_node_id` is the note the
+    proposal became (empty for a rejection); `before` is the proposal as
+    generated and `after` what the reviewer kept.
+    """
+    if action not in ACTIONS["review"]:
+        raise OrgkitError(f"review action must be one of {', '.join(ACTIONS['review'])}, not {action!r}")
+    event = Event(id=review_id(source_path, item_id, action, canonical_node_id), source="review",
+                  extractor=extractor, node_type=node_type, field=field, action=action,
+                  source_path=source_path, before=before, after=after, schema=schema,
+                  schema_version=schema_version, node_id=canonical_node_id, item_id=item_id, time=now())
+    written = append_events(config, [event])
+    return written[0] if written else None

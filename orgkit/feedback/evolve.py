@@ -1,0 +1,283 @@
+"""`orgkit evolve`: clusters of correction events become guidance bullets.
+
+Events cluster by (extractor, node type, field, source), never by node or
+document, so guidance generalises across documents and survives renames. An
+override superseded by a later one on the same node and field (the user edited
+the same note twice) counts once, as its latest event. A cluster with at least
+`feedback.min_events` members earns one bullet: phrased by the model seam (role
+`guidance`) and cached by the hash of the cluster's members, so an unchanged
+cluster makes no model call on a re-run; with no model, a deterministic
+template. The guardrail drops bullets that teach saying less. Bullets are
+merged into the guidance file, respecting the user's edits and deletions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..config import Config
+from ..org.write import atomic_write
+from .events import Event, load_events, sha256
+from .fields import normalized
+from .guardrail import offending, patterns
+from .guidance import ClusterRef, Entry, read_guidance, render
+from .paths import bullet_cache_path, guidance_path
+
+TEMPLATE = "template"
+_EXAMPLE_CHARS = 160
+BULLET_SCHEMA = {"type": "object", "properties": {"bullet": {"type": "string", "minLength": 1}},
+                 "required": ["bullet"], "additionalProperties": False}
+@dataclass(frozen=True)
+class ClusterKey:
+    extractor: str
+    node_type: str
+    field: str
+    source: str
+
+
+@dataclass
+class Cluster:
+    key: ClusterKey
+    members: list[Event]
+
+    @property
+    def hash(self) -> str:
+        """The membership hash: sha256 of the sorted member event IDs, one a line."""
+        return sha256("\n".join(sorted(e.id for e in self.members)))
+
+    def ref(self) -> ClusterRef:
+        return ClusterRef(self.hash, self.key.source, self.key.field, len(self.members))
+
+
+@dataclass
+class ClusterReport:
+    cluster: Cluster
+    status: str  # below_min, new, updated, unchanged, edited, deleted, dropped
+    bullet: str | None = None
+    by: str | None = None  # model name, "template", or None when nothing was phrased
+    pattern: str | None = None  # the guardrail pattern a dropped bullet matched
+
+    def to_json(self) -> dict:
+        key = self.cluster.key
+        return {"extractor": key.extractor, "node_type": key.node_type, "field": key.field,
+                "source": key.source, "events": len(self.cluster.members), "hash": f"sha256:{self.cluster.hash}",
+                "status": self.status, "bullet": self.bullet, "by": self.by, "pattern": self.pattern}
+
+
+@dataclass
+class EvolveResult:
+    guidance: str
+    events: int
+    clusters: list[ClusterReport] = field(default_factory=list)
+    model_calls: int = 0
+    model_note: str | None = None  # why no model phrased the bullets
+    warnings: list[str] = field(default_factory=list)
+    written: bool = False
+
+    def to_json(self) -> dict:
+        return {"guidance": self.guidance, "events": self.events, "written": self.written,
+                "clusters": [c.to_json() for c in self.clusters],
+                "dropped": [c.to_json() for c in self.clusters if c.status == "dropped"],
+                "model_calls": self.model_calls, "model_note": self.model_note, "warnings": self.warnings}
+
+
+def cluster_events(events: list[Event]) -> list[Cluster]:
+    """Events grouped by (extractor, node type, field, source), in a stable order."""
+    latest: dict[tuple, Event] = {}
+    for event in events:
+        if event.source == "override":
+            ident: tuple = ("override", event.source_path, event.node_id, event.field)
+        else:
+            ident = (event.id,)
+        latest[ident] = event  # a later override of the same field replaces the earlier one
+    groups: dict[ClusterKey, list[Event]] = {}
+    for event in latest.values():
+        key = ClusterKey(event.extractor, event.node_type, event.field, event.source)
+        groups.setdefault(key, []).append(event)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0].extractor, kv[0].node_type, kv[0].source, kv[0].field))
+    return [Cluster(key, sorted(members, key=lambda e: (e.time, e.id))) for key, members in ordered]
+
+
+def _clip(value) -> str:
+    text = normalized(value)
+    return text if len(text) <= _EXAMPLE_CHARS else text[:_EXAMPLE_CHARS - 1].rstrip() + "…"
+
+
+def template_bullet(cluster: Cluster) -> str:
+    """A deterministic bullet built from the cluster alone (no model)."""
+    key, members = cluster.key, cluster.members
+    n = len(members)
+    docs = len({e.source_path for e in members})
+    actions = Counter(e.action for e in members)
+    counts = ", ".join(f"{actions[a]} {a}" + ("ed" if not a.endswith("e") else "d") for a in sorted(actions))
+    latest = members[-1]
+    where = f"from {docs} document{'s' if docs != 1 else ''}"
+    if key.source == "review":
+        return (f"Reviewers decided on {n} proposed {key.node_type} notes {where} ({counts}); for example "
+                f"“{_clip(latest.before)}” became “{_clip(latest.after)}”. Propose notes the way the "
+                f"accepted and edited ones read.")
+    if key.source == "link_change":
+        target = latest.target_slug or _clip(latest.after or latest.before)
+        return (f"People changed the links of {n} generated {key.node_type} notes {where} ({counts}), for "
+                f"example a link to “{target}”. Link {key.node_type} notes the way these corrections do.")
+    if key.field == "note":
+        return (f"People deleted {n} generated {key.node_type} notes {where}, for example “{_clip(latest.before)}”. "
+                f"Check that each {key.node_type} states what its source says before writing it.")
+    return (f"People corrected the {key.field} of {n} generated {key.node_type} notes {where} ({counts}); for "
+            f"example “{_clip(latest.before)}” became “{_clip(latest.after)}”. Write the {key.field} the way "
+            f"these corrections do.")
+
+
+def _cluster_prompt(cluster: Cluster) -> str:
+    key = cluster.key
+    lines = [f"Extractor: {key.extractor}", f"Node type: {key.node_type}", f"Field: {key.field}",
+             f"Kind of correction: {key.source}", f"Corrections ({len(cluster.members)}):"]
+    for event in cluster.members[-12:]:
+        lines.append(json.dumps({"action": event.action, "before": _clip(event.before), "after": _clip(event.after),
+                                 **({"target": event.target_slug} if event.target_slug else {})},
+                                ensure_ascii=False))
+    return "\n".join(lines)
+
+
+class _Phraser:
+    """Bullets for clusters: from the cache, the model seam, or the template."""
+
+    def __init__(self, config: Config, result: EvolveResult) -> None:
+        self.config = config
+        self.result = result
+        self.cache = _read_cache(config)
+        self.dirty = False
+        self.no_model = False
+
+    def generated(self, membership: str) -> str | None:
+        """The bullet evolve wrote for a membership hash, if it remembers one."""
+        entry = self.cache.get(membership)
+        return entry.get("bullet") if isinstance(entry, dict) else None
+
+    def phrase(self, cluster: Cluster) -> tuple[str, str]:
+        cached = self.cache.get(cluster.hash)
+        if isinstance(cached, dict) and cached.get("bullet") and cached.get("by") != TEMPLATE:
+            return cached["bullet"], cached["by"]
+        text, by = self._from_model(cluster) if not self.no_model else (None, TEMPLATE)
+        if text is None:
+            text, by = template_bullet(cluster), TEMPLATE
+        self.cache[cluster.hash] = {"bullet": text, "by": by}
+        self.dirty = True
+        return text, by
+
+    def _from_model(self, cluster: Cluster) -> tuple[str | None, str]:
+        from ..llm import ModelFailure, ModelUnavailable, complete, persona
+
+        messages = [{"role": "system", "content": persona(self.config, "guidance")},
+                    {"role": "user", "content": _cluster_prompt(cluster)}]
+        try:
+            self.result.model_calls += 1
+            reply = complete(self.config, "guidance", messages, json_schema=BULLET_SCHEMA)
+        except ModelUnavailable as exc:
+            self.result.model_calls -= 1
+            self.no_model = True
+            self.result.model_note = f"{exc}; template bullets written"
+            return None, TEMPLATE
+        except ModelFailure as exc:
+            self.result.warnings.append(f"guidance model failed ({exc}); template bullet for "
+                                        f"{cluster.key.extractor}/{cluster.key.node_type}/{cluster.key.field}")
+            return None, TEMPLATE
+        bullet = " ".join(str(reply.data["bullet"]).split()).lstrip("-+ ")
+        return (bullet, reply.model or "model") if bullet else (None, TEMPLATE)
+
+    def save(self) -> None:
+        if self.dirty:
+            _write_json(bullet_cache_path(self.config), self.cache)
+
+
+def evolve(config: Config) -> EvolveResult:
+    """Distil the recorded events into the guidance file; what happened to each cluster."""
+    events = load_events(config)
+    path = guidance_path(config)
+    result = EvolveResult(guidance=_display(config, path), events=len(events))
+    doc, before = read_guidance(config)
+    guard = patterns(config)
+    phraser = _Phraser(config, result)
+    minimum = config["feedback.min_events"]
+    for cluster in cluster_events(events):
+        if len(cluster.members) < minimum:
+            result.clusters.append(ClusterReport(cluster, "below_min"))
+            continue
+        key = cluster.key
+        entry = doc.entry(key.extractor, key.node_type, key.source, key.field)
+        report = _merge(cluster, entry, phraser, guard)
+        if report.status == "new":
+            section = doc.extractor(key.extractor, create=True).section(key.node_type, create=True)
+            new = Entry(None)
+            new.set_cluster(cluster.ref())
+            new.set_bullet(report.bullet)
+            section.items.append(new)
+        elif report.status == "dropped" and entry is not None and entry.bullet is not None:
+            section = doc.extractor(key.extractor).section(key.node_type)
+            section.items.remove(entry)
+        result.clusters.append(report)
+    phraser.save()
+    text = render(doc).encode("utf-8")
+    if text != before and (before is not None or doc.extractors):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text, expected=before)
+        result.written = True
+    return result
+
+
+def _merge(cluster: Cluster, entry: Entry | None, phraser: _Phraser, guard) -> ClusterReport:
+    """Decide one cluster's bullet against what the file holds for it (changing `entry` in place)."""
+    if entry is not None and entry.cluster is not None:
+        same = entry.cluster.hash == cluster.hash
+        current = entry.bullet
+        if current is None and same:
+            return ClusterReport(cluster, "deleted")
+        if current is not None:
+            written = phraser.generated(entry.cluster.hash)
+            if written is None or normalized(written) != normalized(current):
+                entry.set_cluster(cluster.ref())
+                return ClusterReport(cluster, "edited", current)
+    bullet, by = phraser.phrase(cluster)
+    bad = offending(bullet, guard)
+    if bad is not None:
+        return ClusterReport(cluster, "dropped", bullet, by, bad)
+    if entry is None:
+        return ClusterReport(cluster, "new", bullet, by)
+    status = "unchanged" if entry.bullet == bullet and entry.cluster.hash == cluster.hash else "updated"
+    entry.set_cluster(cluster.ref())
+    entry.set_bullet(bullet)
+    return ClusterReport(cluster, status, bullet, by)
+
+
+def _read_cache(config: Config) -> dict:
+    try:
+        data = json.loads(bullet_cache_path(config).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # a lost cache costs model calls, nothing else
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path, data: dict) -> None:
+    """Write `data` as JSON in one rename, so a crash leaves the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, ensure_ascii=False, indent=1, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _display(config: Config, path) -> str:
+    try:
+        return path.relative_to(config.notes).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,85 @@
+"""Personas: the system prompt of each role, kept as org files.
+
+The package ships one org file per role in `orgkit/llm/prompts/ROLE.org`; a
+notes directory overrides any of them with `NOTES/personas/ROLE.org`, so the
+wording a model gets is a note the user can read, edit and version. The
+persona is the file's text after its `#+` keywords and top property drawer.
+
+Every prompt actually sent can be watched (`--show-prompt`): `watch_prompts`
+registers a callback that sees each request's messages before it goes out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..config import Config
+from ..errors import OrgkitError
+from ..org.drawers import property_drawer_at
+
+PACKAGE_DIR = Path(__file__).with_name("prompts")
+OVERLAY_DIR = "personas"
+
+Watcher = Callable[[str, str, list[dict]], None]  # (role, model description, messages)
+_watchers: list[Watcher] = []
+_watch_lock = threading.Lock()
+
+
+def persona_path(config: Config | None, role: str) -> Path:
+    """The persona file a role uses: the notes dir's override, else the package's."""
+    if config is not None:
+        local = config.notes / OVERLAY_DIR / f"{role}.org"
+        if local.is_file():
+            return local
+    return PACKAGE_DIR / f"{role}.org"
+
+
+def persona(config: Config | None, role: str) -> str:
+    """The system prompt for `role` (an OrgkitError when no persona file exists)."""
+    path = persona_path(config, role)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        raise OrgkitError(f"no persona for the {role}: {path} is missing") from None
+    return org_body(text)
+
+
+def org_body(text: str) -> str:
+    """An org file's text without its leading `#+` keyword lines and top drawer."""
+    lines = text.split("\n")
+    drawer = property_drawer_at(lines, 0, len(lines), True)
+    start = drawer[1] + 1 if drawer else 0
+    while start < len(lines) and (lines[start].lstrip().startswith("#+") or not lines[start].strip()):
+        start += 1
+    return "\n".join(lines[start:]).strip()
+
+
+@contextlib.contextmanager
+def watch_prompts(watcher: Watcher) -> Iterator[None]:
+    """Call `watcher` with every request sent while the block runs (any thread)."""
+    with _watch_lock:
+        _watchers.append(watcher)
+    try:
+        yield
+    finally:
+        with _watch_lock:
+            _watchers.remove(watcher)
+
+
+def announce(role: str, model: str, messages: list[dict]) -> None:
+    """Tell every watcher about a request that is about to be sent."""
+    with _watch_lock:
+        current = list(_watchers)
+    for watcher in current:
+        watcher(role, model, messages)
+
+
+def format_prompt(role: str, model: str, messages: list[dict]) -> str:
+    """A request as `--show-prompt` prints it: a header, then each message."""
+    parts = [f"===== prompt to the {role} ({model}) ====="]
+    for message in messages:
+        parts.append(f"--- {message['role']} ---\n{message['content']}")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,155 @@
+"""`orgkit mcp`: the operation registry as a Model Context Protocol server over stdio.
+
+Built on the official `mcp` SDK's low-level `Server`, because the tools come
+from the registry with their own JSON Schemas rather than from Python
+signatures. Every operation marked for MCP is a tool (read-only ones carry the
+read-only annotation); skills are prompts taking a `query`; every node is a
+resource `orgkit://node/ID` holding its org text.
+
+`initialize` is answered at once: the word index, the embedding model and the
+vectors load in a background thread started by the first request after it,
+and a search that comes before the model is ready ranks by words and says so
+in its warnings. A failed call is a tool error (`isError`), never the end of
+the server. Calls run one at a time in a worker thread, on one `OpContext`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from . import __version__
+from .errors import OrgkitError
+from .ops import Outcome, OpContext, call, registry
+
+NODE_URI = "orgkit://node/{id}"
+NODE_PREFIX = NODE_URI.split("{")[0]
+ORG_MIME = "text/x-org"
+INSTRUCTIONS = (
+    "orgkit is memory over the user's org notes. Find notes with scan (headline words) or search "
+    "(meaning and words), then read them whole by ID with read (depth follows links); context does "
+    "both within a token budget. Node IDs are also resources orgkit://node/ID."
+)
+
+
+def tools() -> list[types.Tool]:
+    """One tool per operation offered over MCP, with its JSON Schema."""
+    return [
+        types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
+                   input_schema=op.schema(),
+                   annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
+                                                     idempotent_hint=not op.writes, open_world_hint=False))
+        for op in registry().values() if op.mcp
+    ]
+
+
+def payload(outcome: Outcome) -> dict[str, Any]:
+    """A call's answer as `serve` gives it: result, warnings, and errors when part of it failed."""
+    out: dict[str, Any] = {"result": outcome.result, "warnings": outcome.warnings}
+    if outcome.errors:
+        out["errors"] = outcome.errors
+    return out
+
+
+def _failure(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
+    """Run one operation in a worker thread, so the event loop keeps answering."""
+    return await anyio.to_thread.run_sync(lambda: call(ctx, name, args))
+
+
+def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
+    """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading."""
+    offered = {op.name for op in registry().values() if op.mcp}
+
+    def warming() -> None:
+        if warm_up:
+            ctx.start_warm_up()
+
+    async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
+        warming()
+        return types.ListToolsResult(tools=tools())
+
+    async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        warming()
+        if params.name not in offered:
+            return _failure(f"unknown tool {params.name!r} (tools: {', '.join(sorted(offered))})")
+        try:
+            outcome = await _run(ctx, params.name, dict(params.arguments or {}))
+        except OrgkitError as exc:
+            return _failure(str(exc))
+        except Exception as exc:  # a bug must not end the server; the client hears of it
+            return _failure(f"internal error: {type(exc).__name__}: {exc}")
+        data = payload(outcome)
+        text = json.dumps(data, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+    async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
+        warming()
+        outcome = await _run(ctx, "skills_list", {})
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=s["name"], description=s["description"], arguments=[
+                types.PromptArgument(name="query", description="The request for the skill.", required=True)])
+            for s in outcome.result])
+
+    async def get_prompt(rctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        warming()
+        query = (params.arguments or {}).get("query")
+        try:
+            outcome = await _run(ctx, "skills_prompt", {"name": params.name, "query": query})
+        except OrgkitError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        prompt = outcome.result
+        return types.GetPromptResult(description=f"skill {params.name}", messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt["text"]))])
+
+    async def list_resources(rctx: Any, params: Any) -> types.ListResourcesResult:
+        warming()
+        outcome = await _run(ctx, "nodes", {})
+        return types.ListResourcesResult(resources=[
+            types.Resource(name=n["title"], uri=NODE_PREFIX + n["id"], mime_type=ORG_MIME,
+                           description=f"{n['file']}:{n['line']}")
+            for n in outcome.result])
+
+    async def list_templates(rctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(name="node", uri_template=NODE_URI, mime_type=ORG_MIME,
+                                   description="The org text of the node with this ID.")])
+
+    async def read_resource(rctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        warming()
+        uri = str(params.uri)
+        if not uri.startswith(NODE_PREFIX) or uri == NODE_PREFIX:
+            raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
+        try:
+            outcome = await _run(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
+        except OrgkitError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
+
+    return Server("orgkit", version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_prompts=list_prompts, on_get_prompt=get_prompt,
+                  on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                  on_read_resource=read_resource)
+
+
+def run_stdio(ctx: OpContext) -> None:
+    """Serve MCP on this process's stdin and stdout until the client hangs up."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(ctx)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,285 @@
+"""Depositing a finding: a new note written exclusively, with its audit record.
+
+The note file and the audit record are one unit. The deposit is first recorded
+as an intent (`status = 'writing'`) under a per-deposit lock; then the file is
+created (never replacing anything); then, in one transaction, the audit record
+is written and the deposit becomes `pending` for the librarian. If that last
+step fails the file is removed. A crash anywhere in between is repaired by
+`repair_deposits` on the next run: a finished file is kept and gets its audit
+record, anything else is removed, so no note exists without its audit record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from ..config import Config
+from ..edit import slugify
+from ..errors import NotFound, OrgkitError
+from ..org.ids import id_line, new_id
+from ..org.write import atomic_write
+from ..vault import is_org_file
+from .proposals import store_proposals
+from .store import Busy, Store, dumps, now
+
+LANES = ("agent", "human")
+VIAS = ("cli", "serve", "mcp", "emacs")
+DEFAULT_FOLDER = "deposits"
+RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
+STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
+
+
+@dataclass
+class Deposit:
+    id: str
+    path: str
+    title: str
+    lane: str
+    status: str
+    via: str = "cli"
+    actor: str = ""
+    created: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    error: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_row(cls, row) -> "Deposit":
+        import json
+
+        return cls(id=row["id"], path=row["path"], title=row["title"], lane=row["lane"],
+                   status=row["status"], via=row["via"], actor=row["actor"], created=row["created"],
+                   meta=json.loads(row["meta"]), supersedes=row["supersedes"],
+                   superseded_by=row["superseded_by"], error=row["error"], model=row["model"])
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "path": self.path, "title": self.title, "lane": self.lane,
+                "status": self.status, "via": self.via, "actor": self.actor, "created": self.created,
+                "meta": self.meta, "supersedes": self.supersedes, "superseded_by": self.superseded_by,
+                "error": self.error, "model": self.model}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
+             meta: dict[str, str]) -> None:
+    """Every reason to refuse a deposit, checked before anything is written."""
+    if not title.strip():
+        raise OrgkitError("a deposit needs a title")
+    if "\n" in title.strip() or "\r" in title:
+        raise OrgkitError("a deposit's title is one line")
+    if not body.strip():
+        raise OrgkitError("a deposit needs a body")
+    if lane not in LANES:
+        raise OrgkitError(f"unknown lane {lane!r} (choose from {', '.join(LANES)})")
+    size = len(body.encode("utf-8"))
+    if size > cfg["deposit.max_bytes"]:
+        raise OrgkitError(f"the body is {size} bytes, over deposit.max_bytes ({cfg['deposit.max_bytes']})")
+    for key, value in meta.items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", key):
+            raise OrgkitError(f"bad --meta key {key!r}: letters, digits, _ and - only")
+        if key.upper() in RESERVED:
+            raise OrgkitError(f"--meta {key} is set by orgkit itself")
+        if "\n" in value or "\r" in value:
+            raise OrgkitError(f"--meta {key}: the value is one line")
+    if path is not None:
+        check_destination(cfg, path)
+
+
+def check_destination(cfg: Config, rel: str) -> Path:
+    """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
+    or data dir, is not a note org-roam would read, or already exists."""
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
+        raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
+    if ".git" in pure.parts or not is_org_file(str(pure)):
+        raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")
+    root = cfg.notes.resolve()
+    target = root.joinpath(*pure.parts)
+    real = _resolve_existing(target)
+    if real != root and root not in real.parents:
+        raise OrgkitError(f"--path {rel!r} leaves the notes directory")
+    for name, inside in (("state", cfg.state_dir), ("data", cfg.data_dir)):
+        guard = Path(inside).resolve()
+        if real == guard or guard in real.parents:
+            raise OrgkitError(f"--path {rel!r} is inside the {name} dir {inside}")
+    if os.path.lexists(target):
+        raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
+                          "(deposit again with --supersedes ID)")
+    return target
+
+
+def _resolve_existing(path: Path) -> Path:
+    """`path` with symlinks resolved in the part of it that exists."""
+    missing: list[str] = []
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe.name)
+        probe = probe.parent
+    return probe.resolve().joinpath(*reversed(missing))
+
+
+def render_note(node_id: str, title: str, body: str, lane: str, via: str, created: datetime,
+                meta: dict[str, str], supersedes: str | None) -> str:
+    """The deposited note: an org-roam file node with provenance properties."""
+    props = [id_line(node_id), f"{':LANE:':<10} {lane}",
+             f"{':CREATED:':<10} {created.strftime('[%Y-%m-%d %a %H:%M]')}",
+             f":DEPOSITED_VIA: {via}"]
+    if supersedes:
+        props.append(f":SUPERSEDES: {supersedes}")
+    props += [f":{key.upper()}: {value}" for key, value in sorted(meta.items())]
+    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {title.strip()}"])
+    return f"{head}\n\n{body.strip(chr(10))}\n"
+
+
+def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: str | None = None,
+            meta: dict[str, str] | None = None, supersedes: str | None = None, via: str = "cli",
+            actor: str = "") -> Deposit:
+    """Write a deposit's note and its audit record as one unit; returns it `pending`."""
+    cfg = store.cfg
+    meta = dict(meta or {})
+    validate(cfg, title, body, lane, path, meta)
+    if via not in VIAS:
+        raise OrgkitError(f"unknown channel {via!r}")
+    if supersedes is not None:
+        old = store.one("SELECT id, superseded_by FROM deposits WHERE id = ? AND status != 'writing'",
+                        (supersedes,))
+        if old is None:
+            raise NotFound(f"--supersedes {supersedes}: no such deposit")
+        if old["superseded_by"]:
+            raise OrgkitError(f"deposit {supersedes} is already superseded by {old['superseded_by']}")
+    node_id = new_id()
+    created = datetime.now().astimezone()
+    data = render_note(node_id, title, body, lane, via, created, meta, supersedes).encode("utf-8")
+    digest = sha(data)
+    with store.subject_lock(f"deposit-{node_id}", wait=True):
+        rel = path if path is not None else _free_default_path(cfg, title, created)
+        target = check_destination(cfg, rel)
+        row = (node_id, rel, title.strip(), lane, via, actor, now(), digest, dumps(meta), supersedes)
+        with store.tx() as conn:
+            conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
+                         "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
+        try:
+            while not _create(target, data, retry=path is None):
+                rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
+                target = check_destination(cfg, rel)
+                with store.tx() as conn:
+                    conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (rel, node_id))
+        except BaseException:
+            with store.tx() as conn:
+                conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
+            raise
+        try:
+            with store.tx() as conn:
+                _finish(store, conn, node_id, rel, supersedes, actor, lane, via, digest)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            with store.tx() as conn:
+                conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
+            raise
+        # Safe to remove while held: a repair that opened it sees the deposit is no longer 'writing'.
+        store.subject_lock_path(f"deposit-{node_id}").unlink(missing_ok=True)
+    return get(store, node_id)
+
+
+def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, actor: str,
+            lane: str, via: str, digest: str, repaired: bool = False) -> None:
+    """The second half of the unit: the audit record, the proposal to admit the note (what
+    review decides on), and the deposit becomes pending for the librarian."""
+    conn.execute("UPDATE deposits SET status = 'pending' WHERE id = ?", (node_id,))
+    admit = {"kind": "admit", "target": node_id, "chunks": [], "payload": {}}
+    store_proposals(store, conn, node_id, "orgkit", [admit], {node_id: {"id": node_id, "file": rel, "sha": digest}},
+                    set(), {node_id}, actor)
+    if supersedes:
+        conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ?", (node_id, supersedes))
+    store.audit(conn, actor, "deposit-repaired" if repaired else "deposit", node_id,
+                path=rel, lane=lane, via=via, supersedes=supersedes)
+
+
+def _create(target: Path, data: bytes, *, retry: bool) -> bool:
+    """Create the note exclusively; False when the name was taken and another may be tried."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        atomic_write(target, data, expected=None)
+    except OrgkitError:
+        if retry and os.path.lexists(target):
+            return False
+        raise
+    return True
+
+
+def _free_default_path(cfg: Config, title: str, created: datetime) -> str:
+    """`deposits/STAMP-slug.org`, with -2, -3... when a concurrent deposit took the name."""
+    stem = f"{DEFAULT_FOLDER}/{created.strftime('%Y%m%d%H%M%S')}-{slugify(title) or 'note'}"
+    n = 1
+    while True:
+        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        if not os.path.lexists(cfg.notes / rel):
+            return rel
+        n += 1
+
+
+def repair_deposits(store: Store) -> list[str]:
+    """Finish or undo deposits interrupted between their file and their audit record.
+
+    Only deposits whose writer is gone (its lock is free) are touched. Returns
+    one line per repair."""
+    done = []
+    for row in store.all("SELECT * FROM deposits WHERE status = 'writing'"):
+        try:
+            with store.subject_lock(f"deposit-{row['id']}", wait=False):
+                done += _repair_one(store, row["id"])
+        except Busy:
+            continue
+    return done
+
+
+def _repair_one(store: Store, node_id: str) -> list[str]:
+    row = store.one("SELECT * FROM deposits WHERE id = ?", (node_id,))
+    if row is None or row["status"] != "writing":
+        return []
+    target = store.cfg.notes / row["path"]
+    _remove_temporaries(target)
+    try:
+        on_disk = target.read_bytes()
+    except OSError:
+        on_disk = None
+    if on_disk is not None and sha(on_disk) == row["sha"]:
+        with store.tx() as conn:
+            _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
+                    row["via"], row["sha"], repaired=True)
+        return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+    with store.tx() as conn:
+        conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
+        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"],
+                    reason="interrupted before its note was written")
+    return [f"deposit {node_id}: interrupted before {row['path']} was written; dropped"]
+
+
+def _remove_temporaries(target: Path) -> None:
+    """The writer's temporary files for `target` left by a killed process."""
+    if not target.parent.is_dir():
+        return
+    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def get(store: Store, deposit_id: str) -> Deposit:
+    row = store.one("SELECT * FROM deposits WHERE id = ? AND status != 'writing'", (deposit_id,))
+    if row is None:
+        raise NotFound(f"no deposit {deposit_id}")
+    return Deposit.from_row(row)
+
+
+def listing(store: Store) -> list[Deposit]:
+    return [Deposit.from_row(r) for r in
+            store.all("SELECT * FROM deposits WHERE status != 'writing' ORDER BY created, id")]

@@ -1,0 +1,90 @@
+"""`orgkit doctor`'s check of the memory flow: audit records and accepted proposals.
+
+Read-only: it reports what the next `orgkit deposits` would repair (interrupted
+deposits and batches) and what no run can repair (a deposited note without its
+audit record, an accepted proposal whose change is gone from the notes).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ..config import load
+from ..errors import OrgkitError
+from ..vault import Vault
+from .store import DB_NAME
+
+if TYPE_CHECKING:
+    from ..doctor import Report, Setup
+
+DEPOSIT_CHANNELS = ("cli", "serve", "mcp", "emacs")
+
+
+def check_memory(setup: "Setup", report: "Report") -> None:
+    try:
+        cfg = load(setup.root, {"state_dir": setup.state_dir})
+    except OrgkitError as exc:
+        report.add("error", "memory", str(exc))
+        return
+    path = cfg.data_dir / DB_NAME
+    if not path.is_file():
+        report.facts["memory"] = None
+        return
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        _check(conn, Vault.load(setup.root), report)
+    except sqlite3.Error as exc:
+        report.add("error", "memory", f"cannot read {path}: {exc}")
+    finally:
+        conn.close()
+
+
+def _check(conn: sqlite3.Connection, vault: Vault, report: "Report") -> None:
+    audited = {r[0] for r in conn.execute(
+        "SELECT subject FROM audit WHERE action IN ('deposit', 'deposit-repaired')")}
+    deposits = conn.execute("SELECT * FROM deposits").fetchall()
+    known = {d["id"] for d in deposits}
+    for d in deposits:
+        if d["status"] == "writing":
+            report.add("warning", "memory", f"deposit {d['id']} was interrupted; `orgkit deposits` "
+                       "repairs it", d["path"])
+        elif d["id"] not in audited:
+            report.add("error", "memory", f"deposit {d['id']} has no audit record", d["path"])
+    for node in vault.nodes:
+        if node.level == 0 and node.properties.get("DEPOSITED_VIA") in DEPOSIT_CHANNELS and node.id not in known:
+            report.add("error", "memory", f"deposited note {node.id} has no deposit record", node.file, node.line)
+    accepted = conn.execute("SELECT * FROM proposals WHERE status = 'accepted'").fetchall()
+    for p in accepted:
+        missing = _missing(p, vault)
+        if missing:
+            report.add("error", "memory", f"accepted proposal {p['id']} ({p['kind']}): {missing}")
+    stuck = conn.execute("SELECT count(*) FROM batches WHERE state = 'applying'").fetchone()[0]
+    if stuck:
+        report.add("warning", "memory", f"{stuck} interrupted batch(es); `orgkit review` finishes them")
+    report.facts["memory"] = {
+        "deposits": len(deposits),
+        "pending": conn.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0],
+        "accepted": len(accepted),
+        "failed": sum(d["status"] == "failed" for d in deposits),
+    }
+
+
+def _missing(p: sqlite3.Row, vault: Vault) -> str | None:
+    """What of an accepted proposal's change is no longer in the notes."""
+    payload = json.loads(p["payload"])
+    node_id = payload.get("id") if p["kind"] == "new" else p["target"]
+    node = vault.by_id.get(node_id)
+    if node is None:
+        return f"note {node_id} is missing"
+    if p["kind"] == "link" and not any(l.source == node_id and l.dest == payload["dest"] for l in vault.links):
+        return f"{node.file} no longer links to {payload['dest']}"
+    if p["kind"] == "tag" and payload["tag"] not in node.tags:
+        return f"{node.file} is no longer tagged {payload['tag']}"
+    if p["kind"] == "append":
+        text = (vault.root / node.file).read_text(encoding="utf-8", errors="replace")
+        if payload["text"].strip() not in text:
+            return f"{node.file} no longer holds the appended text"
+    return None

@@ -1,0 +1,161 @@
+"""Proposals: what the librarian suggests doing with a deposit, and their checks.
+
+Kinds: `admit` (keep the deposited note; made for every deposit), `new` (a new
+note from the deposit's chunks), `append` (text added to a note), `link` (a link
+from one note to another) and `tag` (a tag on a note). Each cites the deposit's
+chunk numbers it rests on and keeps the content hashes of the notes it rests on
+(its evidence), so auto-approval can refuse when they changed. A proposal that
+cites a chunk or a note the librarian was not shown is stored as rejected, with
+the reason, never silently trimmed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..org.ids import new_id
+from .edits import TAG
+from .store import Store, dumps, now
+
+KINDS = ("admit", "new", "append", "link", "tag")
+# The payload fields each kind needs, and the one a reviewer edits.
+FIELDS = {"admit": (), "new": ("title", "body"), "append": ("text",), "link": ("dest", "description"),
+          "tag": ("tag",)}
+EDITABLE = {"new": "body", "append": "text", "link": "description", "tag": "tag"}
+
+
+@dataclass
+class Proposal:
+    id: str
+    deposit: str
+    kind: str
+    target: str | None
+    payload: dict
+    chunks: list[int]
+    evidence: list[dict] = field(default_factory=list)
+    status: str = "pending"
+    reason: str | None = None
+    model: str = ""
+    created: str = ""
+    batch: str | None = None
+    decided_by: str | None = None
+    decided_at: str | None = None
+    seq: int = 0
+
+    @classmethod
+    def from_row(cls, row) -> "Proposal":
+        return cls(id=row["id"], deposit=row["deposit"], kind=row["kind"], target=row["target"],
+                   payload=json.loads(row["payload"]), chunks=json.loads(row["chunks"]),
+                   evidence=json.loads(row["evidence"]), status=row["status"], reason=row["reason"],
+                   model=row["model"], created=row["created"], batch=row["batch"],
+                   decided_by=row["decided_by"], decided_at=row["decided_at"], seq=row["seq"])
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "deposit": self.deposit, "kind": self.kind, "target": self.target,
+                "payload": self.payload, "chunks": self.chunks, "evidence": self.evidence,
+                "status": self.status, "reason": self.reason, "model": self.model,
+                "created": self.created, "batch": self.batch, "decided_by": self.decided_by,
+                "decided_at": self.decided_at}
+
+    def summary(self) -> str:
+        """One line a reviewer reads: what accepting it does."""
+        p = self.payload
+        where = "the deposit" if self.target == self.deposit else self.target
+        return {"admit": "keep the deposited note",
+                "new": f"new note {p.get('title', '')!r}",
+                "append": f"append {len(p.get('text', ''))} characters to {where}",
+                "link": f"link {where} to {p.get('description') or p.get('dest')!r}",
+                "tag": f"tag {where} with {p.get('tag')}"}.get(self.kind, self.kind)
+
+
+def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown_chunks: set[int],
+          shown_notes: set[str]) -> str | None:
+    """Why a proposal cannot stand (None when it can): unknown kind, missing fields, or a
+    chunk or note that was not shown."""
+    if kind not in KINDS:
+        return f"unknown kind {kind!r}"
+    missing = [f for f in FIELDS[kind] if not str(payload.get(f) or "").strip()]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if kind != "admit":
+        if not chunks:
+            return "cites no chunk of the deposit"
+        unseen = sorted(c for c in chunks if c not in shown_chunks)
+        if unseen:
+            return f"cites chunk(s) {', '.join(map(str, unseen))}, which the librarian was not shown"
+    notes = [n for n in (target, payload.get("dest")) if n]
+    if kind in ("append", "link", "tag") and not target:
+        return "names no target note"
+    unseen_notes = [n for n in notes if n not in shown_notes]
+    if unseen_notes:
+        return f"names note {unseen_notes[0]}, which the librarian was not shown"
+    if kind == "tag" and not TAG.fullmatch(str(payload["tag"])):
+        return f"invalid tag {payload['tag']!r}"
+    if kind == "link" and target == payload.get("dest"):
+        return "links a note to itself"
+    return None
+
+
+def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list[dict],
+                    evidence: dict[str, dict], shown_chunks: set[int], shown_notes: set[str],
+                    actor: str) -> list[Proposal]:
+    """Insert the librarian's proposals (inside the caller's transaction); invalid ones
+    are stored rejected with their reason and an audit record."""
+    out = []
+    base = conn.execute("SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = ?",
+                        (deposit_id,)).fetchone()[0]
+    for n, item in enumerate(items, start=base + 1):
+        kind, target = item.get("kind"), item.get("target")
+        payload = dict(item.get("payload") or {})
+        cited = item.get("chunks") or []
+        chunks = sorted({c for c in cited if isinstance(c, int) and not isinstance(c, bool)})
+        reason = check(kind, target, payload, chunks, shown_chunks, shown_notes)
+        if reason is None and len(chunks) != len(set(map(str, cited))):
+            reason = f"cites chunks that are not chunk numbers: {cited!r}"
+        if kind == "new" and reason is None:
+            payload.setdefault("id", new_id())
+        rests_on = [deposit_id] + [x for x in (target, payload.get("dest")) if x and x != deposit_id]
+        proof = [evidence[x] for x in rests_on if x in evidence]
+        p = Proposal(id=new_id(), deposit=deposit_id, kind=str(kind), target=target, payload=payload,
+                     chunks=chunks, evidence=proof, status="pending" if reason is None else "rejected",
+                     reason=reason, model=model, created=now(), seq=n,
+                     decided_by=None if reason is None else "librarian",
+                     decided_at=None if reason is None else now())
+        conn.execute("INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, "
+                     "status, reason, model, created, decided_by, decided_at) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (p.id, deposit_id, n, p.kind, target, dumps(payload), dumps(chunks), dumps(proof),
+                      p.status, reason, model, p.created, p.decided_by, p.decided_at))
+        if reason is not None:
+            store.audit(conn, actor, "proposal-invalid", p.id, deposit=deposit_id, reason=reason,
+                        proposal=item)
+        out.append(p)
+    return out
+
+
+def get(store: Store, proposal_id: str) -> Proposal:
+    return Proposal.from_row(by_prefix(store, "proposals", proposal_id, "proposal"))
+
+
+def by_prefix(store: Store, table: str, given: str, what: str):
+    """The row whose ID is `given` or starts with it (when only one does)."""
+    from ..errors import NotFound, OrgkitError
+
+    found = store.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
+        store.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
+        if given.strip() else [])
+    if not found:
+        raise NotFound(f"no {what} {given}")
+    if len(found) > 1:
+        raise OrgkitError(f"{given!r} is the start of more than one {what} ID; give more of it")
+    return found[0]
+
+
+def listing(store: Store, status: str | None = "pending") -> list[Proposal]:
+    sql = "SELECT p.* FROM proposals p JOIN deposits d ON d.id = p.deposit"
+    args: tuple = ()
+    if status:
+        sql += " WHERE p.status = ?"
+        args = (status,)
+    return [Proposal.from_row(r) for r in store.all(sql + " ORDER BY d.created, p.deposit, p.seq", args)]

@@ -1,0 +1,98 @@
+"""Recall: context for a task, each note with where it came from.
+
+The two-stage context of the notes (`retrieve.context`), where every returned
+note carries its provenance: for a deposited note, the deposit ID, lane, who
+deposited it, who admitted it and when, and what it rests on; for a note that
+accepted proposals changed or created, each change with its deposit, approver,
+time, the chunks it cites and its evidence notes. A deposited note not (yet)
+admitted by review, or superseded by a newer deposit, is left out with the
+reason. The call (query, caller, returned IDs) is written to the audit log
+before the answer is given.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..embed import Embedder
+from ..index import Index, refresh
+from ..retrieve.context import ContextResult, context
+from ..retrieve.search import VectorCache
+from .store import Store
+
+
+def provenance(store: Store, node_id: str, file: str) -> dict:
+    """Where a note came from, as far as the memory flow knows."""
+    dep = store.one("SELECT * FROM deposits WHERE (id = ? OR path = ?) AND status != 'writing'",
+                    (node_id, file))
+    out: dict = {"origin": "notes" if dep is None else "deposit"}
+    if dep is not None:
+        admit = store.one("SELECT * FROM proposals WHERE deposit = ? AND kind = 'admit' ORDER BY seq",
+                          (dep["id"],))
+        out |= {"deposit": dep["id"], "lane": dep["lane"], "via": dep["via"], "deposited_by": dep["actor"],
+                "deposited_at": dep["created"], "meta": json.loads(dep["meta"]),
+                "supersedes": dep["supersedes"], "superseded_by": dep["superseded_by"],
+                "review": admit["status"] if admit else "pending",
+                "approved_by": admit["decided_by"] if admit and admit["status"] == "accepted" else None,
+                "approved_at": admit["decided_at"] if admit and admit["status"] == "accepted" else None,
+                "evidence": [{"kind": "deposit", "file": dep["path"], "meta": json.loads(dep["meta"])}]}
+    changes = []
+    for p in store.all("SELECT p.*, d.lane FROM proposals p JOIN deposits d ON d.id = p.deposit "
+                       "WHERE p.status = 'accepted' AND p.kind != 'admit' AND "
+                       "(p.target = ? OR json_extract(p.payload, '$.id') = ?) ORDER BY p.decided_at",
+                       (node_id, node_id)):
+        changes.append({"proposal": p["id"], "kind": p["kind"], "deposit": p["deposit"], "lane": p["lane"],
+                        "approved_by": p["decided_by"], "approved_at": p["decided_at"], "batch": p["batch"],
+                        "model": p["model"], "chunks": json.loads(p["chunks"]),
+                        "evidence": json.loads(p["evidence"])})
+    if changes:
+        out["changes"] = changes
+        if out["origin"] == "notes" and any(c["kind"] == "new" for c in changes):
+            first = next(c for c in changes if c["kind"] == "new")
+            out |= {"origin": "librarian", "deposit": first["deposit"], "lane": first["lane"],
+                    "review": "accepted", "approved_by": first["approved_by"],
+                    "approved_at": first["approved_at"], "evidence": first["evidence"]}
+    return out
+
+
+def _withheld(prov: dict) -> str | None:
+    if prov.get("origin") != "deposit":
+        return None
+    if prov.get("superseded_by"):
+        return f"superseded by deposit {prov['superseded_by']}"
+    if prov.get("review") != "accepted":
+        return f"deposit not admitted ({prov.get('review')})"
+    return None
+
+
+def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
+           embedder: Embedder | None = None, index: Index | None = None,
+           cache: VectorCache | None = None) -> ContextResult:
+    """Context for `query` with provenance; the call is audited before it returns.
+
+    `index` is a caller's up-to-date index (a server's); without one, the index of
+    the notes is brought up to date here."""
+    if index is None:
+        index = Index.at(store.cfg.notes, store.cfg.state_dir)
+        try:
+            warnings = refresh(index, embedder=embedder).warnings
+            result = context(index, query, budget=budget, embedder=embedder)
+        finally:
+            index.close()
+        result.warnings[:0] = warnings
+    else:
+        result = context(index, query, budget=budget, embedder=embedder, cache=cache)
+    kept = []
+    for entry in result.included:
+        prov = provenance(store, entry["id"], entry["file"])
+        why = _withheld(prov)
+        if why:
+            result.omitted.append({"id": entry["id"], "title": entry["title"], "file": entry["file"],
+                                   "reason": why})
+        else:
+            kept.append(entry | {"provenance": prov})
+    result.included = kept
+    with store.tx() as conn:
+        store.audit(conn, caller or "unknown", "recall", None, query=query, budget=budget,
+                    returned=[e["id"] for e in kept])
+    return result

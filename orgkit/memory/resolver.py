@@ -1,0 +1,273 @@
+"""The one resolver: every accept, reject and undo changes notes through here.
+
+A resolution is a batch. Under the memory writer lock, the batch's plan (each
+file's text before and after) is computed from the current files, recorded as
+an intent (`batches.state = 'applying'`), written file by file through the note
+writer (each write refused if the file changed since it was read), and then
+committed in one transaction with the proposals' new status, the decisions and
+the audit records. A crash leaves an `applying` batch that `repair_batches`
+finishes (every file is still at its before or after text) or rolls back (a
+file changed in between), so no batch is ever half-applied.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import OrgkitError
+from ..org import parse_org
+from ..org.ids import new_id
+from ..org.write import atomic_write
+from ..retrieve.read import rg_locator
+from . import edits
+from .proposals import Proposal
+from .store import Store, dumps, loads, now
+
+
+def digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Change:
+    """One proposal's effect: each file's text before and after it."""
+
+    proposal: Proposal
+    before: dict[str, str | None] = field(default_factory=dict)
+    after: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """A batch's effect on the files: first and last text of each, and each proposal's part."""
+
+    first: dict[str, str | None] = field(default_factory=dict)
+    last: dict[str, str | None] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+
+    def to_json(self) -> list[dict]:
+        return [{"path": p, "before": self.first[p], "after": self.last[p]} for p in self.first]
+
+
+class Files:
+    """The current text of note files, read once per plan, located by ID when needed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.text: dict[str, str | None] = {}
+        self.located: dict[str, str] = {}
+
+    def read(self, rel: str) -> str | None:
+        if rel not in self.text:
+            try:
+                data = (self.root / rel).read_bytes()
+            except FileNotFoundError:
+                self.text[rel] = None
+            except OSError as exc:
+                raise OrgkitError(f"{rel}: cannot read ({exc.strerror or exc})") from None
+            else:
+                try:
+                    self.text[rel] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise OrgkitError(f"{rel}: not UTF-8; orgkit does not change it") from None
+        return self.text[rel]
+
+    def file_of(self, node_id: str, hint: str | None = None) -> str:
+        """The file holding node `node_id` (the hint first, then a search of the notes)."""
+        if node_id in self.located:
+            return self.located[node_id]
+        candidates = ([hint] if hint else []) + rg_locator(self.root)([node_id]).get(node_id, [])
+        for rel in candidates:
+            text = self.read(rel)
+            if text is not None and any(n.id == node_id for n in parse_org(text, rel).nodes):
+                self.located[node_id] = rel
+                return rel
+        raise OrgkitError(f"note {node_id} no longer exists")
+
+
+def plan_for(store: Store, proposals: list[Proposal], action: str, files: Files | None = None) -> Plan:
+    """What accepting (or rejecting) `proposals` would do to the files, in order."""
+    files = files or Files(store.cfg.notes)
+    plan = Plan()
+    for p in proposals:
+        change = Change(p)
+        for rel, text in _effect(store, p, action, files, plan).items():
+            current = plan.last[rel] if rel in plan.last else files.read(rel)
+            plan.first.setdefault(rel, files.read(rel))
+            change.before[rel], change.after[rel] = current, text
+            plan.last[rel] = text
+        plan.changes.append(change)
+    return plan
+
+
+def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) -> dict[str, str | None]:
+    """The files `p` changes and their new text, given the batch so far."""
+    dep = store.one("SELECT path, lane FROM deposits WHERE id = ?", (p.deposit,))
+    if action == "reject":
+        if p.kind != "admit":
+            return {}
+        rel = files.file_of(p.deposit, dep["path"])
+        return {rel: None}  # rejecting the deposit itself removes its note
+    if p.kind == "admit":
+        files.file_of(p.deposit, dep["path"])  # it must still be there
+        return {}
+    if p.kind == "new":
+        rel = _new_path(store, dep["path"], p.payload["title"], files, plan)
+        text = edits.new_note_text(p.payload["id"], p.payload["title"], p.payload["body"], dep["lane"],
+                                   p.deposit)
+        return {rel: text}
+    rel = files.file_of(p.target, dep["path"] if p.target == p.deposit else None)
+    current = plan.last[rel] if rel in plan.last else files.read(rel)
+    if current is None:
+        raise OrgkitError(f"{rel}: removed earlier in this batch")
+    if p.kind == "append":
+        return {rel: edits.append(current, rel, p.target, p.payload["text"])}
+    if p.kind == "link":
+        description = p.payload.get("description") or p.payload["dest"]
+        return {rel: edits.add_link(current, rel, p.target, p.payload["dest"], description)}
+    return {rel: edits.add_tag(current, rel, p.target, p.payload["tag"])}
+
+
+def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:
+    from ..edit import slugify
+
+    folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
+    stem = f"{folder}{slugify(title) or 'note'}"
+    n = 1
+    while True:
+        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        if rel not in plan.last and files.read(rel) is None and not os.path.lexists(store.cfg.notes / rel):
+            return rel
+        n += 1
+
+
+def unified_diff(rel: str, before: str | None, after: str | None) -> str:
+    a = [] if before is None else before.splitlines(keepends=True)
+    b = [] if after is None else after.splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, "/dev/null" if before is None else f"a/{rel}",
+                                 "/dev/null" if after is None else f"b/{rel}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+# --- applying a batch ---------------------------------------------------------
+
+def apply(store: Store, action: str, plan: Plan, actor: str,
+          statuses: dict[str, str], decisions: list[dict], undoes: str | None = None,
+          why: str | None = None, payloads: dict[str, dict] | None = None) -> str:
+    """Record the batch, write its files, commit it; the caller holds `store.writer()`."""
+    batch_id = new_id()
+    with store.tx() as conn:
+        conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
+                     "VALUES (?,?,'applying',?,?,?,?,?)",
+                     (batch_id, action, actor, now(), dumps(plan.to_json()),
+                      dumps({"statuses": statuses, "decisions": decisions, "why": why,
+                            "payloads": payloads or {}}), undoes))
+    try:
+        _write_files(store.cfg.notes, plan.first, plan.last)
+    except BaseException as exc:
+        _roll_back(store, batch_id, str(exc))
+        raise
+    _commit(store, batch_id)
+    return batch_id
+
+
+def _write_files(root: Path, first: dict, last: dict) -> None:
+    for rel in first:
+        _put(root, rel, first[rel], last[rel])
+
+
+def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
+    """Change one file from `before` to `after` (None: absent), refusing if it is not at `before`."""
+    path = root / rel
+    if before == after:
+        return
+    if after is None:
+        _remove(path, rel, before)
+        return
+    if before is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"))
+
+
+def _remove(path: Path, rel: str, before: str | None) -> None:
+    """Remove a note the batch created (or a rejected deposit), only if it is unchanged."""
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        return
+    if before is not None and current != before.encode("utf-8"):
+        raise OrgkitError(f"{rel}: changed since it was read; not removed")
+    os.unlink(path)
+
+
+def _state(root: Path, rel: str) -> str | None:
+    try:
+        return (root / rel).read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def _roll_back(store: Store, batch_id: str, error: str) -> None:
+    """Put every file of the batch back at its before text where it is at its after text."""
+    row = store.one("SELECT plan FROM batches WHERE id = ?", (batch_id,))
+    root = store.cfg.notes
+    for item in loads(row["plan"]):
+        rel, before, after = item["path"], item["before"], item["after"]
+        if before != after and _state(root, rel) == after:
+            _put(root, rel, after, before)
+    with store.tx() as conn:
+        conn.execute("UPDATE batches SET state = 'rolled-back' WHERE id = ?", (batch_id,))
+        store.audit(conn, "orgkit", "batch-rolled-back", batch_id, error=error)
+
+
+def _commit(store: Store, batch_id: str) -> None:
+    """The batch's database half, in one transaction: statuses, decisions, audit, done."""
+    row = store.one("SELECT * FROM batches WHERE id = ?", (batch_id,))
+    info = loads(row["proposals"])
+    at, actor, action = now(), row["actor"], row["action"]
+    with store.tx() as conn:
+        for pid, status in info["statuses"].items():
+            conn.execute("UPDATE proposals SET status = ?, batch = ?, decided_by = ?, decided_at = ?, "
+                         "reason = CASE WHEN ? = 'pending' THEN NULL ELSE coalesce(?, reason) END "
+                         "WHERE id = ?", (status, batch_id, actor, at, status, info["why"], pid))
+        for pid, payload in info.get("payloads", {}).items():
+            conn.execute("UPDATE proposals SET payload = ? WHERE id = ?", (dumps(payload), pid))
+        for d in info["decisions"]:
+            conn.execute("INSERT INTO decisions(at, actor, action, proposal, deposit, batch, kind, before, "
+                         "after, why) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                         (at, actor, d["action"], d["proposal"], d["deposit"], batch_id, d["kind"],
+                          dumps(d["before"]), dumps(d["after"]), info["why"]))
+        if row["undoes"]:
+            conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (batch_id, row["undoes"]))
+        store.audit(conn, actor, action, batch_id, proposals=sorted(info["statuses"]),
+                    files=[p["path"] for p in loads(row["plan"])], undoes=row["undoes"], why=info["why"])
+        conn.execute("UPDATE batches SET state = 'applied' WHERE id = ?", (batch_id,))
+
+
+def repair_batches(store: Store) -> list[str]:
+    """Finish or roll back batches a crash interrupted; the caller holds `store.writer()`."""
+    out = []
+    root = store.cfg.notes
+    for row in store.all("SELECT id, plan FROM batches WHERE state = 'applying' ORDER BY at"):
+        plan = loads(row["plan"])
+        states = {p["path"]: _state(root, p["path"]) for p in plan}
+        if all(states[p["path"]] in (p["before"], p["after"]) for p in plan):
+            try:
+                for p in plan:
+                    if states[p["path"]] == p["before"]:
+                        _put(root, p["path"], p["before"], p["after"])
+            except OrgkitError as exc:
+                _roll_back(store, row["id"], f"interrupted, then {exc}")
+                out.append(f"batch {row['id']}: interrupted; rolled back ({exc})")
+                continue
+            _commit(store, row["id"])
+            out.append(f"batch {row['id']}: interrupted; finished")
+        else:
+            _roll_back(store, row["id"], "interrupted, and a file changed since")
+            out.append(f"batch {row['id']}: interrupted and a file changed since; rolled back")
+    return out

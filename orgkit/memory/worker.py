@@ -1,0 +1,133 @@
+"""Picking up unfinished work: repairs, librarian runs and auto-admission.
+
+Every entry point of the memory flow (`deposits`, `review`, a server start, the
+background run after a server deposit) calls `catch_up` first, so work that a
+stopped server or a crash left behind is never lost: interrupted deposits and
+batches are repaired, deposits still `pending`, `processing` (their worker
+gone) or `failed` get a librarian run, and proposals under an `auto` policy
+are admitted.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..config import Config
+from ..embed import Embedder
+from ..errors import OrgkitError
+from . import librarian
+from .admission import admit_by_policy
+from .deposit import repair_deposits
+from .resolver import repair_batches
+from .store import Busy, Store
+
+UNFINISHED = ("pending", "processing", "failed")
+
+
+@dataclass
+class CatchUp:
+    repaired: list[str] = field(default_factory=list)
+    processed: dict[str, librarian.Outcome] = field(default_factory=dict)
+    admitted: list[str] = field(default_factory=list)
+
+    @property
+    def messages(self) -> list[str]:
+        out = list(self.repaired)
+        for dep, outcome in self.processed.items():
+            out += outcome.warnings
+            if outcome.status == "failed":
+                out.append(f"deposit {dep}: the librarian failed: {outcome.error}")
+        return out + self.admitted
+
+
+def repair(store: Store) -> list[str]:
+    """Finish or undo interrupted deposits and batches."""
+    done = repair_deposits(store)
+    with store.writer():
+        done += repair_batches(store)
+    return done
+
+
+def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> librarian.Outcome | None:
+    """One librarian run for the deposit, unless another process is on it (None then)."""
+    try:
+        with store.subject_lock(f"process-{deposit_id}", wait=False):
+            row = store.one("SELECT status FROM deposits WHERE id = ?", (deposit_id,))
+            if row is None or row["status"] not in UNFINISHED:
+                return None
+            with store.tx() as conn:
+                conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
+            try:
+                return librarian.run(store, deposit_id, embedder=embedder)
+            except OrgkitError as exc:
+                librarian.record_failure(store, deposit_id, "", str(exc), "librarian")
+                return librarian.Outcome("failed", error=str(exc))
+    except Busy:
+        return None
+
+
+def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None = None,
+             librarian_runs: bool = True) -> CatchUp:
+    """Repair, run the librarian on unfinished deposits (or just `only`), admit by policy."""
+    result = CatchUp(repaired=repair(store))
+    if librarian_runs:
+        marks = ",".join("?" * len(UNFINISHED))
+        rows = store.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created", UNFINISHED)
+        ids = [r["id"] for r in rows if only is None or r["id"] == only]
+        if ids and embedder is None:
+            embedder = Embedder.from_env()
+        for dep in ids:
+            outcome = process(store, dep, embedder)
+            if outcome is not None:
+                result.processed[dep] = outcome
+    result.admitted = admit_by_policy(store)
+    return result
+
+
+class _Background:
+    """One catch-up thread per notes directory; asked again while it runs, it runs once more."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.threads: dict[str, threading.Thread] = {}
+        self.again: set[str] = set()
+        self.errors: dict[str, str] = {}
+
+    def start(self, cfg: Config, embedder: Embedder | None) -> threading.Thread:
+        key = str(cfg.notes.resolve())
+        with self.lock:
+            running = self.threads.get(key)
+            if running is not None and running.is_alive():
+                self.again.add(key)
+                return running
+            thread = threading.Thread(target=self.work, args=(key, cfg, embedder), name="orgkit-librarian",
+                                      daemon=True)
+            self.threads[key] = thread
+            thread.start()
+            return thread
+
+    def work(self, key: str, cfg: Config, embedder: Embedder | None) -> None:
+        while True:
+            try:
+                with Store(cfg) as store:
+                    catch_up(store, embedder=embedder)
+                self.errors.pop(key, None)
+            except OrgkitError as exc:  # a deposit's own failure is on its record; this is the rest
+                self.errors[key] = str(exc)
+            with self.lock:
+                if key not in self.again:
+                    return
+                self.again.discard(key)
+
+
+    def last_error(self, cfg: Config) -> str | None:
+        return self.errors.get(str(cfg.notes.resolve()))
+
+
+BACKGROUND = _Background()
+
+
+def in_background(cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
+    """`catch_up` in a daemon thread with its own connection (a server's deposits, a server start)."""
+    return BACKGROUND.start(cfg, embedder)

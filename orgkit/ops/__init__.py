@@ -1,0 +1,120 @@
+"""Every operation orgkit offers, declared once; the CLI, `serve`, MCP and Emacs adapt them.
+
+An operation is an `Op` (spec.py): a name, a description, typed parameters
+(`Param`: type, default, bounds, enum, help, and how the shell gives it), the
+shape of its result, and whether it writes. `validate` checks a request against
+it in one place, and `Op.schema()` is its JSON Schema. Operations run on an
+`OpContext` (context.py): the resolved Config and the warm index, model,
+vectors and skills, the same for a one-shot command and a long-lived server.
+
+To add an operation:
+1. In the module of its concern (or a new one listed in `MODULES` below), write
+   `def run(ctx, args) -> result` that calls the library (never click, never
+   print); report warnings with `ctx.warn`, partial failures with `ctx.error`,
+   and raise OrgkitError for a failed call.
+2. Declare it: `declare(Op("name", "what it does", run, params=(Param(...), ...),
+   result="[{id, title}]", writes=False))`.
+That is all: `orgkit name` (or the `cli=` path), the `{"op": "name"}` request,
+the MCP tool and `orgkit ops --json` come from the declaration. A human-readable
+rendering for the shell may be added to `orgkit/cli/render.py` (JSON otherwise).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import OrgkitError
+from .context import OpContext
+from .spec import Op, Param, ParamError, validate
+
+# The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "model", "tangle", "skills", "extract", "memory", "feedback",
+           "meta")
+
+_REGISTRY: dict[str, Op] = {}
+_ALIASES: dict[str, str] = {}
+_loaded = False
+
+
+def declare(op: Op) -> Op:
+    """Add `op` to the registry; a second operation of the same name is a programming error."""
+    if op.name in _REGISTRY or op.name in _ALIASES:
+        raise ValueError(f"operation {op.name!r} is declared twice")
+    _REGISTRY[op.name] = op
+    for alias in op.aliases:
+        _ALIASES[alias] = op.name
+    return op
+
+
+def registry() -> dict[str, Op]:
+    """Every declared operation by name, in declaration order."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in MODULES:
+            importlib.import_module(f"{__name__}.{module}")
+    return _REGISTRY
+
+
+def get(name: Any) -> Op:
+    """The operation called `name` (or an alias of it); an OrgkitError listing them otherwise."""
+    ops = registry()
+    if isinstance(name, str) and (name in ops or name in _ALIASES):
+        return ops[_ALIASES.get(name, name)]
+    raise ParamError(f"unknown op {name!r} (ops: {', '.join(ops)})")
+
+
+def capability_on(op: Op, config: Any) -> bool:
+    """Whether `op` is offered under `config`: always, unless its capability is off."""
+    if op.capability is None:
+        return True
+    from ..skills.registry import first_party_enabled
+
+    return first_party_enabled(op.capability, config)
+
+
+def offered(config: Any) -> dict[str, Op]:
+    """The operations a listing shows under `config` (those of a disabled capability left out)."""
+    return {name: op for name, op in registry().items() if capability_on(op, config)}
+
+
+def _gate(op: Op, given: Mapping[str, Any], config: Any) -> None:
+    """Refuse an operation of a disabled capability, and any request carrying a schema then."""
+    from ..extract.capability import HOW_TO_ENABLE, NAME, enabled
+
+    if op.capability is not None and not capability_on(op, config):
+        raise OrgkitError(f"{op.name} belongs to the {op.capability} capability, which is off: "
+                          f"{HOW_TO_ENABLE if op.capability == NAME else 'see orgkit config'}")
+    if isinstance(given, Mapping) and given.get("schema") is not None and not enabled(config):
+        raise ParamError(f"a request with a schema needs the {NAME} capability, which is off: {HOW_TO_ENABLE}")
+
+
+@dataclass
+class Outcome:
+    """What a call gives back: the result, its warnings, and partial failures."""
+
+    result: Any
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    failed: bool = False
+
+
+def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False) -> Outcome:
+    """Validate `given` against operation `name` and run it on `ctx`.
+
+    Raises ParamError for bad parameters and OrgkitError when the call fails
+    as a whole; the adapters turn both into their own error form.
+    """
+    op = get(name)
+    _gate(op, given, ctx.config if op.notes else ctx.optional_config())
+    args = validate(op, given, from_text=from_text)
+    with ctx.lock:
+        ctx.begin()
+        result = op.run(ctx, args)
+        return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
+
+
+__all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call",
+           "capability_on", "declare", "get", "offered", "registry", "validate"]

@@ -1,0 +1,169 @@
+"""schema_*, extract, audit: grounded extraction (the `grounded-extraction` capability).
+
+Every operation here belongs to the capability: while it is off they are
+absent from listings, and calling one says how to turn it on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OrgkitError
+from . import declare
+from .context import OpContext
+from .spec import Op, Param, ParamError
+
+CAP = "grounded-extraction"
+SCHEMA = Param("schema", "string", "A schema name (the notes' schemas/, then the templates) or a schema file.",
+               metavar="NAME|FILE")
+
+
+def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..extract.schema import list_schemas
+
+    return [s.summary() for s in list_schemas(ctx.root)]
+
+
+def schema_show(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..extract.schema import resolve_schema
+
+    return resolve_schema(ctx.root, args["name"]).to_json()
+
+
+def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    """Each named schema (default: every overlay schema) checked, tags included."""
+    from ..extract.schema import overlay_dir, resolve_schema
+
+    names = args["names"] or [str(p) for p in sorted(overlay_dir(ctx.root).glob("*.org"))]
+    rows = []
+    for name in names:
+        try:
+            schema = resolve_schema(ctx.root, name)
+            rows.append({"schema": name, "ok": True, "name": schema.name, "path": str(schema.path)})
+        except OrgkitError as exc:
+            ctx.error(str(exc))
+            rows.append({"schema": name, "ok": False, "error": str(exc)})
+    return rows
+
+
+def schema_init(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..extract.schema import init_schema
+
+    return init_schema(ctx.root, args["template"]).summary()
+
+
+def _check_extract(args: dict[str, Any]) -> None:
+    modes = [m for m in ("resume", "commit") if args[m]]
+    if len(modes) > 1:
+        raise ParamError("give one of 'resume' and 'commit'")
+    if modes and (args["sources"] or args["plan"]):
+        raise ParamError(f"'{modes[0]}' takes no sources and no 'plan'")
+    if not modes and not args["sources"]:
+        raise ParamError("'sources' is required (or 'resume' RUN, or 'commit' FILE)")
+    if not modes and not args["schema"]:
+        raise ParamError("'schema' is required with sources")
+
+
+def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..extract import run as runs
+    from ..extract.plan import commit, plan
+
+    prompts: list[dict] = []
+    with _watching(args["show_prompt"], prompts):
+        if args["commit"]:
+            result = commit(ctx.config, ctx.path(args["commit"]))
+        elif args["resume"]:
+            run = runs.open_run(ctx.config, args["resume"])
+            result = runs.execute(run)
+            _notices(ctx, run)
+        elif args["plan"]:
+            return plan(ctx.config, _sources(ctx, args), args["schema"])
+        else:
+            run = runs.prepare(ctx.config, _sources(ctx, args), args["schema"])
+            result = runs.execute(run)
+            _notices(ctx, run)
+    for failed in result["audit"]["failed"]:
+        ctx.error(f"{failed['task']} ({failed['source']}) failed: {failed['error']} "
+                  f"(resume with: orgkit extract --resume {result['run']})")
+    if args["show_prompt"]:
+        result["prompts"] = prompts
+    return result
+
+
+def _sources(ctx: OpContext, args: dict[str, Any]) -> list[str]:
+    """The sources as given (a server resolves relative ones from the notes directory)."""
+    return [str(ctx.path(s)) if ctx.base is not None else s for s in args["sources"]]
+
+
+def _notices(ctx: OpContext, run) -> None:
+    for message in run.notices:
+        ctx.warn(message)
+
+
+class _watching:
+    """Collect every prompt sent while the block runs, when asked to."""
+
+    def __init__(self, on: bool, into: list[dict]) -> None:
+        self.on, self.into, self.inner = on, into, None
+
+    def __enter__(self) -> None:
+        if self.on:
+            from ..llm import watch_prompts
+
+            self.inner = watch_prompts(lambda role, model, messages: self.into.append(
+                {"role": role, "model": model, "messages": list(messages)}))
+            self.inner.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.inner is not None:
+            self.inner.__exit__(*exc)
+
+
+def audit(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..extract.reaudit import audit_runs
+
+    if bool(args["run"]) == bool(args["all"]):
+        raise ParamError("give a RUN or 'all'")
+    report = audit_runs(ctx.config, None if args["all"] else [args["run"]])
+    for problem in report["problems"]:
+        ctx.warn(problem)
+    return report
+
+
+declare(Op("schema_list", "Extraction schemas: the notes' own (schemas/) and the shipped templates.", schema_list,
+           result="[{name, id, title, grounded, origin, path, dimensions}]", cli=("schema", "list"),
+           capability=CAP))
+declare(Op("schema_show", "One schema with its dimensions, tags and rubrics.", schema_show,
+           params=(Param("name", "string", "A schema name or file.", required=True, positional=True,
+                         metavar="NAME|FILE"),),
+           result="{name, id, title, grounded, origin, path, description, dimensions: [{name, tag, rubric, "
+                  "headings}]}", cli=("schema", "show"), capability=CAP))
+declare(Op("schema_validate", "Check schemas (default: every schema in the notes' schemas/), tags unique.",
+           schema_validate, params=(Param("names", "array", "Schema names or files.", positional=True,
+                                          metavar="[NAME|FILE]..."),),
+           result="[{schema, ok, name, path, error}]", cli=("schema", "validate"), capability=CAP))
+declare(Op("schema_init", "Copy a shipped schema template into the notes' schemas/ with a fresh ID.",
+           schema_init, params=(Param("template", "string", "The template's name (see schema list).",
+                                      required=True, positional=True, metavar="TEMPLATE"),),
+           result="{name, id, title, grounded, origin, path, dimensions}", writes=True,
+           cli=("schema", "init"), capability=CAP))
+declare(Op("extract", "Extract grounded claims from sources under a schema: claim and quote notes linked "
+           "from a hub per source, then audited. --plan prepares and prints the task graph for an external "
+           "agent; --commit writes an agent's candidates with every check; --resume finishes a crashed run.",
+           extract, params=(
+               Param("sources", "array", "Source files (org, markdown, text).", positional=True,
+                     metavar="SOURCE..."),
+               SCHEMA,
+               Param("plan", "boolean", "Prepare the run and print its task graph with each task's context."),
+               Param("commit", "path", "A JSON file of candidates for a planned run: {run, candidates: "
+                     "[{source, dimension, claim, quote}]}."),
+               Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN"),
+               Param("show_prompt", "boolean", "Include every prompt sent to a model in the result.")),
+           result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id}], audit}",
+           writes=True, capability=CAP, check=_check_extract))
+declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
+           "mark the ones no longer found stale.", audit,
+           params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN"),
+                   Param("all", "boolean", "Audit every run.")),
+           result="{runs, sources: [{run, source, quotes, verified, reanchored, stale, missing, coverage}], "
+                  "problems}", writes=True, capability=CAP))

@@ -1,0 +1,37 @@
+"""evolve and guidance: corrections distilled into the guidance file, and its slices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import declare
+from .context import OpContext
+from .spec import Op, Param
+
+
+def evolve(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..feedback.evolve import evolve as run
+
+    result = run(ctx.config)
+    if result.model_note:
+        ctx.warn(result.model_note)
+    for message in result.warnings:
+        ctx.warn(message)
+    return result.to_json()
+
+
+def guidance(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..feedback.guidance import guidance_slices
+
+    return guidance_slices(ctx.config, args["extractor"], args["node_type"])
+
+
+declare(Op("evolve", "Distil the recorded corrections of generated notes into the guidance file "
+                     "(one bullet per cluster of at least feedback.min_events corrections).", evolve,
+           result="{guidance, events, written, clusters: [{extractor, node_type, field, source, events, hash, "
+                  "status, bullet, by, pattern}], dropped, model_calls, model_note, warnings}",
+           writes=True))
+declare(Op("guidance", "The guidance file and its bullets by extractor (model role) and node type.", guidance,
+           params=(Param("extractor", "string", "Only this extractor (model role)."),
+                   Param("node_type", "string", "Only this node type.")),
+           result="{file, path, exists, slices: [{extractor, node_type, bullets}]}"))

@@ -1,0 +1,45 @@
+"""index: build or update the index of the notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import declare
+from .context import OpContext
+from .spec import Op, Param
+
+
+def index(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..config import ensure_state_dir
+    from ..index import update
+
+    ensure_state_dir(ctx.config)
+    stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],
+                   progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait)
+    for message in stats.warnings:
+        ctx.warn(message)
+    if stats.model_error:
+        ctx.warn(f"{stats.model_error}; indexing words only")
+    return {**stats.to_json(), "feedback_events": _record_corrections(ctx)}
+
+
+def _record_corrections(ctx: OpContext) -> int:
+    """Corrections to generated notes, recorded as events (nothing to do, and no cost, when
+    orgkit generated no note here); the number of new events."""
+    from ..feedback.observe import IndexLookup, observe
+
+    found = observe(ctx.config, IndexLookup(ctx.index))
+    for message in found.warnings:
+        ctx.warn(message)
+    return len(found.events)
+
+
+declare(Op("index", "Build or update the index (only changed files are read, new passage texts embedded). "
+           "Embedding reports progress on stderr: a bar with its rate and time left on a terminal, a plain "
+           "line every 10 s otherwise.", index,
+           params=(Param("rebuild", "boolean", "Throw the index away and build it afresh."),
+                   Param("no_embed", "boolean", "Build the word index only (no model needed)."),
+                   Param("quiet", "boolean", "No progress on stderr.")),
+           result="{files, parsed, removed, chunks, embedded, tokens, pending, seconds, warnings, model_error, "
+                  "feedback_events}",
+           writes=True))

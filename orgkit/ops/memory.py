@@ -1,0 +1,226 @@
+"""deposit, deposits, review_*, recall: the agent memory flow as operations.
+
+A one-shot command (the shell) waits for the librarian after a deposit; a
+server (`serve`, MCP) answers at once with `{id, path, status}` and runs it in
+the background. Every entry point first picks up what is unfinished (see
+`memory.worker`). Review decisions are offered over MCP only when
+`mcp.allow_review` is on: agents deposit and recall, people decide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import declare
+from .context import OpContext
+from .spec import Op, Param, ParamError
+
+REVIEW_SETTING = "mcp.allow_review"
+
+
+def _store(ctx: OpContext):
+    from ..memory.store import Store
+
+    return Store(ctx.config)
+
+
+def _actor(ctx: OpContext) -> str:
+    from ..memory.store import actor_name
+
+    user = actor_name()
+    return user if ctx.surface == "cli" else f"{user} via {ctx.surface}"
+
+
+def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
+    """Pick up unfinished work: inline for the shell, in the background for a server."""
+    from ..memory import worker
+
+    if ctx.warm:
+        for message in worker.repair(store):
+            ctx.warn(message)
+        failed = worker.BACKGROUND.last_error(ctx.config)
+        if failed:
+            ctx.warn(f"the background librarian failed: {failed}")
+        worker.in_background(ctx.config, ctx.embedder)
+        return
+    for message in worker.catch_up(store, only=only, embedder=ctx.embedder).messages:
+        ctx.warn(message)
+
+
+def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.deposit import deposit as write, get
+
+    body = args["body"]
+    if (body is None) == (args["body_file"] is None):
+        raise ParamError("give exactly one of 'body' and 'body_file'")
+    if body is None:
+        try:
+            body = ctx.path(args["body_file"]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ParamError(f"body_file {args['body_file']}: cannot read ({exc})") from None
+    meta = {}
+    for pair in args["meta"] or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ParamError(f"meta {pair!r}: give KEY=VALUE")
+        meta[key.strip()] = value.strip()
+    with _store(ctx) as store:
+        dep = write(store, title=args["title"], body=body, lane=args["lane"], path=args["path"], meta=meta,
+                    supersedes=args["supersedes"], via=ctx.surface, actor=_actor(ctx))
+        if not args["no_process"]:
+            _catch_up(ctx, store, only=dep.id)
+            dep = get(store, dep.id)
+    return dep.to_json()
+
+
+def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.deposit import get, listing
+
+    with _store(ctx) as store:
+        _catch_up(ctx, store)
+        found = [get(store, args["id"])] if args["id"] else listing(store)
+        return [d.to_json() for d in found]
+
+
+def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.proposals import listing
+    from ..memory.review import show
+
+    with _store(ctx) as store:
+        _catch_up(ctx, store)
+        rows = []
+        for p in listing(store, None if args["all"] else "pending"):
+            row = p.to_json() | {"summary": p.summary()}
+            if args["diff"]:
+                shown = show(store, p.id)
+                row |= {"diff": shown.diff, "error": shown.error}
+            rows.append(row)
+        return rows
+
+
+def review_show(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.review import show
+
+    with _store(ctx) as store:
+        shown = show(store, args["id"])
+        return shown.to_json() | {"summary": shown.proposal.summary()}
+
+
+def review_accept(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.review import accept
+
+    with _store(ctx) as store:
+        batch = accept(store, args["ids"], _actor(ctx), why=args["why"])
+    return {"batch": batch, "accepted": args["ids"]}
+
+
+def review_edit(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.proposals import EDITABLE, get
+    from ..memory.review import accept, edit_in_editor
+
+    with _store(ctx) as store:
+        p = get(store, args["id"])
+        field = EDITABLE.get(p.kind)
+        if field is None:
+            raise ParamError(f"a {p.kind} proposal has nothing to edit; accept or reject it")
+        text = args["text"]
+        if text is None:
+            if ctx.warm:
+                raise ParamError("give the edited 'text' (a server cannot open an editor)")
+            text = edit_in_editor(str(p.payload.get(field, "")))
+        payload = p.payload | {field: text if field in ("body", "text") else text.strip()}
+        batch = accept(store, [p.id], _actor(ctx), edited={p.id: payload}, why=args["why"])
+    return {"batch": batch, "accepted": [p.id], "payload": payload}
+
+
+def review_reject(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.review import reject
+
+    with _store(ctx) as store:
+        batch = reject(store, args["ids"], _actor(ctx), why=args["why"])
+    return {"batch": batch, "rejected": args["ids"]}
+
+
+def review_undo(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.review import undo
+
+    with _store(ctx) as store:
+        batch = undo(store, args["batch"], _actor(ctx), why=args["why"])
+    return {"batch": batch, "undoes": args["batch"]}
+
+
+def review_batches(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.review import batches
+
+    with _store(ctx) as store:
+        return batches(store)
+
+
+def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.recall import recall as run
+
+    embedder = ctx.query_embedder()
+    ctx.refresh(embed=embedder is not None)
+    with _store(ctx) as store:
+        result = run(store, args["query"], budget=args["budget"], caller=args["caller"] or _actor(ctx),
+                     embedder=embedder, index=ctx.index, cache=ctx.cache)
+    for message in result.warnings:
+        ctx.warn(message)
+    return result.to_json()
+
+
+WHY = Param("why", "string", "Why (kept with the decision).")
+IDS = Param("ids", "array", "Proposal IDs (a unique prefix will do).", required=True, positional=True, metavar="ID...")
+
+declare(Op("deposit", "Deposit a finding as a new note (never replacing one); the librarian then proposes how it "
+           "fits the notes, for review.", deposit,
+           params=(Param("title", "string", "The finding's title.", required=True),
+                   Param("body", "string", "The finding's text ('-' on the command line reads stdin).", stdin=True),
+                   Param("body_file", "path", "Read the text from this file."),
+                   Param("lane", "string", "Who deposits.", default="agent", enum=("agent", "human")),
+                   Param("path", "string", "Where the note goes, relative to the notes dir "
+                         "(default deposits/STAMP-slug.org).", metavar="REL"),
+                   Param("meta", "array", "Properties for the note, KEY=VALUE (comma-separated on the command "
+                         "line).", metavar="KEY=VALUE,..."),
+                   Param("supersedes", "string", "The deposit this one corrects.", metavar="ID"),
+                   Param("no_process", "boolean", "Do not run the librarian now.")),
+           result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
+                  "model}", writes=True))
+declare(Op("deposits", "Each deposit and its stage (pending, processing, proposed, failed, no-model); unfinished "
+           "work is picked up first.", deposits,
+           params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"),),
+           result="[{id, path, title, lane, status, error, model, ...}]", writes=True))
+declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
+           params=(Param("all", "boolean", "Every proposal, decided ones too."),
+                   Param("diff", "boolean", "Include the diff each would make.")),
+           result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, diff?}]",
+           writes=True, cli=("review", "list")))
+declare(Op("review_show", "A proposal and the unified diff accepting it would make to the notes.", review_show,
+           params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),),
+           result="{id, kind, payload, chunks, evidence, status, reason, summary, diff, error}",
+           cli=("review", "show")))
+declare(Op("review_accept", "Accept proposals as one batch (`review undo BATCH` reverts it).", review_accept,
+           params=(IDS, WHY), result="{batch, accepted}", writes=True, cli=("review", "accept"),
+           mcp_setting=REVIEW_SETTING))
+declare(Op("review_edit", "Edit a proposal ($EDITOR, or the given text), then accept it as edited.", review_edit,
+           params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),
+                   Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True), WHY),
+           result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING))
+declare(Op("review_reject", "Reject proposals as one batch (rejecting a deposit's admit removes its note).",
+           review_reject, params=(IDS, WHY), result="{batch, rejected}", writes=True, cli=("review", "reject"),
+           mcp_setting=REVIEW_SETTING))
+declare(Op("review_undo", "Revert a batch of decisions, if none of its files was edited since.", review_undo,
+           params=(Param("batch", "string", "The batch.", required=True, positional=True, metavar="BATCH"), WHY),
+           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING))
+declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
+           review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by}]",
+           cli=("review", "batches")))
+declare(Op("recall", "Context for a task: the best notes within a budget, each with its provenance (deposit, "
+           "lane, approver, evidence); the call is audited.", recall,
+           params=(Param("query", "string", "What the task is about.", required=True, positional=True, words=True,
+                         metavar="QUERY..."),
+                   Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
+                         minimum=1),
+                   Param("caller", "string", "Who asks (kept in the audit log; default: the user).")),
+           result="{query, budget, tokens, included: [{id, title, file, content, provenance, ...}], omitted, "
+                  "warnings}", writes=True))

@@ -1,0 +1,103 @@
+"""scan, read, search, context: the two retrieval stages and the deep read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NotFound
+from . import declare
+from .context import OpContext
+from .spec import Op, Param
+
+QUERY = Param("query", "string", "What to look for.", required=True, positional=True, words=True,
+              metavar="QUERY...")
+NO_UPDATE = Param("no_update", "boolean", "Use the index as it is, without checking the files first.")
+
+
+def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..retrieve.scan import scan as scan_notes
+
+    found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"])
+    for message in found.warnings:
+        ctx.warn(message)
+    return [h.to_json() for h in found.hits]
+
+
+def _omitted(omitted: list[dict]) -> str:
+    left = ", ".join(f"{o['id']} ({o.get('title') or o['reason']}, ~{o['tokens']} tokens)"
+                     if "tokens" in o else f"{o['id']} ({o['reason']})" for o in omitted)
+    return f"left out {len(omitted)} linked note(s): {left}"
+
+
+def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    """The notes found; unknown IDs are errors beside them (or the whole error when none is found)."""
+    from ..retrieve.locate import index_locator
+    from ..retrieve.read import read as read_notes
+
+    index = ctx.lookup_index()
+    result = read_notes(ctx.root, args["ids"], depth=args["depth"], budget=args["budget"],
+                        locator=index_locator(index) if index is not None else None)
+    for message in result.warnings:
+        ctx.warn(message)
+    if result.missing and not result.docs:
+        raise NotFound(f"unknown ID: {', '.join(result.missing)}")
+    for node_id in result.missing:
+        ctx.error(f"unknown ID: {node_id}")
+    if result.omitted:
+        ctx.warn(_omitted(result.omitted))
+    return [d.to_json() for d in result.docs]
+
+
+def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..retrieve.search import search as search_index
+
+    mode = args["mode"]
+    embedder = None if mode == "lexical" else ctx.query_embedder()
+    if mode != "lexical" and embedder is None:
+        mode = "lexical"
+    if not (args["no_update"] and ctx.index.exists()):
+        ctx.refresh(embed=embedder is not None)
+    found = search_index(ctx.index, args["query"], mode=mode, limit=args["limit"], embedder=embedder,
+                         cache=ctx.cache)
+    for message in found.warnings:
+        ctx.warn(message)
+    return [h.to_json() for h in found.hits]
+
+
+def context(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..retrieve.context import context as gather
+
+    embedder = ctx.query_embedder()
+    if not (args["no_update"] and ctx.index.exists()):
+        ctx.refresh(embed=embedder is not None)
+    result = gather(ctx.index, args["query"], budget=args["budget"], embedder=embedder, cache=ctx.cache)
+    for message in result.warnings:
+        ctx.warn(message)
+    return result.to_json()
+
+
+declare(Op("scan", "Find headlines and file titles matching every word of QUERY (case-insensitive).", scan,
+           params=(QUERY,
+                   Param("limit", "integer", "At most N hits.", minimum=1),
+                   Param("regex", "boolean", "QUERY is one regular expression.")),
+           result="[{id, title, file, line, level, olp}]"))
+declare(Op("read", "The org text of nodes by ID, and of the notes they link to, within a token budget.", read,
+           params=(Param("ids", "array", "Node IDs to read.", required=True, positional=True, metavar="ID..."),
+                   Param("depth", "integer", "Follow id links this many hops (breadth-first).", default=0,
+                         minimum=0),
+                   Param("budget", "integer", "Stop adding linked notes past this many tokens (~4 characters each).",
+                         minimum=1)),
+           result="[{id, title, file, line, level, content, links, depth, via}]"))
+declare(Op("search", "Find notes by meaning and words, best first.", search,
+           params=(QUERY,
+                   Param("limit", "integer", "At most N results.", default=10, minimum=1),
+                   Param("mode", "string", "Rank by meaning and words, meaning only, or words only.",
+                         default="hybrid", enum=("hybrid", "dense", "lexical")),
+                   NO_UPDATE),
+           result="[{id, title, file, line, level, score, snippet, mode}]"))
+declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
+           params=(QUERY,
+                   Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
+                         minimum=1),
+                   NO_UPDATE),
+           result="{query, budget, tokens, included, omitted, warnings, mode, reason}"))

@@ -1,0 +1,234 @@
+"""What an operation is: its name, typed parameters, result, and whether it writes.
+
+One `Op` is the whole contract of an operation for every surface. Parameters
+are validated here, once: an unknown field, a wrong type or a value out of
+range is a `ParamError` naming the field and the type it must have, with the
+same words whether the request came from the shell, a JSON line or MCP.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..errors import OrgkitError
+
+if TYPE_CHECKING:
+    from .context import OpContext
+
+TYPES = ("string", "integer", "number", "boolean", "array", "object", "path")
+_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
+          "array": "a list of strings", "object": "a JSON object", "path": "a path (a string)"}
+_JSON_TYPES = {"path": "string"}
+
+
+class ParamError(OrgkitError):
+    """A request's parameters do not fit the operation (a usage error: exit status 2 on the CLI)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its JSON type, default, bounds and help, and how the shell gives it.
+
+    `positional` makes it a command-line argument instead of an option; a
+    positional string with `words` takes several words joined by spaces
+    (`orgkit scan two words`). An array given as an option is comma-separated;
+    an object is given as JSON text. `stdin` lets `-` stand for standard input.
+    """
+
+    name: str
+    type: str
+    help: str
+    default: Any = None
+    required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    enum: tuple[str, ...] | None = None
+    positional: bool = False
+    words: bool = False
+    flag: str | None = None
+    stdin: bool = False
+    metavar: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"parameter {self.name}: type must be one of {', '.join(TYPES)}")
+        if self.type == "boolean" and self.default not in (None, False):
+            raise ValueError(f"parameter {self.name}: a boolean defaults to false (a flag turns it on)")
+
+    @property
+    def option(self) -> str:
+        """The command-line option that gives this parameter."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def type_name(self) -> str:
+        return _NAMES[self.type]
+
+    def schema(self) -> dict[str, Any]:
+        """This parameter as a JSON Schema property."""
+        out: dict[str, Any] = {"type": _JSON_TYPES.get(self.type, self.type), "description": self.help}
+        if self.type == "array":
+            out["items"] = {"type": "string"}
+            if self.required:
+                out["minItems"] = 1
+        if self.enum:
+            out["enum"] = list(self.enum)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.default is not None or self.type == "boolean":
+            out["default"] = bool(self.default) if self.type == "boolean" else self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation, declared once for the CLI, `serve`, MCP and Emacs.
+
+    `run(ctx, args)` gets validated arguments (every parameter present,
+    defaults filled in) and returns the result document; it reports warnings
+    and partial failures through `ctx`. `cli` is the command path (default:
+    the name; None: no command), `aliases` are older names `serve` still
+    answers to, `notes` says whether it works on a notes directory, and `mcp`
+    whether it is an MCP tool (an agent's tool should not write outside the
+    notes); `mcp_setting` names a boolean setting that must be on for MCP to
+    offer it (review decisions: `mcp.allow_review`). `capability` names the
+    capability the operation belongs to: while it is off, the operation is
+    absent from every listing and refused when called.
+    """
+
+    name: str
+    description: str
+    run: Callable[["OpContext", dict[str, Any]], Any]
+    params: tuple[Param, ...] = ()
+    result: str = ""
+    writes: bool = False
+    cli: tuple[str, ...] | None = ()
+    aliases: tuple[str, ...] = ()
+    notes: bool = True
+    mcp: bool = True
+    capability: str | None = None
+    mcp_setting: str | None = None
+    check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
+
+    @property
+    def command(self) -> tuple[str, ...] | None:
+        return (self.cli or (self.name,)) if self.cli is not None else None
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of this operation's parameters."""
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """The operation as `orgkit ops --json` lists it."""
+        return {"name": self.name, "description": self.description,
+                "command": list(self.command) if self.command else None, "mcp": self.mcp,
+                "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
+                "notes": self.notes, "positional": [p.name for p in self.params if p.positional],
+                "options": {p.name: p.option for p in self.params if not p.positional},
+                "parameters": self.schema()}
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it, in JSON (the same on every surface)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _from_text(param: Param, value: Any) -> Any:
+    """A value typed on the command line, as the parameter's JSON type."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if param.type == "integer":
+            return int(text)
+        if param.type == "number":
+            return float(text)
+    except ValueError:
+        return value
+    if param.type == "array":
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if param.type == "object":
+        try:
+            return json.loads(text)
+        except ValueError:
+            return value
+    return value
+
+
+def check_value(param: Param, value: Any) -> Any:
+    """`value` if it fits `param`, else a ParamError naming the field and its type."""
+    def wrong(expected: str) -> ParamError:
+        return ParamError(f"{param.name!r} must be {expected}, not {_shown(value)}")
+
+    kind = param.type
+    if kind in ("string", "path"):
+        if not isinstance(value, str):
+            raise wrong(param.type_name())
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise wrong(param.type_name())
+    elif kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong(param.type_name())
+        value = float(value)
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise wrong(param.type_name())
+    elif kind == "array":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise wrong(param.type_name())
+        if param.required and not value:
+            raise wrong("a non-empty list of strings")
+    elif kind == "object" and not isinstance(value, dict):
+        raise wrong(param.type_name())
+    if param.enum is not None and value not in param.enum:
+        raise wrong(f"one of {', '.join(param.enum)}")
+    if param.minimum is not None and value < param.minimum:
+        raise wrong(f"{param.type_name()} of at least {param.minimum:g}")
+    if param.maximum is not None and value > param.maximum:
+        raise wrong(f"{param.type_name()} of at most {param.maximum:g}")
+    return value
+
+
+def validate(op: Op, given: Mapping[str, Any], *, from_text: bool = False) -> dict[str, Any]:
+    """Every parameter of `op`, from `given` or its default; ParamError on the first misfit.
+
+    `from_text` accepts command-line text for numbers, lists and objects.
+    A null (None) value counts as not given.
+    """
+    if not isinstance(given, Mapping):
+        raise ParamError(f"the parameters of {op.name} must be a JSON object, not {_shown(given)}")
+    known = {p.name for p in op.params}
+    unknown = sorted(k for k in given if k not in known)
+    if unknown:
+        fields = ", ".join(p.name for p in op.params) or "none"
+        raise ParamError(f"unknown field {unknown[0]!r} for {op.name} (fields: {fields})")
+    args: dict[str, Any] = {}
+    for param in op.params:
+        value = given.get(param.name)
+        if value is None:
+            if param.required:
+                raise ParamError(f"{param.name!r} is required ({param.type_name()})")
+            args[param.name] = False if param.type == "boolean" else param.default
+            continue
+        args[param.name] = check_value(param, _from_text(param, value) if from_text else value)
+    if op.check is not None:
+        op.check(args)
+    return args

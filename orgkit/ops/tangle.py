@@ -1,0 +1,97 @@
+"""tangle, detangle: org-babel-compatible tangling."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import OrgkitError
+from . import declare
+from .context import OpContext
+from .spec import Op, Param
+
+PRESERVE = Param("preserve_indentation", "boolean",
+                 "Behave as Emacs with org-src-preserve-indentation set to t.")
+
+
+def _files(ctx: OpContext, names: list[str]) -> list[Path]:
+    paths = [ctx.path(name) for name in names]
+    for name, path in zip(names, paths):
+        if not path.is_file():
+            raise OrgkitError(f"{name}: no such file")
+    return paths
+
+
+def _rel(ctx: OpContext, path: Path) -> str:
+    """A path relative to the caller's directory when it lies below it, with forward slashes."""
+    relative = os.path.relpath(path, ctx.base) if ctx.base is not None else os.path.relpath(path)
+    return Path(relative).as_posix() if not relative.startswith("..") else path.as_posix()
+
+
+def _row(ctx: OpContext, target, umask: int) -> dict:
+    from ..tangle.write import final_mode
+
+    return {"file": _rel(ctx, target.source), "target": _rel(ctx, target.path), "bytes": len(target.content),
+            "mode": f"{final_mode(target, umask):04o}", "blocks": len(target.specs), "outside": target.outside}
+
+
+def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..tangle import Options, check, tangle as tangle_files
+    from ..tangle.write import current_umask
+
+    files = _files(ctx, args["files"])
+    options = Options(preserve_indentation=args["preserve_indentation"])
+    umask = current_umask()
+    if args["check"]:
+        result = check(files, options)
+        ctx.failed = not result.ok
+        return {"ok": result.ok, "targets": [_row(ctx, t, umask) for t in result.targets],
+                "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
+    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"])
+    rows = [_row(ctx, t, umask) for t in outcome.targets]
+    for row in rows:
+        if row["outside"]:
+            ctx.warn(f"{row['target']} (from {row['file']}) is outside the org file's directory")
+    return {"written": outcome.written, "targets": rows}
+
+
+def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..tangle import Options, detangle as detangle_file
+
+    (code_file,) = _files(ctx, [args["code_file"]])
+    result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"]))
+    ctx.failed = bool(result.unmapped)
+    return {
+        "updated": [{"file": _rel(ctx, org), "block": name, "line": line} for org, name, line in result.updated],
+        "unchanged": result.unchanged,
+        "unmapped": [{"line": line, "block": name, "reason": reason} for line, name, reason in result.unmapped],
+    }
+
+
+def tangle_plan(ctx: OpContext, args: dict[str, Any]) -> dict:
+    return tangle(ctx, {**args, "dry_run": True, "confine": False})
+
+
+FILES = Param("files", "array", "The org files to tangle.", required=True, positional=True, metavar="FILE.org...")
+CHECK = Param("check", "boolean", "Fail if any target differs from what the org files produce.")
+TARGETS = "{written, targets: [{file, target, bytes, mode, blocks, outside}]} (check: {ok, targets, stale})"
+
+declare(Op("tangle", "Write the source files org-babel-tangle-file would write, byte for byte, all or none "
+           "(with dry_run or check, write nothing).", tangle,
+           params=(FILES,
+                   Param("dry_run", "boolean", "List targets and sizes; write nothing."),
+                   CHECK,
+                   Param("confine", "boolean", "Refuse targets outside each org file's directory tree."),
+                   PRESERVE),
+           result=TARGETS, writes=True, notes=False, mcp=False))
+declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, modes), or with check which "
+           "targets differ from the org sources; writes nothing.", tangle_plan,
+           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None))
+declare(Op("detangle", "Carry edits in a tangled file (made with :comments link/both) back into the org blocks.",
+           detangle,
+           params=(Param("code_file", "path", "The tangled file.", required=True, positional=True,
+                         metavar="CODE_FILE"),
+                   PRESERVE),
+           result="{updated: [{file, block, line}], unchanged, unmapped: [{line, block, reason}]}",
+           writes=True, notes=False, mcp=False))

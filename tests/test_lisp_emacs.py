@@ -1,0 +1,192 @@
+"""The Lisp reader, printer and header-form evaluator against Emacs' own `read`, `prin1` and `eval`.
+
+One batch Emacs reads (or evaluates) every sample; orgkit must give the same value,
+printed the same way, or fail where Emacs signals an error.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from emacs_tangle import emacs_available
+from orgkit.org.lisp import LispReadError, Symbol, prin1, read
+from orgkit.tangle.evaluate import Environment, LispSignal, NotPure, evaluate
+
+pytestmark = pytest.mark.skipif(not emacs_available(), reason="emacs is not installed (apt-get install emacs-nox)")
+
+STRINGS = [
+    r'"\x41"', r'"\x41g"', r'"\x"', r'"\xg"', r'"\101"', r'"\1011"', r'"\8"', r'"a\ b"', '"a\\\nb"',
+    r'"\s"', r'"\s-a"', r'"\d\e\a\b\f\v\t\r\n"', r'"\C-a"', r'"\^a"', r'"\^?"', r'"\C-?"', r'"\^@"',
+    r'"\M-a"', r'"\N{U+41}"', r'"\N{LATIN SMALL LETTER A}"', r'"\u00e9"', r'"\U0001F600"', r'"\z"',
+    r'"\x100"', r'"\xe9"', r'"\351"', r'"\u00e9\xe9"', '"é\\xe9"', r'"\x0041"', r'"\400"', r'"\S-a"',
+    r'"q\"uote\\"', '"plain é"',
+]
+DATA = [
+    "1", "-7", "+3", "1.", "1.5", ".5", "1e3", "1.0e+INF", "#o755", "#x1ED", "#b101", "foo", "a\\ b", "\\1",
+    "(a b . c)", "(a . nil)", "()", "'x", "(quote (1 2))", "#'car", "[1 \"two\" three]", "?a", "?\\n",
+    "(1 (2 \"three\" (4.25)))", "(a ; comment\n b)", "\\.a", "1e21", "100.0",
+]
+FORMS = [
+    '(concat (file-name-sans-extension (buffer-file-name)) ".elv")',
+    '(concat "a" nil "b")',
+    '(format "%s-%d-%S-%%" "x" 42 "q")',
+    '(format "%05d|%-4s|%x" 42 "ab" 255)',
+    '(format "%d" 2.9)',
+    "(file-name-nondirectory (buffer-file-name))",
+    "(file-name-directory (buffer-file-name))",
+    '(file-name-directory "plain")',
+    '(file-name-extension "a/b.tar.gz")',
+    '(file-name-extension "a/b.tar.gz" t)',
+    '(file-name-extension ".emacs")',
+    '(file-name-extension "noext" t)',
+    '(file-name-sans-extension "dir.d/file")',
+    '(file-name-sans-extension "x.el~")',
+    '(file-name-base "/a/b.c.d")',
+    '(expand-file-name "x/../y.el")',
+    '(expand-file-name "y.el" "/tmp/sub/")',
+    '(expand-file-name "~/init.el")',
+    '(file-name-as-directory "a")',
+    '(file-name-as-directory "")',
+    '(directory-file-name "/a/b//")',
+    "default-directory",
+    "buffer-file-name",
+    "user-emacs-directory",
+    '(concat user-emacs-directory "init.el")',
+    '(getenv "HOME")',
+    '(getenv "ORGKIT_SURELY_UNSET")',
+    '(if (getenv "ORGKIT_SURELY_UNSET") "yes" "no" "ignored")',
+    '(when t "a" "b")',
+    '(unless nil "u")',
+    '(or nil (getenv "ORGKIT_SURELY_UNSET") "fallback")',
+    '(and "a" "b")',
+    '(and)',
+    '(cond ((string= "a" "b") 1) ((string-prefix-p "ab" "abc") 2))',
+    '(string-trim "  x y \\n")',
+    '(string-trim-left "\\t x ")',
+    '(string-trim-right " x \\r\\n")',
+    '(string-remove-prefix "ab" "abc")',
+    '(string-remove-suffix ".org" "notes.org")',
+    '(string-suffix-p ".ORG" "x.org" t)',
+    '(string-empty-p "")',
+    '(upcase "abc")',
+    '(substring "hello" 1 -1)',
+    '(substring "hello" -3)',
+    "(number-to-string 1.5)",
+    "(identity #o755)",
+    "'(a \"b\" 3)",
+    "(quote sym)",
+    "(not nil)",
+    "[1 2]",
+    "(if (eq system-type 'gnu/linux) \"linux.el\" \"other.el\")",
+    "(equal \"a\" \"a\")",
+    "(equal '(1 \"a\") '(1 \"a\"))",
+    "(eq 'a 'a)",
+    "(eq 1 1)",
+    '(file-name-concat "a" "b/" nil "" "c")',
+    '(file-name-concat "/etc/")',
+    '(expand-file-name "init.el" user-emacs-directory)',
+    # Emacs signals an error for these; orgkit must too.
+    "(concat 1)",
+    '(file-name-nondirectory nil)',
+    '(format "%d" "x")',
+    '(substring "abc" 5)',
+    "(if)",
+]
+NOT_PURE = [
+    ('(shell-command-to-string "ls")', '(shell-command-to-string "ls")'),
+    ('(concat "a" (org-id-uuid))', "(org-id-uuid)"),
+    ("(setq x 1)", "(setq x 1)"),
+    ('(string-trim "x" "[ ]+")', '(string-trim "x" "[ ]+")'),
+    ("load-path", "load-path"),
+    ('(eq "a" "a")', '(eq "a" "a")'),
+    ('(buffer-file-name (current-buffer))', "(current-buffer)"),
+]
+
+
+def _run_emacs(script: str, lines: list[str], tmp_path: Path, visit: Path | None = None) -> list[str]:
+    """Feed LINES (samples, NUL-separated) to SCRIPT in batch Emacs; its output lines."""
+    data = tmp_path / "samples.txt"
+    data.write_text("\0".join(lines), encoding="utf-8")
+    program = f"""
+(let ((visit {f'(find-file-noselect "{visit}")' if visit else 'nil'}))
+  (dolist (sample (with-temp-buffer (let ((coding-system-for-read 'utf-8)) (insert-file-contents "{data}"))
+                    (split-string (buffer-string) "\\0")))
+    (princ (concat (with-current-buffer (or visit (current-buffer))
+                     (condition-case err {script} (error (format "ERR %S" (car err)))))
+                   "\n"))))
+"""
+    env = dict(os.environ, HOME=str(tmp_path / "home"), LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    proc = subprocess.run(["emacs", "--batch", "-Q", "--eval", program], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = proc.stdout.split("\n")[:-1]
+    assert len(results) == len(lines), proc.stdout
+    return results
+
+
+def _codes(value: str, multibyte: bool) -> str:
+    """Characters as Emacs shows them: raw bytes as R<byte>, others as code points."""
+    out = []
+    for char in value:
+        code = ord(char)
+        out.append(f"R{code - 0xDC00}" if 0xDC80 <= code <= 0xDCFF else str(code))
+    return " ".join(out)
+
+
+def test_strings_read_as_emacs_reads_them(tmp_path: Path) -> None:
+    script = """(let ((v (read sample)))
+      (mapconcat (lambda (c) (if (or (>= c #x3fff80) (and (not (multibyte-string-p v)) (>= c 128)))
+                                 (format "R%d" (if (>= c #x3fff80) (- c #x3fff00) c))
+                               (number-to-string c)))
+                 v " "))"""
+    expected = _run_emacs(script, STRINGS, tmp_path)
+    for sample, emacs in zip(STRINGS, expected):
+        assert _codes(read(sample)[0], False) == emacs, sample
+
+
+def test_data_read_and_printed_as_emacs_does(tmp_path: Path) -> None:
+    expected = _run_emacs("(prin1-to-string (read sample))", DATA, tmp_path)
+    for sample, emacs in zip(DATA, expected):
+        assert prin1(read(sample)[0]) == emacs, sample
+
+
+def test_bad_syntax_is_an_error_as_in_emacs(tmp_path: Path) -> None:
+    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"']
+    expected = _run_emacs("(prin1-to-string (read sample))", bad, tmp_path)
+    for sample, emacs in zip(bad, expected):
+        assert emacs.startswith("ERR"), (sample, emacs)
+        with pytest.raises(LispReadError):
+            read(sample)
+
+
+def test_pure_forms_evaluate_as_in_emacs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    org = tmp_path / "dir.d" / "notes.org"
+    org.parent.mkdir()
+    org.write_text("* x\n")
+    expected = _run_emacs("(prin1-to-string (eval (read sample) t))", FORMS, tmp_path, visit=org)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    env = Environment.for_file(str(org))
+    for form, emacs in zip(FORMS, expected):
+        try:
+            mine = prin1(evaluate(read(form)[0], env))
+        except LispSignal:
+            mine = "ERR"
+        assert mine == (emacs if not emacs.startswith("ERR") else "ERR"), form
+
+
+@pytest.mark.parametrize("form,culprit", NOT_PURE)
+def test_other_forms_are_refused_naming_the_form(form: str, culprit: str, tmp_path: Path) -> None:
+    with pytest.raises(NotPure) as info:
+        evaluate(read(form)[0], Environment.for_file(str(tmp_path / "x.org")))
+    assert str(info.value) == culprit
+
+
+def test_symbols_print_escaped_as_emacs_prints_them(tmp_path: Path) -> None:
+    names = ["a.b", ".a", "?a", "a?", "1", "-1", "1.5", "a b", "a,b", "-", "+1", "1e5", "a#", "#a", "."]
+    expected = _run_emacs("(prin1-to-string (intern sample))", names, tmp_path)
+    assert [prin1(Symbol(n)) for n in names] == expected
