@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--notes", type=Path, default=BRAINDUMP)
     parser.add_argument("--raw-batch", type=int, default=32)
     parser.add_argument("--skip-raw", action="store_true")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the indexed copy here (for bench_retrieval)")
     args = parser.parse_args()
     from orgkit.config import load
     from orgkit.embed import Embedder
@@ -104,6 +105,8 @@ def main() -> None:
         results["orgkit_tokens_per_s"] = stats["tokens"] / seconds
         results["orgkit_cpu_seconds"] = cpu_seconds(report)
         results["orgkit_tokens_per_cpu_s"] = stats["tokens"] / results["orgkit_cpu_seconds"]
+        if args.keep is not None:
+            shutil.copytree(notes, args.keep, symlinks=True)
         if "raw_tokens_per_s" in results:
             results["ratio"] = results["orgkit_tokens_per_s"] / results["raw_tokens_per_s"]
             results["ratio_cpu"] = results["orgkit_tokens_per_cpu_s"] / results["raw_tokens_per_cpu_s"]

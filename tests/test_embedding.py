@@ -183,3 +183,14 @@ def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> N
     again = Embedder("sentence-transformers/all-MiniLM-L6-v2", model, tmp_path / "state")
     np.testing.assert_allclose(again.embed(texts), plain.embed(texts), atol=1e-6)
     assert prepared.fingerprint == plain.fingerprint
+
+
+def test_embedded_text_is_what_a_reader_sees() -> None:
+    from orgkit.index.chunks import chunk_file
+    from orgkit.org import parse_org
+
+    text = (":PROPERTIES:\n:ID: a\n:END:\n#+title: Filters\n#+filetags: :robotics:\n\n"
+            "Used with [[id:521c87bc-95eb-47ca-990f-58695d65490d][Simultaneous\nLocalization]] and\n"
+            "[[https://example.org][a page]].\n\n* Part\n:PROPERTIES:\n:ID: b\n:END:\nBody.\n")
+    texts = [c.text for c in chunk_file(parse_org(text, "a.org"), text)]
+    assert texts == ["Filters: Used with Simultaneous\nLocalization and\na page.", "Filters > Part: Body."]
