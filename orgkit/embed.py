@@ -150,6 +150,30 @@ class Embedder:
                 self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
             raise ModelUnavailable(self._error) from None
 
+    def missing(self) -> str | None:
+        """Why the model cannot be loaded, found without loading it (no session, no network); else None.
+
+        For a first search on a corpus never embedded: the one warning should
+        say how to get the model when there is none, and a present model is
+        not loaded for nothing.
+        """
+        if self._model is not None:
+            return None
+        if self._error is None and self.path is not None:
+            return None if self.path.is_dir() else f"model directory not found: {self.path} (ORGKIT_MODEL_PATH)"
+        if self._error is None:
+            try:
+                from fastembed import TextEmbedding
+
+                _quiet_fastembed()
+                TextEmbedding(self.name, lazy_load=True, local_files_only=True)
+            except Exception as exc:  # as in load(): any failure means no model
+                if "from any source" in str(exc):
+                    self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
+                else:
+                    self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
+        return self._error
+
     def _prepared(self, model: Any) -> Path | None:
         """A copy of the model directory whose ONNX graph is already optimised, made once.
 

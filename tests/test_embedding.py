@@ -42,6 +42,10 @@ def test_offline_without_a_cached_model_answers_at_once_with_one_line(cli, notes
     lines = warnings_of(found.stderr)
     assert len(lines) == 1, lines
     assert "orgkit model pull" in lines[0] and "ORGKIT_MODEL_PATH" in lines[0]
+    # the same on a corpus far larger than the inline limit (nothing embedded, nothing to embed with)
+    monkeypatch.setenv("ORGKIT_INLINE_EMBED_LIMIT", "0")
+    again = cli("search", "--notes", str(notes), "--json", "loyal canine")
+    assert len(warnings_of(again.stderr)) == 1 and "orgkit model pull" in again.stderr
     # `index` says the same once, and indexes the words
     indexed = cli("index", "--notes", str(notes), "--json")
     assert indexed.exit_code == 0 and len(warnings_of(indexed.stderr)) == 1

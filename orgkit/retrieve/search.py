@@ -132,8 +132,8 @@ def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder
     if embedder is None:
         return _words_only(result, "no embedding model configured")
     vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
-    if len(vectors.chunks) == 0 and embedder.error is not None:
-        return _words_only(result, embedder.error)
+    if len(vectors.chunks) == 0 and embedder.missing() is not None:
+        return _words_only(result, embedder.missing())
     if len(vectors.chunks) == 0:
         return _words_only(result, f"no passage has a vector from {embedder.name} yet "
                                    "(run `orgkit index` to embed them)")
