@@ -121,8 +121,7 @@ def check_model(setup: Setup, report: Report) -> None:
         embedder.load()
         fact["loaded_in_seconds"] = round(time.perf_counter() - started, 2)
     except ModelUnavailable as exc:
-        report.add("warning", "model", f"{exc}; search and context rank by words only "
-                   "(set ORGKIT_MODEL / ORGKIT_MODEL_PATH)")
+        report.add("warning", "model", f"{exc}; search and context rank by words only")
         fact["error"] = str(exc)
     report.facts["model"] = fact
 
