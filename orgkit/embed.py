@@ -222,14 +222,16 @@ class Embedder:
         rows = list(self._model.embed(texts, batch_size=len(texts)))
         return normalise(np.vstack(rows))
 
-    def embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], "np.ndarray", int]]:
+    def embed_batches(self, texts: list[str], lengths: list[int] | None = None
+                      ) -> Iterator[tuple[list[int], "np.ndarray", int]]:
         """(positions in `texts`, their vectors, their tokens) batch by batch, shortest first.
 
         Texts are sorted by token length and cut into batches whose padded size
-        stays under BATCH_TOKENS, so no batch holds more than a bounded amount
-        of memory; only one batch's vectors exist at a time.
+        stays bounded (see `plan_batches`), so no batch holds more than a bounded
+        amount of memory; only one batch's vectors exist at a time. `lengths`
+        are the texts' token lengths, when the caller has them already.
         """
-        lengths = self.token_lengths(texts)
+        lengths = self.token_lengths(texts) if lengths is None else lengths
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         for span in plan_batches([lengths[i] for i in order], **self.batch_limits):
             picked = [order[i] for i in span]

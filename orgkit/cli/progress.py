@@ -25,8 +25,8 @@ def describe(state: EmbedProgress) -> str:
     """`1,234/3,111 passage texts (40%), 2,480 tokens/s, ETA 1m12s`."""
     share = state.done / state.total if state.total else 1.0
     rate = state.tokens / state.seconds if state.seconds > 0 else 0.0
-    texts_rate = state.done / state.seconds if state.seconds > 0 else 0.0
-    eta = (state.total - state.done) / texts_rate if texts_rate > 0 else None
+    left = state.total_tokens - state.tokens  # texts come shortest first: tokens tell the time left
+    eta = left / rate if rate > 0 and state.total_tokens else None
     tail = f", ETA {_duration(eta)}" if eta is not None and state.done < state.total else ""
     return (f"{state.done:,}/{state.total:,} passage texts ({share:.0%}), "
             f"{rate:,.0f} tokens/s{tail}")

@@ -37,6 +37,7 @@ class EmbedProgress:
     total: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    total_tokens: int = 0  # of every text in the run: long texts come last, so time left goes by tokens
 
 
 Progress = Callable[[EmbedProgress], None]
@@ -97,7 +98,10 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
     state.total = len(todo)
     if todo:
         embedder.load()
-        for picked, vectors, tokens in embedder.embed_batches([text for _, text in todo]):
+        texts = [text for _, text in todo]
+        lengths = embedder.token_lengths(texts)
+        state.total_tokens = sum(lengths)
+        for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
             with write_transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                                  [(fingerprint, todo[i][0], v.tobytes()) for i, v in zip(picked, vectors)])
@@ -206,7 +210,7 @@ class BackgroundEmbedder:
             index.close()
 
     def _advance(self, state: EmbedProgress) -> None:
-        self.progress = EmbedProgress(state.done, state.total, state.tokens, state.seconds)
+        self.progress = EmbedProgress(state.done, state.total, state.tokens, state.seconds, state.total_tokens)
 
     def catch_up(self, index: Index, inline_limit: int) -> list[str]:
         """Embed a backlog of at most `inline_limit` texts now, a larger one in the background.
