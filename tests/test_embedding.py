@@ -35,7 +35,7 @@ def test_offline_without_a_cached_model_answers_at_once_with_one_line(cli, notes
     assert cli("index", "--notes", str(notes), "--no-embed").exit_code == 0
     started = time.perf_counter()
     found = cli("search", "--notes", str(notes), "--json", "loyal canine")
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 15  # no retries (they took 41 s); generous for a loaded machine
     assert found.exit_code == 0
     hits = json.loads(found.stdout)
     assert hits[0]["id"] == "dogs" and hits[0]["mode"] == "lexical"
@@ -58,7 +58,7 @@ def test_a_model_that_is_not_downloaded_is_reported_without_the_network(tmp_path
     started = time.perf_counter()
     with pytest.raises(Exception) as caught:
         embedder.load()
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 15  # no retries (they took 41 s); generous for a loaded machine
     assert "not downloaded" in str(caught.value) and "orgkit model pull" in str(caught.value)
 
 
