@@ -25,6 +25,7 @@ from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from .db import write_transaction
+from .outlines import headings
 from .store import Index
 from .vectors import cache_is_worth_rewriting, refresh_cache, remove_other_caches
 
@@ -55,12 +56,13 @@ def _known_complete(conn: sqlite3.Connection, index: Index, fingerprint: str) ->
 def missing_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[str, str]]:
     """(hash, text) of passages without a vector from this model, one per distinct text."""
     rows = conn.execute(
-        """SELECT c.hash, c.heading, c.body FROM chunks c
+        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
            WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
            GROUP BY c.hash""",
         (fingerprint,),
     ).fetchall()
-    return [(h, f"{heading}: {body}" if body else heading) for h, heading, body in rows]
+    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
 
 def pending_count(index: Index, fingerprint: str) -> int:
