@@ -68,9 +68,10 @@ def bench_throughput(work: Path, files: int, results: dict) -> None:
     """Embedding throughput of `orgkit index` against raw fastembed on the same passages."""
     from fastembed import TextEmbedding
 
+    from orgkit.config import load
     from orgkit.embed import Embedder
     from orgkit.index import Index, update
-    from orgkit.index.update import missing_vectors
+    from orgkit.index.embedding import missing_vectors
 
     notes = work / "subset"
     for source in sorted(BRAINDUMP.rglob("*.org"))[:files]:
@@ -79,7 +80,7 @@ def bench_throughput(work: Path, files: int, results: dict) -> None:
         shutil.copy(source, target)
     index = Index.at(notes)
     update(index)
-    embedder = Embedder.from_env()
+    embedder = Embedder.from_config(load(notes))
     texts = [text for _, text in missing_vectors(index.conn, embedder.fingerprint)]
     raw = TextEmbedding(embedder.name, specific_model_path=str(embedder.path))
     list(raw.embed(texts[:8]))  # warm up both models the same way
@@ -157,7 +158,8 @@ def bench_scaled(work: Path, copies: int, braindump_notes: Path, results: dict) 
         [run("search", "--notes", str(notes), "--json", "decision tree pruning")[0] for _ in range(3)])
     load = subprocess.run([sys.executable, "-c", (
         "import time; t = time.perf_counter(); from orgkit.embed import Embedder; "
-        "e = Embedder.from_env(); e.load(); e.embed_query('x'); print(time.perf_counter() - t)")],
+        "from orgkit.config import load; from pathlib import Path; "
+        f"e = Embedder.from_config(load(Path({str(notes)!r}))); e.load(); e.embed_query('x'); print(time.perf_counter() - t)")],
         capture_output=True, text=True, check=True)
     results["model_load_s"] = float(load.stdout)
     results.update(serve_latency(notes))

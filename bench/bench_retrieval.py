@@ -5,8 +5,10 @@
     python bench/bench_retrieval.py [--notes DIR]
 
 Without --notes, braindump is copied to a temporary directory and indexed
-there (embedding it takes a few minutes on two cores); with --notes, that
-copy's index is brought up to date and reused.
+there (embedding it takes a few minutes on two cores); with --notes DIR, the
+copy is made there once and its index reused by later runs. Results are given
+for each split of the query set: `tuning` (the queries the fusion constants
+were chosen on) and `held-out` (written afterwards and never tuned on).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.retrieve.search import MODES, VectorCache, search
@@ -49,22 +52,24 @@ def main() -> None:
     args = parser.parse_args()
     if not os.environ.get("ORGKIT_MODEL_PATH"):
         raise SystemExit("set ORGKIT_MODEL and ORGKIT_MODEL_PATH (see the docstring)")
-    notes = args.notes
-    if notes is None:
-        notes = Path(tempfile.mkdtemp(prefix="orgkit-retrieval-")) / "braindump"
+    notes = args.notes or Path(tempfile.mkdtemp(prefix="orgkit-retrieval-")) / "braindump"
+    if not notes.exists():
         shutil.copytree(BRAINDUMP, notes)
-    embedder = Embedder.from_env()
+    embedder = Embedder.from_config(load(notes))
     index = Index.at(notes)
     update(index, embedder=embedder)
     queries = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
-    print(f"{len(queries)} queries, top {K}")
-    print(f"| mode | MRR@{K} | recall@{K} | MRR keyword | MRR paraphrase | MRR question |")
-    print("|---|---|---|---|---|---|")
-    for mode in MODES[::-1]:
-        r = evaluate(index, embedder, queries, mode)
-        kinds = r["mrr_by_kind"]
-        print(f"| {mode} | {r['mrr']:.3f} | {r['recall']:.3f} | {kinds.get('keyword', 0):.3f} | "
-              f"{kinds.get('paraphrase', 0):.3f} | {kinds.get('question', 0):.3f} |")
+    for split in ("tuning", "held-out", None):
+        chosen = [q for q in queries if split is None or q["split"] == split]
+        counts = ", ".join(f"{sum(q['kind'] == k for q in chosen)} {k}" for k in ("keyword", "paraphrase", "question"))
+        print(f"\n{split or 'all'}: {len(chosen)} queries ({counts}), top {K}")
+        print(f"| mode | MRR@{K} | recall@{K} | MRR keyword | MRR paraphrase | MRR question |")
+        print("|---|---|---|---|---|---|")
+        for mode in MODES[::-1]:
+            r = evaluate(index, embedder, chosen, mode)
+            kinds = r["mrr_by_kind"]
+            print(f"| {mode} | {r['mrr']:.3f} | {r['recall']:.3f} | {kinds.get('keyword', 0):.3f} | "
+                  f"{kinds.get('paraphrase', 0):.3f} | {kinds.get('question', 0):.3f} |")
 
 
 if __name__ == "__main__":

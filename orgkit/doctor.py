@@ -61,6 +61,12 @@ class Setup:
     state_dir: Path | None = None
     embedder: Embedder | None = None
 
+    def model(self) -> Embedder:
+        """The embedder to check: the one given, else the configured one."""
+        from .config import load
+
+        return self.embedder or Embedder.from_config(load(self.root))
+
 
 def check_ripgrep(setup: Setup, report: Report) -> None:
     rg = find_rg()
@@ -107,7 +113,7 @@ def check_notes(setup: Setup, report: Report) -> None:
 
 def check_model(setup: Setup, report: Report) -> None:
     """Load the embedding model as search would; without one, search ranks by words."""
-    embedder = setup.embedder or Embedder.from_env()
+    embedder = setup.model()
     fact: dict[str, object] = {"name": embedder.name,
                                "path": str(embedder.path) if embedder.path else None}
     started = time.perf_counter()
@@ -115,8 +121,7 @@ def check_model(setup: Setup, report: Report) -> None:
         embedder.load()
         fact["loaded_in_seconds"] = round(time.perf_counter() - started, 2)
     except ModelUnavailable as exc:
-        report.add("warning", "model", f"{exc}; search and context rank by words only "
-                   "(set ORGKIT_MODEL / ORGKIT_MODEL_PATH)")
+        report.add("warning", "model", f"{exc}; search and context rank by words only")
         fact["error"] = str(exc)
     report.facts["model"] = fact
 
@@ -136,7 +141,7 @@ def check_index(setup: Setup, report: Report) -> None:
         embedded = None
         model = report.facts.get("model")
         if isinstance(model, dict) and "error" not in model:
-            fingerprint = (setup.embedder or Embedder.from_env()).fingerprint
+            fingerprint = setup.model().fingerprint
             embedded = conn.execute(
                 "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
                 "WHERE v.model = ? AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]

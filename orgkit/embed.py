@@ -1,20 +1,33 @@
-"""Text embeddings through fastembed, with the model chosen by the environment.
+"""Text embeddings through fastembed, with the model named by the configuration.
 
-`ORGKIT_MODEL` names a fastembed model and `ORGKIT_MODEL_PATH` points at a local
-copy of it (fastembed's `specific_model_path`), for machines without a model hub.
+`model` names a fastembed model and `model_path` points at a local copy of it
+(fastembed's `specific_model_path`), for machines without a model hub. A model
+named without a path is taken from fastembed's cache only: loading never asks
+the network, so a machine offline learns in a moment that there is no model
+(one line that says how to get one) instead of waiting on retries. Only
+`orgkit model pull` downloads, after a short check that the hub answers.
+
 fastembed and numpy are imported only when a model is really loaded, so that
 commands which never embed start fast. The fingerprint names the model without
 loading it: stored vectors are keyed by it, so a changed model re-embeds.
+
+Embedding runs in batches of similar length whose padded size is capped in
+tokens (a batch is padded to its longest text, and attention grows with the
+square of that), with onnxruntime's memory arena off, so memory stays flat
+however many passages there are.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
+import threading
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .config import DEFAULT_MODEL
 from .errors import OrgkitError
@@ -22,7 +35,15 @@ from .errors import OrgkitError
 if TYPE_CHECKING:
     import numpy as np
 
+    from .config import Config
+
 _SAMPLE = 1 << 20  # bytes hashed from each end of a model file
+HUB_TIMEOUT = 2.0  # seconds the hub gets to answer before a pull gives up
+BATCH_TOKENS = 4096  # padded tokens per batch
+BATCH_ITEMS = 64  # texts per batch, even when they are short
+ATTENTION_CELLS = 1 << 18  # texts x longest^2 per batch: attention's share of memory
+HOW_TO_GET = ("run `orgkit model pull` to download it, or set ORGKIT_MODEL_PATH "
+              "to a local copy")
 
 
 class ModelUnavailable(OrgkitError):
@@ -41,19 +62,36 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _quiet_fastembed() -> None:
+    """fastembed logs each failed source as an ERROR line; orgkit says what matters once."""
+    try:
+        from loguru import logger
+
+        logger.disable("fastembed")
+    except ImportError:  # pragma: no cover - fastembed depends on loguru
+        pass
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 @dataclass
 class Embedder:
     """One embedding model, loaded on first use."""
 
     name: str
     path: Path | None = None
-    _model: object | None = field(default=None, repr=False)
+    work_dir: Path | None = None  # where a pre-optimised copy of an ONNX model may be kept
+    batch_limits: dict[str, int] = field(default_factory=dict, repr=False)  # plan_batches' limits, for benchmarks
+    _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one load across threads
 
     @classmethod
-    def from_env(cls) -> "Embedder":
-        path = os.environ.get("ORGKIT_MODEL_PATH")
-        return cls(os.environ.get("ORGKIT_MODEL") or DEFAULT_MODEL, Path(path) if path else None)
+    def from_config(cls, config: "Config") -> "Embedder":
+        return cls(config["model"] or DEFAULT_MODEL, config["model_path"], config.state_dir)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -66,23 +104,113 @@ class Embedder:
             digest.update(f"\0missing:{self.path}".encode())
         return f"{self.name}@{digest.hexdigest()[:16]}"
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def error(self) -> str | None:
+        """Why an earlier load failed (it is not retried), else None."""
+        return self._error
+
     def load(self) -> None:
-        """Load the model now; ModelUnavailable says why it cannot be loaded, in one line."""
+        """Load the model now, from its path or the cache (never the network).
+
+        ModelUnavailable says why it cannot be loaded and how to get it, in one line.
+        """
+        with self._lock:
+            self._load()
+
+    def _load(self) -> None:
         if self._model is not None:
             return
         if self._error is None and self.path is not None and not self.path.is_dir():
-            self._error = f"model directory not found: {self.path}"
+            self._error = f"model directory not found: {self.path} (ORGKIT_MODEL_PATH)"
         if self._error is not None:
             raise ModelUnavailable(self._error)
         try:
             from fastembed import TextEmbedding
 
-            kwargs = {"specific_model_path": str(self.path)} if self.path else {}
-            self._model = TextEmbedding(self.name, **kwargs)
+            _quiet_fastembed()
+            where = {"specific_model_path": str(self.path)} if self.path else {"local_files_only": True}
+            with warnings.catch_warnings():  # a static model says the arena option does not apply
+                warnings.simplefilter("ignore", UserWarning)
+                model = TextEmbedding(self.name, enable_cpu_mem_arena=False, lazy_load=True, **where)
+                prepared = self._prepared(model)
+                if prepared is not None:
+                    model = TextEmbedding(self.name, enable_cpu_mem_arena=False, lazy_load=True,
+                                          specific_model_path=str(prepared))
+                if hasattr(model.model, "load_onnx_model"):
+                    model.model.load_onnx_model()
+                self._model = model
         except Exception as exc:  # fastembed raises many kinds; all mean "no model"
-            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self._error = f"cannot load embedding model {self.name}: {detail}"
+            if self.path is None and "from any source" in str(exc):
+                self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
+            else:
+                self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
             raise ModelUnavailable(self._error) from None
+
+    def missing(self) -> str | None:
+        """Why the model cannot be loaded, found without loading it (no session, no network); else None.
+
+        For a first search on a corpus never embedded: the one warning should
+        say how to get the model when there is none, and a present model is
+        not loaded for nothing.
+        """
+        if self._model is not None:
+            return None
+        if self._error is None and self.path is not None:
+            return None if self.path.is_dir() else f"model directory not found: {self.path} (ORGKIT_MODEL_PATH)"
+        if self._error is None:
+            try:
+                from fastembed import TextEmbedding
+
+                _quiet_fastembed()
+                TextEmbedding(self.name, lazy_load=True, local_files_only=True)
+            except Exception as exc:  # as in load(): any failure means no model
+                if "from any source" in str(exc):
+                    self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
+                else:
+                    self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
+        return self._error
+
+    def _prepared(self, model: Any) -> Path | None:
+        """A copy of the model directory whose ONNX graph is already optimised, made once.
+
+        onnxruntime spends most of a model's load time optimising its graph
+        (0.4-0.8 s for MiniLM here); loading a graph it optimised before takes
+        a fraction of that, which is most of what a one-file update pays. The
+        copy lives in `work_dir` (the state dir: machine-local, deletable),
+        links every other file to the original, and is keyed by the
+        fingerprint. None when there is nowhere to keep it, the model is not a
+        single ONNX file, or preparing fails (the original is loaded then).
+        """
+        inner = getattr(model, "model", None)
+        description = getattr(inner, "model_description", None)
+        source = getattr(inner, "_model_dir", None)
+        if self.work_dir is None or description is None or source is None:
+            return None
+        model_file = str(description.model_file)
+        if not model_file.endswith(".onnx") or description.additional_files:
+            return None
+        target = self.work_dir / f"model-{hashlib.sha1(self.fingerprint.encode()).hexdigest()[:12]}"
+        if (target / model_file).is_file():
+            return target
+        try:
+            _prepare_model_dir(Path(source), model_file, target)
+        except Exception:  # onnxruntime or the file system: the original still loads
+            return None
+        return target
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Each text's length in the model's tokens (truncated as the model truncates)."""
+        self.load()
+        tokenizer = getattr(getattr(self._model, "model", None), "tokenizer", None)
+        if tokenizer is None:
+            return [max(1, len(t) // 4) for t in texts]
+        # In slices: the tokenizer pads a call's texts to its longest, and holds every token.
+        return [sum(e.attention_mask) or len(e.ids)
+                for start in range(0, len(texts), 256) for e in tokenizer.encode_batch(texts[start:start + 256])]
 
     def embed(self, texts: list[str]) -> "np.ndarray":
         """L2-normalised float32 vectors, one row per text, run as one batch."""
@@ -91,15 +219,61 @@ class Embedder:
         self.load()
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        rows = list(self._model.embed(texts, batch_size=len(texts)))  # type: ignore[union-attr]
+        rows = list(self._model.embed(texts, batch_size=len(texts)))
         return normalise(np.vstack(rows))
+
+    def embed_batches(self, texts: list[str], lengths: list[int] | None = None
+                      ) -> Iterator[tuple[list[int], "np.ndarray", int]]:
+        """(positions in `texts`, their vectors, their tokens) batch by batch, shortest first.
+
+        Texts are sorted by token length and cut into batches whose padded size
+        stays bounded (see `plan_batches`), so no batch holds more than a bounded
+        amount of memory; only one batch's vectors exist at a time. `lengths`
+        are the texts' token lengths, when the caller has them already.
+        """
+        lengths = self.token_lengths(texts) if lengths is None else lengths
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        for span in plan_batches([lengths[i] for i in order], **self.batch_limits):
+            picked = [order[i] for i in span]
+            yield picked, self.embed([texts[i] for i in picked]), sum(lengths[i] for i in picked)
 
     def embed_query(self, text: str) -> "np.ndarray":
         import numpy as np
 
         self.load()
-        vector = next(iter(self._model.query_embed(text)))  # type: ignore[union-attr]
+        vector = next(iter(self._model.query_embed(text)))
         return normalise(np.asarray(vector, dtype=np.float32)[None, :])[0]
+
+
+def _prepare_model_dir(source: Path, model_file: str, target: Path) -> None:
+    """Write `target`: `source`'s files linked, `model_file` replaced by its optimised graph.
+
+    The graph is optimised to onnxruntime's portable "extended" level (the
+    hardware-specific layout passes still run at load), written under a
+    temporary name and renamed, so a reader finds a whole copy or none.
+    """
+    import shutil
+
+    import onnxruntime as ort
+
+    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for file in source.rglob("*"):
+            rel = file.relative_to(source)
+            if file.is_file() and str(rel) != model_file:
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                (staging / rel).symlink_to(file.resolve())
+        (staging / model_file).parent.mkdir(parents=True, exist_ok=True)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        options.optimized_model_filepath = str(staging / model_file)
+        options.enable_cpu_mem_arena = False
+        ort.InferenceSession(str(source / model_file), options, providers=["CPUExecutionProvider"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def normalise(matrix: "np.ndarray") -> "np.ndarray":
@@ -111,22 +285,90 @@ def normalise(matrix: "np.ndarray") -> "np.ndarray":
     return matrix / np.where(norms == 0, 1, norms)
 
 
-def plan_batches(lengths: list[int], *, max_items: int = 64, max_chars: int = 16_000) -> list[range]:
+def plan_batches(lengths: list[int], *, max_items: int = BATCH_ITEMS, max_tokens: int = BATCH_TOKENS,
+                 max_cells: int = ATTENTION_CELLS) -> list[range]:
     """Consecutive batches whose padded size stays bounded.
 
-    A transformer pads a batch to its longest text and its attention grows with
-    the square of that length, so a batch of long passages must be smaller than
-    a batch of short ones: each batch holds at most `max_items` texts and at most
-    `max_chars` once every text is counted at the batch's longest length.
+    A transformer pads a batch to its longest text, and its attention holds a
+    score per head for every pair of positions, so memory grows with the
+    number of texts times the square of the longest: each batch holds at most
+    `max_items` texts, at most `max_tokens` padded tokens, and at most
+    `max_cells` attention cells (texts x longest^2). Measured with MiniLM on
+    onnxruntime, 16 texts of 512 tokens (4M cells) take 1 GiB beyond the
+    loaded model and 1M cells 200-350 MiB; at 256k cells the whole run peaks
+    near 500 MiB, and small batches are no slower on a CPU.
     """
     batches: list[range] = []
     start = 0
     longest = 0
     for i, length in enumerate(lengths):
         longest = max(longest, length)
-        if i > start and (i - start >= max_items or (i - start + 1) * longest > max_chars):
+        size = i - start + 1
+        if size > 1 and (size > max_items or size * longest > max_tokens or size * longest * longest > max_cells):
             batches.append(range(start, i))
             start, longest = i, length
     if start < len(lengths):
         batches.append(range(start, len(lengths)))
     return batches
+
+
+def hub_problem(timeout: float = HUB_TIMEOUT) -> str | None:
+    """Why the model hub cannot be reached now (offline mode, no answer in `timeout` s), or None.
+
+    One TCP connection in a daemon thread, so a dead network or a resolver
+    that never answers costs `timeout` seconds, not fastembed's retries.
+    """
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    url = urlsplit(constants.ENDPOINT)
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"cannot reach {host}: {exc.strerror or exc}")
+
+    probe = threading.Thread(target=connect, daemon=True)
+    probe.start()
+    probe.join(timeout)
+    return outcome[0] if outcome else f"cannot reach {host}: no answer in {timeout:g} s"
+
+
+def pull(embedder: Embedder) -> Path:
+    """Download `embedder`'s model into fastembed's cache (progress on stderr); its directory.
+
+    Search and index load it from there afterwards without asking the network.
+    """
+    if embedder.path is not None:
+        raise OrgkitError(f"model_path is set to {embedder.path}: that copy is used, nothing to download")
+    problem = hub_problem()
+    if problem is not None:
+        raise OrgkitError(f"cannot download {embedder.name}: {problem}")
+    try:
+        from fastembed import TextEmbedding
+
+        _quiet_fastembed()
+        model = TextEmbedding(embedder.name, lazy_load=True)
+    except Exception as exc:
+        raise OrgkitError(f"cannot download {embedder.name}: {_first_line(exc)}") from None
+    return Path(model.model._model_dir)
+
+
+def describe(embedder: Embedder) -> dict[str, Any]:
+    """Where the model comes from, whether it loads, and its size: `orgkit model show`."""
+    out: dict[str, Any] = {"name": embedder.name, "path": str(embedder.path) if embedder.path else None,
+                           "fingerprint": embedder.fingerprint, "loaded": False, "error": None,
+                           "dimensions": None}
+    try:
+        out["dimensions"] = int(embedder.embed_query("dimension probe").shape[0])
+        out["loaded"] = True
+    except ModelUnavailable as exc:
+        out["error"] = str(exc)
+    return out

@@ -55,6 +55,18 @@ def test_problems_are_found_with_file_and_line(cli, tmp_path: Path, tiny_model: 
     assert "error: a.org:7: id link to missing note gone [broken-link]" in human
 
 
+def test_human_output_is_a_summary_then_details(cli, tmp_path: Path, tiny_model: Path) -> None:
+    notes = write_notes(tmp_path, {f"n{i}.org": f":PROPERTIES:\n:ID: n{i}\n:END:\n#+title: N{i}\n"
+                                   for i in range(12)})
+    short = cli("doctor", "--notes", str(notes)).stdout.splitlines()
+    assert short[0] == "ok: 1 warning (1 index); 12 infos (12 orphan)"
+    assert not any("{" in line for line in short)
+    assert sum("nothing links to" in line for line in short) == 10
+    assert "... and 2 more infos (--verbose lists them)" in short
+    full = cli("doctor", "--notes", str(notes), "--verbose").stdout
+    assert full.count("nothing links to") == 12
+
+
 def test_unclosed_drawers_blocks_and_duplicate_ids_are_reported(cli, tmp_path: Path, tiny_model: Path) -> None:
     notes = write_notes(tmp_path, {
         "a.org": ("* A\n:PROPERTIES:\n:ID: lost\n* B\n:PROPERTIES:\n:ID: b\n:END:\n"

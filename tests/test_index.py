@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import write_notes
+from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.chunks import MAX_CHARS, chunk_file
@@ -101,7 +102,7 @@ def notes(tmp_path: Path) -> Path:
 
 
 def test_incremental_add_change_rename_delete(notes: Path, tmp_path: Path, tiny_model: Path) -> None:
-    embedder = Embedder.from_env()
+    embedder = Embedder.from_config(load(notes))
     index = Index.at(notes)
     first = update(index, embedder=embedder)
     assert (first.files, first.parsed, first.removed) == (3, 3, 0)
@@ -141,12 +142,12 @@ def test_model_change_reembeds_and_switching_back_is_free(notes: Path, tmp_path:
     from tiny_model import build_tiny_model
 
     index = Index.at(notes)
-    total = update(index, embedder=Embedder.from_env()).embedded
+    total = update(index, embedder=Embedder.from_config(load(notes))).embedded
     other = build_tiny_model(tmp_path / "other-model", seed=1)
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(other))
-    assert update(index, embedder=Embedder.from_env()).embedded == total
+    assert update(index, embedder=Embedder.from_config(load(notes))).embedded == total
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tiny_model))
-    assert update(index, embedder=Embedder.from_env()).embedded == 0
+    assert update(index, embedder=Embedder.from_config(load(notes))).embedded == 0
 
 
 def test_no_model_indexes_words_and_says_so_once(notes: Path, cli, tmp_path: Path, monkeypatch) -> None:

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index
 from test_index import assert_same_index, dump, fresh_dump
@@ -42,7 +43,7 @@ def test_killed_index_runs_leave_an_index_the_next_run_completes(braindump: Path
     finished = subprocess.run([*ORGKIT, "index", "--notes", str(braindump), "--json"],
                               capture_output=True, text=True, check=True)
     assert json.loads(finished.stdout)["pending"] == 0
-    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_env()))
+    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_config(load(braindump))))
 
 
 def test_concurrent_index_runs_take_turns(braindump: Path, tmp_path: Path, tiny_model: Path) -> None:
@@ -56,4 +57,4 @@ def test_concurrent_index_runs_take_turns(braindump: Path, tmp_path: Path, tiny_
     stats = [json.loads(out) for out, _ in outputs]
     assert sorted(s["parsed"] for s in stats)[0] == 0  # the second found nothing left to do
     assert any("waiting" in err for _, err in outputs)
-    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_env()))
+    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_config(load(braindump))))

@@ -137,3 +137,8 @@ def test_same_notes_without_ripgrep(cli, notes: Path, monkeypatch) -> None:
     finally:
         find_rg.cache_clear()
     assert without == with_rg
+
+
+def test_an_id_link_target_is_read_as_its_id(cli, notes: Path) -> None:
+    result, docs = read_json(cli, notes, f"id:{ID['far']}")
+    assert result.exit_code == 0 and [d["id"] for d in docs] == [ID["far"]]

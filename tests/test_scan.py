@@ -125,3 +125,8 @@ def test_rank_orders_hits_before_the_limit(notes: Path) -> None:
                 rank=lambda text: -sum(w in text.lower() for w in ("compost", "turn", "pile")))
     assert [h.title for h in hits.hits][0] == "Turn the COMPOST pile"
     assert len(hits.hits) == 2
+
+
+def test_anchored_regex_matches_title_values(cli, notes: Path) -> None:
+    hits = scan_json(cli, notes, "--regex", "^Garden")
+    assert [(h["title"], h["level"], h["id"]) for h in hits] == [("Garden Planning", 0, FILE_ID)]

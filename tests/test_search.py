@@ -26,7 +26,8 @@ def search(cli, notes: Path, *args: str) -> list[dict]:
 def test_each_mode_finds_the_note(cli, notes: Path, tiny_model: Path, mode: str) -> None:
     hits = search(cli, notes, "--mode", mode, "compost", "soil")
     assert hits[0]["id"] == "tomatoes"
-    assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet"}
+    assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet", "mode"}
+    assert hits[0]["mode"] == mode
     assert hits[0]["file"] == "garden/tomatoes.org" and hits[0]["line"] == 1 and hits[0]["level"] == 0
     assert "compost" in hits[0]["snippet"]
 
@@ -95,3 +96,30 @@ def test_dense_search_with_the_real_model(cli, notes: Path, monkeypatch) -> None
     hits = search(cli, notes, "--mode", "dense", "growing vegetables")
     assert hits[0]["id"] == "tomatoes"
     assert search(cli, notes, "--mode", "dense", "a faithful animal companion")[0]["id"] == "dogs"
+
+
+def test_a_heading_match_outranks_the_same_word_in_a_body(cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "ranked", {
+        "body.org": ":PROPERTIES:\n:ID: body\n:END:\n#+title: Gardening\n\n"
+                    "A long note about beds, paths, sheds and the weather; it mentions mulch once.\n",
+        "head.org": ":PROPERTIES:\n:ID: head\n:END:\n#+title: Mulch\n\n"
+                    "A long note about beds, paths, sheds and the weather; it is about this.\n",
+    })
+    hits = search(cli, notes, "--mode", "lexical", "mulch")
+    assert [h["id"] for h in hits] == ["head", "body"]
+    assert hits[0]["score"] > hits[1]["score"]
+
+
+def test_lexical_hits_are_in_the_order_of_their_scores(cli, notes: Path) -> None:
+    hits = search(cli, notes, "--mode", "lexical", "cats", "dogs", "pets", "kitten")
+    scores = [h["score"] for h in hits]
+    assert len(hits) > 2 and scores == sorted(scores, reverse=True)
+
+
+def test_context_never_includes_a_text_twice(cli, notes: Path, tiny_model: Path) -> None:
+    doc = json.loads(cli("context", "--notes", str(notes), "--json", "--budget", "4000",
+                         "kitten", "cats").stdout)
+    texts = [d["content"] for d in doc["included"]]
+    assert not any(a != b and a in b for a in texts for b in texts)
+    assert len({d["id"] for d in doc["included"]}) == len(texts)
+    assert {"cats"} <= {d["id"] for d in doc["included"]}

@@ -19,7 +19,8 @@ from .. import __version__
 # Commands that are not operations: module -> the commands it registers.
 SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
 
-GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs."}
+GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs.",
+              "model": "The embedding model: show it, or download it for offline use."}
 
 
 def _listing_config():
@@ -72,7 +73,32 @@ class LazyGroup(click.Group):
         return self.commands.get(name)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+EXAMPLES = """\b
+Examples:
+  orgkit scan compost --notes ~/notes      headlines with every word, and their IDs
+  orgkit read id:c8d5cab4-... --depth 1    a note and the notes it links to
+  orgkit index                             build the index, embedding with progress
+  orgkit search how do plants grow --json  by meaning and words, as JSON
+  orgkit context "soil health" --budget 3000
+  orgkit model pull                        download the embedding model once
+"""
+
+
+def _epilog() -> str:
+    """Examples, then every environment variable with what it sets (from the settings table)."""
+    from ..config import SETTINGS
+
+    rows = [("ORGKIT_NOTES", "notes directory (default ./notes)")]
+    rows += [(s.env, s.help) for s in SETTINGS.values() if s.env and not s.key.startswith("llm.")]
+    rows.append(("ORGKIT_LLM_*", "language-model settings (see `orgkit config`)"))
+    width = max(len(name) for name, _ in rows)
+    lines = [f"  {name.ljust(width)}  {text}" for name, text in rows]
+    completion = ("\b\nShell completion (bash; zsh and fish alike):\n"
+                  "  eval \"$(_ORGKIT_COMPLETE=bash_source orgkit)\"")
+    return EXAMPLES + "\n\b\nEnvironment:\n" + "\n".join(lines) + "\n\n" + completion
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_epilog())
 @click.version_option(__version__, prog_name="orgkit")
 def main() -> None:
     """Deep, fast memory over plain org files."""

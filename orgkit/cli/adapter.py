@@ -62,19 +62,12 @@ def _given(op: Op, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _progress(ctx: OpContext) -> Callable[[], None]:
-    """An embedding progress bar on stderr when it is a terminal; returns its closer."""
-    if not sys.stderr.isatty():
-        return lambda: None
-    bars: list = []
+    """Embedding progress on stderr (a bar on a terminal, plain lines otherwise); returns its closer."""
+    from .progress import ProgressReport
 
-    def advance(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label="embedding", file=sys.stderr))
-            bars[0].__enter__()
-        bars[0].update(done - bars[0].pos)
-
-    ctx.progress = advance
-    return lambda: bars and bars[0].__exit__(None, None, None)
+    report = ProgressReport()
+    ctx.progress = report
+    return report.close
 
 
 def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:

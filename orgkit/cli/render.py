@@ -61,8 +61,9 @@ def read(docs: list[dict], options: dict) -> str:
 
 
 def index(stats: dict, options: dict) -> str:
-    embedded = f", {stats['embedded']} passages embedded" if stats["embedded"] else ""
-    pending = f", {stats['pending']} passages without vectors" if stats["pending"] else ""
+    embedded = (f", {stats['embedded']} passage texts embedded ({stats['tokens']:,} tokens)"
+                if stats["embedded"] else "")
+    pending = f", {stats['pending']} passage texts without vectors" if stats["pending"] else ""
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
             f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
             + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
@@ -88,14 +89,52 @@ def id_add(rows: list[dict], options: dict) -> str:
                      for r in rows) or "nothing to do: every entry has an ID"
 
 
+DOCTOR_SHOWN = 10  # findings listed per level without --verbose
+_LEVELS = ("error", "warning", "info")
+
+
+def _fact(value: Any) -> str:
+    """A fact in words (`files 529, nodes 574`), never a Python dict."""
+    if value is None:
+        return "not found"
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_fact(v)}" for k, v in value.items() if v is not None)
+    return str(value)
+
+
+def doctor_summary(report: dict) -> str:
+    """One line first: ok or broken, and the findings counted by level and check."""
+    parts = []
+    for level in _LEVELS:
+        found = [f["check"] for f in report["findings"] if f["level"] == level]
+        if found:
+            checks = ", ".join(f"{found.count(c)} {c}" for c in sorted(set(found)))
+            parts.append(f"{len(found)} {level}{'s' if len(found) != 1 else ''} ({checks})")
+    return f"{'ok' if report['ok'] else 'broken'}: " + ("; ".join(parts) or "nothing to report")
+
+
 def doctor(report: dict, options: dict) -> str:
-    lines = [f"{name}: {value if value is not None else 'not found'}" for name, value in report["facts"].items()]
-    for f in report["findings"]:
-        where = f"{f['file']}:{f['line']}: " if f["file"] and f["line"] else f"{f['file']}: " if f["file"] else ""
-        lines.append(f"{f['level']}: {where}{f['message']} [{f['check']}]")
-    errors = sum(f["level"] == "error" for f in report["findings"])
-    lines.append("ok" if report["ok"] else f"{errors} error(s)")
+    lines = [doctor_summary(report)]
+    lines += [f"{name}: {_fact(value)}" for name, value in report["facts"].items()]
+    for level in _LEVELS:
+        found = [f for f in report["findings"] if f["level"] == level]
+        shown = found if options.get("verbose") else found[:DOCTOR_SHOWN]
+        for f in shown:
+            where = f"{f['file']}:{f['line']}: " if f["file"] and f["line"] else f"{f['file']}: " if f["file"] else ""
+            lines.append(f"{f['level']}: {where}{f['message']} [{f['check']}]")
+        if len(found) > len(shown):
+            lines.append(f"... and {len(found) - len(shown)} more {level}s (--verbose lists them)")
     return "\n".join(lines)
+
+
+def model_show(info: dict, options: dict) -> str:
+    where = info["path"] or "fastembed's model cache"
+    state = f"loads, {info['dimensions']} dimensions" if info["loaded"] else info["error"]
+    return f"{info['name']} from {where}\nfingerprint: {info['fingerprint']}\n{state}"
+
+
+def model_pull(info: dict, options: dict) -> str:
+    return f"{info['name']} is in {info['path']}; search and index load it from there"
 
 
 def tangle(data: dict, options: dict) -> str:
@@ -213,7 +252,7 @@ def audit(report: dict, options: dict) -> str:
 
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
-    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "tangle": tangle,
+    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "model_show": model_show, "model_pull": model_pull, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
     "schema_list": schema_list, "schema_show": schema_show, "extract": extract, "audit": audit,

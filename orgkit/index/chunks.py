@@ -157,14 +157,14 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
         skip = sx.KEYWORD.match(line) or _FENCE.match(line) or sx.PLANNING.match(line)
         if skip or not line.strip():
             if current:
-                out.append((start + 1, "\n".join(current)))
+                out.append((start + 1, sx.link_display("\n".join(current))))
                 current = []
             continue
         if not current:
             start = i
-        current.append(sx.link_display(line.rstrip()))
+        current.append(line.rstrip())
     if current:
-        out.append((start + 1, "\n".join(current)))
+        out.append((start + 1, sx.link_display("\n".join(current))))  # a link may span lines
     return out
 
 

@@ -22,15 +22,15 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ..embed import Embedder, ModelUnavailable, plan_batches
+from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..org import OrgFile, parse_org
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
-from .outlines import headings, insert_sections
+from .embedding import Progress, bump_generation, embed_pending, pending_count
+from .outlines import insert_sections
 from .store import DB_NAME, Index
-from .vectors import refresh_cache
 
 LOCK_NAME = "index.lock"
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
@@ -48,15 +48,17 @@ class UpdateStats:
     parsed: int = 0
     removed: int = 0
     chunks: int = 0
-    embedded: int = 0
-    pending: int = 0  # passages still without a vector for the current model
+    embedded: int = 0  # distinct passage texts embedded
+    tokens: int = 0  # their tokens
+    pending: int = 0  # passage texts still without a vector for the current model
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     model_error: str | None = None
 
     def to_json(self) -> dict:
         return {"files": self.files, "parsed": self.parsed, "removed": self.removed,
-                "chunks": self.chunks, "embedded": self.embedded, "pending": self.pending,
+                "chunks": self.chunks, "embedded": self.embedded, "tokens": self.tokens,
+                "pending": self.pending,
                 "seconds": round(self.seconds, 3), "warnings": self.warnings,
                 "model_error": self.model_error}
 
@@ -89,11 +91,11 @@ def update(
     rebuild: bool = False,
     wait: bool = True,
     on_wait: Callable[[], None] | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> UpdateStats:
     """Make the index match the notes; embed new passages when `embedder` is given.
 
-    `progress(done, total)` is called as passages are embedded. Without `wait`,
+    `progress` is called after each embedded batch. Without `wait`,
     a concurrent update raises IndexBusy instead of waiting for it.
     """
     started = time.perf_counter()
@@ -104,8 +106,7 @@ def update(
             _remove_database(index)
         _sync_files(index, stats)
         if embedder is not None:
-            _embed_missing(index, embedder, stats, progress)
-            refresh_cache(index, embedder.fingerprint)
+            _embed(index, embedder, stats, progress)
         if stats.parsed or stats.removed or stats.embedded:
             _shrink_log(index)
     stats.seconds = time.perf_counter() - started
@@ -192,7 +193,7 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         stats.warnings.extend(_duplicate_ids(conn, [item.path for item in changed]))
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
-            _bump_generation(conn)
+            bump_generation(conn)
 
 
 def _duplicate_ids(conn, files: list[str]) -> list[str]:
@@ -250,61 +251,21 @@ def _insert_file(conn, item: _Parsed) -> int:
     return len(item.chunks)
 
 
-def _bump_generation(conn) -> None:
-    conn.execute("INSERT INTO meta VALUES ('generation', '1') "
-                 "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-
-
-def missing_vectors(conn, fingerprint: str) -> list[tuple[str, str]]:
-    """(hash, text) of passages without a vector from this model, one per distinct text."""
-    rows = conn.execute(
-        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-           WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
-           GROUP BY c.hash""",
-        (fingerprint,),
-    ).fetchall()
-    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
-    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
-
-
-def _embed_missing(index: Index, embedder: Embedder, stats: UpdateStats,
-                   progress: Callable[[int, int], None] | None) -> None:
-    conn = index.conn
-    fingerprint = embedder.fingerprint
-    complete_key = f"complete:{fingerprint}"  # the generation at which every passage had a vector
-    generation = str(index.generation(conn))
-    if conn.execute("SELECT value FROM meta WHERE key = ?", (complete_key,)).fetchone() == (generation,):
-        return
-    todo = missing_vectors(conn, fingerprint)
-    stats.pending = len(todo)
-    if not todo:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (complete_key, generation))
-        return
+def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progress | None) -> None:
     try:
-        embedder.load()
+        done = embed_pending(index, embedder, progress=progress)
     except ModelUnavailable as exc:
         stats.model_error = str(exc)
+        stats.pending = pending_count(index, embedder.fingerprint)
         return
-    # Similar lengths batch together, so the model pads less.
-    todo.sort(key=lambda item: len(item[1]))
-    for span in plan_batches([len(text) for _, text in todo]):
-        batch = todo[span.start:span.stop]
-        vectors = embedder.embed([text for _, text in batch])
-        with write_transaction(conn):
-            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                             [(fingerprint, h, v.tobytes()) for (h, _), v in zip(batch, vectors)])
-            _bump_generation(conn)
-        stats.embedded += len(batch)
-        stats.pending -= len(batch)
-        if progress is not None:
-            progress(stats.embedded, len(todo))
+    stats.embedded, stats.tokens, stats.pending = done.done, done.tokens, done.total - done.done
 
 
 def refresh(
     index: Index,
     *,
     embedder: Embedder | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> UpdateStats:
     """Update before answering a query; while another process writes, use the index as it is."""
     try:

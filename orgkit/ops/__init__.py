@@ -30,7 +30,7 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "tangle", "skills", "extract", "memory", "feedback",
+MODULES = ("graph", "retrieve", "index", "edit", "doctor", "model", "tangle", "skills", "extract", "memory", "feedback",
            "meta")
 
 _REGISTRY: dict[str, Op] = {}

@@ -23,6 +23,7 @@ from ..errors import OrgkitError
 if TYPE_CHECKING:
     from ..embed import Embedder
     from ..index import Index
+    from ..index.embedding import BackgroundEmbedder
     from ..retrieve.search import VectorCache
     from ..skills import Registry
 
@@ -38,7 +39,7 @@ class OpContext:
         self.base = base  # relative paths in parameters start here; None: the working directory
         self.warm = warm
         self.surface = "serve" if warm else "cli"  # who is asking: cli, serve or mcp (set by the adapter)
-        self.progress: Callable[[int, int], None] | None = None
+        self.progress: Callable[[Any], None] | None = None  # called with an EmbedProgress per batch
         self.on_wait: Callable[[], None] | None = None
         self.lock = threading.RLock()  # one operation at a time on the shared index
         # Cleared while a background warm-up runs: first the word index, then the model and vectors.
@@ -53,6 +54,7 @@ class OpContext:
         self._cache: VectorCache | None = None
         self._skills: Registry | None = None
         self._checked: dict[bool, float] = {}  # embed? -> when the files were last checked
+        self._background: BackgroundEmbedder | None = None
         self.begin()
 
     # -- one call -------------------------------------------------------
@@ -111,7 +113,7 @@ class OpContext:
         if self._embedder is None:
             from ..embed import Embedder
 
-            self._embedder = Embedder(self.config["model"], self.config["model_path"])
+            self._embedder = Embedder.from_config(self.config)
         return self._embedder
 
     @property
@@ -142,9 +144,16 @@ class OpContext:
     # -- keeping the index fresh ----------------------------------------
 
     def refresh(self, embed: bool = True) -> None:
-        """Bring the index up to date: once for a one-shot call, at most every few seconds when warm."""
+        """Bring the index up to date: once for a one-shot call, at most every few seconds when warm.
+
+        The words always; then, with `embed`, the passages that lack a vector:
+        a backlog of at most `search.inline_embed_limit` texts is embedded now,
+        a larger one is left to `orgkit index` (one-shot: a warning says so) or
+        to the background thread (warm), and queries answer from what is
+        embedded meanwhile. No call embeds a corpus unannounced.
+        """
         from ..config import ensure_state_dir
-        from ..index import IndexBusy, refresh, update
+        from ..index import IndexBusy, update
 
         self.words_ready.wait()  # while a warm-up builds the word index (a short pass), there is nothing to use
         if self.background_error:
@@ -154,20 +163,48 @@ class OpContext:
         recheck = self.config["serve.recheck_after"] if self.warm else math.inf
         last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
         if last > -math.inf and time.monotonic() - last < recheck:
+            if embed and self.warm:
+                self._embedding_status()
             return
         ensure_state_dir(self.config)
-        if not self.model_ready.is_set():
-            try:  # the warm-up may be embedding (it holds the writer lock): then its words are current
-                stats = update(self.index, embedder=None, wait=False)
-            except IndexBusy:
-                return
-        else:
-            stats = refresh(self.index, embedder=self.embedder if embed else None, progress=self.progress)
+        try:
+            stats = update(self.index, embedder=None, wait=False)
+        except IndexBusy:  # another process writes: use the index as it is
+            self.warn("another orgkit process is updating the index; using it as it is")
+            stats = None
         self._checked[embed] = time.monotonic()
-        for message in stats.warnings:
+        for message in stats.warnings if stats is not None else []:
             self.warn(message)
-        if stats.model_error:
-            self.warn(f"{stats.model_error}; indexing words only")
+        if embed:
+            self._embed_backlog()
+
+    def _embed_backlog(self) -> None:
+        """Embed a small backlog now; a larger one in the background (warm) or by `orgkit index`."""
+        from ..index.embedding import embed_small_backlog
+
+        limit = self.config["search.inline_embed_limit"]
+        if self.warm:
+            for line in self.background.catch_up(self.index, limit):
+                self.warn(line)
+            return
+        backlog = embed_small_backlog(self.index, self.embedder, limit)
+        line = backlog.warning() if backlog.embedded else None  # with no vectors at all, search says why
+        if line:
+            self.warn(line)
+
+    def _embedding_status(self) -> None:
+        line = self._background.status() if self._background is not None else None
+        if line:
+            self.warn(line)
+
+    @property
+    def background(self) -> "BackgroundEmbedder":
+        """The warm context's background embedding run (one at a time)."""
+        if self._background is None:
+            from ..index.embedding import BackgroundEmbedder
+
+            self._background = BackgroundEmbedder(self.root, self.config.state_dir, self.embedder)
+        return self._background
 
     def lookup_index(self) -> "Index | None":
         """The index for lookups by ID, brought up to date; None when a one-shot call finds none built.
@@ -181,10 +218,12 @@ class OpContext:
         return self.index
 
     def start_warm_up(self) -> None:
-        """Build the word index, then load the model and embed, in a background thread (once).
+        """Build the word index, then load the model and embed, in background threads (once).
 
-        Until the words are indexed, calls wait for them (a short pass);
-        until the model and vectors are ready, searches rank by words and say so.
+        Until the words are indexed, calls wait for them (a short pass); until
+        the model is loaded, searches rank by words and say so; then they rank
+        by meaning over what is embedded, while the backlog is embedded in the
+        background batch by batch.
         """
         if self._warming is not None:
             return
@@ -202,6 +241,7 @@ class OpContext:
         from ..config import ensure_state_dir
         from ..embed import ModelUnavailable
         from ..index import Index, update
+        from ..index.embedding import pending_count
 
         own = None
         try:
@@ -210,7 +250,8 @@ class OpContext:
             update(own, embedder=None)
             self.words_ready.set()
             self.embedder.load()
-            update(own, embedder=self.embedder)
+            self.model_ready.set()
+            self.background.start(pending_count(own, self.embedder.fingerprint))
         except ModelUnavailable:
             pass  # searches say so, and rank by words
         except Exception as exc:  # noqa: BLE001 - the calls that follow report the index's own errors
@@ -222,5 +263,7 @@ class OpContext:
             self.model_ready.set()
 
     def close(self) -> None:
+        if self._background is not None:
+            self._background.stop()
         if self._index is not None:
             self._index.close()

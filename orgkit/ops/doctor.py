@@ -6,7 +6,7 @@ from typing import Any
 
 from . import declare
 from .context import OpContext
-from .spec import Op
+from .spec import Op, Param
 
 
 def doctor(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -17,5 +17,7 @@ def doctor(ctx: OpContext, args: dict[str, Any]) -> dict:
     return report.to_json()
 
 
-declare(Op("doctor", "Check ripgrep, the model, the index and the notes; fails when something is broken.", doctor,
+declare(Op("doctor", "Check ripgrep, the model, the index and the notes; fails when something is broken. "
+           "Prints a summary line first, then the facts and the first findings of each level.", doctor,
+           params=(Param("verbose", "boolean", "List every finding (the JSON result always has them all)."),),
            result="{ok, facts, findings: [{level, check, message, file, line}]}"))

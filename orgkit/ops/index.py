@@ -15,7 +15,7 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
 
     ensure_state_dir(ctx.config)
     stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],
-                   progress=ctx.progress, on_wait=ctx.on_wait)
+                   progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait)
     for message in stats.warnings:
         ctx.warn(message)
     if stats.model_error:
@@ -34,8 +34,12 @@ def _record_corrections(ctx: OpContext) -> int:
     return len(found.events)
 
 
-declare(Op("index", "Build or update the index (only changed files are read, new passages embedded).", index,
+declare(Op("index", "Build or update the index (only changed files are read, new passage texts embedded). "
+           "Embedding reports progress on stderr: a bar with its rate and time left on a terminal, a plain "
+           "line every 10 s otherwise.", index,
            params=(Param("rebuild", "boolean", "Throw the index away and build it afresh."),
-                   Param("no_embed", "boolean", "Build the word index only (no model needed).")),
-           result="{files, parsed, removed, chunks, embedded, pending, seconds, warnings, model_error, feedback_events}",
+                   Param("no_embed", "boolean", "Build the word index only (no model needed)."),
+                   Param("quiet", "boolean", "No progress on stderr.")),
+           result="{files, parsed, removed, chunks, embedded, tokens, pending, seconds, warnings, model_error, "
+                  "feedback_events}",
            writes=True))

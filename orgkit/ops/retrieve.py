@@ -94,10 +94,10 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                    Param("mode", "string", "Rank by meaning and words, meaning only, or words only.",
                          default="hybrid", enum=("hybrid", "dense", "lexical")),
                    NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet}]"))
+           result="[{id, title, file, line, level, score, snippet, mode}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
                    NO_UPDATE),
-           result="{query, budget, tokens, included, omitted, warnings}"))
+           result="{query, budget, tokens, included, omitted, warnings, mode, reason}"))

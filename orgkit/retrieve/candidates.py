@@ -17,7 +17,7 @@ from typing import Callable
 from ..embed import Embedder
 from ..index.store import Index
 from .scan import scan
-from .search import RRF_K, VectorCache, query_terms, search
+from .search import RRF_K, SearchResult, VectorCache, query_terms, search
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
 Ranker = Callable[[Path, str, int], tuple[list[dict], list[str]]]
@@ -80,23 +80,35 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
     return sorted(by_id.values(), key=lambda c: -c.score)[:limit]
 
 
-def search_ranker(index: Index, embedder: Embedder | None,
-                  cache: VectorCache | None = None) -> Ranker:
-    """Hybrid search over `index` as a ranker (words only when there is no model)."""
+class SearchRanker:
+    """Hybrid search over an index as a ranker (words only when there is no model).
 
-    def ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
-        found = search(index, query, limit=limit * 2, embedder=embedder, cache=cache)
-        return [h.to_json() for h in found.hits], found.warnings
+    `last` keeps the latest search's result, so a caller can report the mode
+    that ranked it and why.
+    """
 
-    return ranked
+    def __init__(self, index: Index, embedder: Embedder | None, cache: VectorCache | None = None) -> None:
+        self.index, self.embedder, self.cache = index, embedder, cache
+        self.last: SearchResult | None = None
+
+    def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
+        self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache)
+        return [h.to_json() for h in self.last.hits], self.last.warnings
+
+
+def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None) -> SearchRanker:
+    return SearchRanker(index, embedder, cache)
 
 
 def default_rankers(root: Path, state_dir: Path | None = None) -> dict[str, Ranker]:
     """The scan, plus the search when the notes have an index."""
-    index = Index.at(root, state_dir)
+    from ..config import load
+
+    config = load(root)
+    index = Index.at(root, state_dir or config.state_dir)
     if not index.exists():
         return {"scan": scan_ranked}
-    return {"search": search_ranker(index, Embedder.from_env()), "scan": scan_ranked}
+    return {"search": search_ranker(index, Embedder.from_config(config)), "scan": scan_ranked}
 
 
 def find_candidates(root: Path, query: str, *, limit: int = 10,

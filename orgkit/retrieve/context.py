@@ -28,6 +28,8 @@ class ContextResult:
     included: list[dict] = field(default_factory=list)
     omitted: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    mode: str = "hybrid"  # how the search candidates were ranked
+    reason: str | None = None  # why not hybrid, when not
 
     @property
     def tokens(self) -> int:
@@ -35,7 +37,8 @@ class ContextResult:
 
     def to_json(self) -> dict:
         return {"query": self.query, "budget": self.budget, "tokens": self.tokens,
-                "included": self.included, "omitted": self.omitted, "warnings": self.warnings}
+                "included": self.included, "omitted": self.omitted, "warnings": self.warnings,
+                "mode": self.mode, "reason": self.reason}
 
 
 def context(
@@ -47,9 +50,11 @@ def context(
     cache: VectorCache | None = None,
 ) -> ContextResult:
     result = ContextResult(query=query, budget=budget)
-    rankers = {"search": search_ranker(index, embedder, cache), "scan": scan_ranked}
-    found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
+    searcher = search_ranker(index, embedder, cache)
+    found = find_candidates(index.root, query, limit=CANDIDATES, rankers={"search": searcher, "scan": scan_ranked})
     result.warnings.extend(found.warnings)
+    if searcher.last is not None:
+        result.mode, result.reason = searcher.last.mode, searcher.last.reason
     locator = index_locator(index)
     docs = read(index.root, [c.id for c in found.candidates], locator=locator)
     result.warnings.extend(docs.warnings)
@@ -64,20 +69,39 @@ def context(
 
 
 def _offer(result: ContextResult, taken: list[ReadDoc], doc: ReadDoc, budget: int,
-           score: float | None, found_by: list[str]) -> None:
-    """Include `doc` if it is new and fits; otherwise say why not."""
+           score: float | None, found_by: list[str]) -> dict | None:
+    """Include `doc` if it is new and fits (its entry), otherwise say why not. No text is included twice.
+
+    A doc inside one already included is left out; a doc that holds included
+    ones (a file after one of its heading nodes) takes their place, in the
+    rank of the first, when the budget allows it.
+    """
     inside = next((t for t in taken if t.file == doc.file and _contains(t, doc)), None)
     brief = {"id": doc.id, "title": doc.title, "file": doc.file, "tokens": doc.tokens}
+    held = [t for t in taken if t.file == doc.file and _contains(doc, t)]
+    freed = sum(t.tokens for t in held)
     if inside is not None:
         result.omitted.append({**brief, "reason": f"inside {inside.id}, already included"})
-    elif result.tokens + doc.tokens > budget:
+        return None
+    if result.tokens - freed + doc.tokens > budget:
         result.omitted.append({**brief, "reason": "over budget"})
-    else:
-        taken.append(doc)
-        entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by}
-        if score is not None:
-            entry["score"] = score
-        result.included.append(entry)
+        return None
+    entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by}
+    if score is not None:
+        entry["score"] = score
+    at = len(taken)
+    if held:
+        at = min(taken.index(t) for t in held)
+        for t in held:
+            gone = taken.index(t)
+            del taken[gone]
+            old = result.included.pop(gone)
+            result.omitted.append({"id": old["id"], "title": old["title"], "file": old["file"],
+                                   "tokens": old["tokens"], "reason": f"inside {doc.id}, included instead"})
+        at = min(at, len(taken))
+    taken.insert(at, doc)
+    result.included.insert(at, entry)
+    return entry
 
 
 def _contains(outer: ReadDoc, inner: ReadDoc) -> bool:
@@ -103,9 +127,8 @@ def _add_linked(index: Index, result: ContextResult, taken: list[ReadDoc], budge
     result.warnings.extend(docs.warnings)
     via_of = dict(linked)
     for doc in docs.docs:
-        before = len(result.included)
-        _offer(result, taken, doc, budget, None, [f"link from {via_of[doc.id]}"])
-        if len(result.included) > before:
-            result.included[-1]["via"] = via_of[doc.id]
-            result.included[-1]["depth"] = 1
+        entry = _offer(result, taken, doc, budget, None, [f"link from {via_of[doc.id]}"])
+        if entry is not None:
+            entry["via"] = via_of[doc.id]
+            entry["depth"] = 1
     result.omitted.extend({"id": m, "via": via_of[m], "reason": "no note has this ID"} for m in docs.missing)

@@ -103,6 +103,12 @@ class _Reader:
         return list(dict.fromkeys(t for t in targets if t != node.id))
 
 
+def bare_id(text: str) -> str:
+    """`id:UUID` (a link target) as the ID itself; anything else unchanged."""
+    stripped = text.strip()
+    return stripped[3:].strip() if stripped[:3].lower() == "id:" else stripped
+
+
 def read(
     root: Path,
     ids: Iterable[str],
@@ -114,12 +120,13 @@ def read(
     """Read `ids` (always included) and, up to `depth` hops away, what they link to.
 
     Linked notes that would overflow `budget` tokens are left out and listed in
-    `omitted`; smaller ones further down the queue may still fit.
+    `omitted`; smaller ones further down the queue may still fit. An ID may be
+    written as a link target (`id:UUID`), as it is copied from a note.
     """
     require_dir(root)
     reader = _Reader(root, locator or rg_locator(root), TextCache(root))
     result = ReadResult()
-    frontier = [(i, None) for i in dict.fromkeys(ids)]
+    frontier = [(i, None) for i in dict.fromkeys(bare_id(i) for i in ids)]
     seen = {i for i, _ in frontier}
     used = 0
     for level in range(depth + 1):

@@ -99,9 +99,15 @@ def _is_headline(text: str) -> bool:
     return re.match(_HEADLINE, text) is not None
 
 
+_LEAD = re.compile(_HEADLINE + r"[ \t]*")
+
+
 def _searchable(text: str) -> str:
-    """The part of a matched line that the query is about (not the stars or keyword)."""
-    return re.sub(_HEADLINE, "", text, count=1)
+    """The part of a matched line that the query is about (not the stars, keyword or spaces after them).
+
+    So `^X` matches a heading or a `#+title:` value that starts with X.
+    """
+    return _LEAD.sub("", text, count=1)
 
 
 def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:

@@ -48,16 +48,21 @@ class SearchHit:
     score: float
     snippet: str
     chunk: int = field(default=0, repr=False)  # the best passage's row, for callers that read on
+    mode: str = "hybrid"  # the ranking that found it: hybrid, dense or lexical
 
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
-                "level": self.level, "score": round(self.score, 6), "snippet": self.snippet}
+                "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
+                "mode": self.mode}
 
 
 @dataclass
 class SearchResult:
+    """Hits, the mode that ranked them, and why it is not the mode asked for (if it is not)."""
+
     hits: list[SearchHit] = field(default_factory=list)
     mode: str = "hybrid"
+    reason: str | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -98,31 +103,51 @@ def search(
     if not query.strip():
         raise OrgkitError("empty query: give at least one word to search for")
     result = SearchResult(mode=mode)
-    query_vector = None
-    if mode != "lexical":
-        try:
-            if embedder is None:
-                raise ModelUnavailable("no embedding model configured")
-            query_vector = embedder.embed_query(query)
-        except ModelUnavailable as exc:
-            result.warnings.append(f"{exc}; ranking by words only")
-            result.mode = "lexical"
     pool = max(limit, POOL)
     with index.snapshot() as conn:
+        vectors, query_vector = None, None
+        if mode != "lexical":
+            vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
         rankings: list[Ranking] = []
         weights: list[float] = []
         if result.mode != "dense":
             rankings.append(lexical_ranking(conn, query, pool))
             weights.append(LEXICAL_WEIGHT)
-        if query_vector is not None:
-            vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)  # type: ignore[union-attr]
-            if len(vectors.chunks) == 0:
-                result.warnings.append("no passage has a vector yet; run `orgkit index`")
+        if vectors is not None:
             rankings.append(dense_ranking(vectors, query_vector, pool))
             weights.append(1.0)
         fused = rankings[0] if len(rankings) == 1 else fuse(rankings, weights)
         result.hits = _hits(conn, index, fused, query, limit)
+    for hit in result.hits:
+        hit.mode = result.mode
     return result
+
+
+def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder: Embedder | None,
+                  cache: VectorCache | None, result: SearchResult):
+    """(vectors, query vector) for dense ranking, or (None, None) with the reason in `result`.
+
+    The stored vectors are looked at first: with none from this model there is
+    nothing to rank by meaning, and the model is not even loaded.
+    """
+    if embedder is None:
+        return _words_only(result, "no embedding model configured")
+    vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
+    if len(vectors.chunks) == 0 and embedder.missing() is not None:
+        return _words_only(result, embedder.missing())
+    if len(vectors.chunks) == 0:
+        return _words_only(result, f"no passage has a vector from {embedder.name} yet "
+                                   "(run `orgkit index` to embed them)")
+    try:
+        return vectors, embedder.embed_query(query)
+    except ModelUnavailable as exc:
+        return _words_only(result, str(exc))
+
+
+def _words_only(result: SearchResult, reason: str) -> tuple[None, None]:
+    result.mode, result.reason = "lexical", reason
+    result.warnings.append(f"{reason}; ranking by words only")
+    return None, None
 
 
 def query_terms(query: str) -> list[str]:
@@ -133,15 +158,21 @@ def query_terms(query: str) -> list[str]:
 
 
 def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Ranking:
-    """Nodes by their best passage's BM25 (any query word may match)."""
+    """Nodes by their best passage's BM25 (any query word may match).
+
+    The heading column (the note's title, outline path and aliases) weighs
+    HEADING_WEIGHT times the passage's text, so a note about a word outranks a
+    note that mentions it.
+    """
     terms = query_terms(query)
     if not terms:
         return []
     match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
+    # One expression scores and orders: the score shown is the one the list is sorted by.
     rows = conn.execute(
         f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {HEADING_WEIGHT}, 1.0) AS score
             FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-            WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?""",
+            WHERE chunks_fts MATCH ? ORDER BY score DESC, c.rowid LIMIT ?""",
         (match, pool * 8),
     ).fetchall()
     return _best_per_node(rows, pool)

@@ -1,0 +1,247 @@
+"""Giving passages their vectors: the backlog, embedded inline, by `orgkit index`, or in the background.
+
+SQLite keys a vector by the hash of the text embedded and the model's
+fingerprint, so that table is the text cache: a text shared by many passages,
+files or runs is embedded once per model. What is missing is the backlog; it
+is embedded in length-sorted, token-capped batches (see `Embedder.embed_batches`),
+each committed on its own, so a killed run loses at most one batch and a
+reader sees the vectors arrive batch by batch.
+
+Commands must not embed a whole corpus without saying so: a query embeds a
+small backlog inline (`search.inline_embed_limit`) and otherwise answers from
+what is embedded; `orgkit index` embeds everything with progress; a long-lived
+server hands the backlog to `BackgroundEmbedder` and switches to hybrid ranking
+batch by batch as vectors land.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..embed import Embedder, ModelUnavailable
+from .db import write_transaction
+from .outlines import headings
+from .store import Index
+from .vectors import cache_is_worth_rewriting, refresh_cache, remove_other_caches
+
+
+@dataclass
+class EmbedProgress:
+    """How far an embedding run is: distinct texts and their tokens, and time spent."""
+
+    done: int = 0
+    total: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    total_tokens: int = 0  # of every text in the run: long texts come last, so time left goes by tokens
+
+
+Progress = Callable[[EmbedProgress], None]
+
+
+def _complete_key(fingerprint: str) -> str:
+    return f"complete:{fingerprint}"  # the generation at which every passage had a vector
+
+
+def _known_complete(conn: sqlite3.Connection, index: Index, fingerprint: str) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_complete_key(fingerprint),)).fetchone()
+    return row == (str(index.generation(conn)),)
+
+
+def missing_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[str, str]]:
+    """(hash, text) of passages without a vector from this model, one per distinct text."""
+    rows = conn.execute(
+        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
+           WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
+           GROUP BY c.hash""",
+        (fingerprint,),
+    ).fetchall()
+    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
+
+
+def pending_count(index: Index, fingerprint: str) -> int:
+    """Distinct passage texts that have no vector from this model (no model is loaded)."""
+    with index.snapshot() as conn:
+        if _known_complete(conn, index, fingerprint):
+            return 0
+        return conn.execute(
+            """SELECT count(DISTINCT c.hash) FROM chunks c
+               WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)""",
+            (fingerprint,),
+        ).fetchone()[0]
+
+
+def embedded_count(index: Index, fingerprint: str) -> int:
+    """Distinct texts that have a vector from this model."""
+    with index.snapshot() as conn:
+        return conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (fingerprint,)).fetchone()[0]
+
+
+def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None = None,
+                  stop: threading.Event | None = None) -> EmbedProgress:
+    """Embed every passage text that lacks a vector from `embedder`; raises ModelUnavailable.
+
+    The model is loaded only when there is something to embed. Each batch is
+    one transaction; `stop` ends the run between batches.
+    """
+    conn = index.conn
+    fingerprint = embedder.fingerprint
+    state = EmbedProgress()
+    started = time.perf_counter()
+    if _known_complete(conn, index, fingerprint):
+        return state
+    todo = missing_vectors(conn, fingerprint)
+    state.total = len(todo)
+    if todo:
+        embedder.load()
+        texts = [text for _, text in todo]
+        lengths = embedder.token_lengths(texts)
+        state.total_tokens = sum(lengths)
+        for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
+            with write_transaction(conn):
+                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                                 [(fingerprint, todo[i][0], v.tobytes()) for i, v in zip(picked, vectors)])
+                bump_generation(conn)
+            state.done += len(picked)
+            state.tokens += tokens
+            state.seconds = time.perf_counter() - started
+            if progress is not None:
+                progress(state)
+            if stop is not None and stop.is_set():
+                return state
+    with write_transaction(conn):
+        if not missing_vectors(conn, fingerprint):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                         (_complete_key(fingerprint), str(index.generation(conn))))
+    if cache_is_worth_rewriting(index, fingerprint, state.done):
+        refresh_cache(index, fingerprint)
+    remove_other_caches(index, fingerprint)
+    return state
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO meta VALUES ('generation', '1') "
+                 "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+
+@dataclass
+class Backlog:
+    """What a query may use: whether vectors exist, and what is still without one."""
+
+    embedded: int  # distinct texts with a vector from the model
+    pending: int  # distinct texts without one
+    inline: int = 0  # of those, embedded inline just now
+    error: str | None = None  # the model could not be loaded
+
+    def warning(self) -> str | None:
+        """One line for a query that answers before the backlog is embedded."""
+        if self.pending and not self.error:
+            return (f"{self.pending} passage(s) have no vector yet and rank by words only; "
+                    "run `orgkit index` to embed them")
+        return None
+
+
+def embed_small_backlog(index: Index, embedder: Embedder, limit: int) -> Backlog:
+    """Embed the backlog inline when it has at most `limit` texts; otherwise leave it.
+
+    A query calls this: a few new passages (a note just written) are embedded
+    at once, while a corpus never embedded is left to `orgkit index` or the
+    server's background thread, and the query answers from what is embedded.
+    """
+    fingerprint = embedder.fingerprint
+    backlog = Backlog(embedded_count(index, fingerprint), pending_count(index, fingerprint))
+    if 0 < backlog.pending <= limit:
+        try:
+            done = embed_pending(index, embedder)
+        except ModelUnavailable as exc:
+            backlog.error = str(exc)
+            return backlog
+        backlog.inline, backlog.pending = done.done, backlog.pending - done.done
+        backlog.embedded += done.done
+    return backlog
+
+
+class BackgroundEmbedder:
+    """Embeds an index's backlog in a daemon thread while queries use what is embedded.
+
+    The thread has its own connection to the index and takes no writer lock
+    (each batch is its own SQLite transaction), so file updates go on beside
+    it; a text whose passage disappeared meanwhile leaves a vector the next
+    update drops. `start()` is cheap to call before every query: it starts a
+    run only when none is going and there is a backlog.
+    """
+
+    def __init__(self, root: Path, state_dir: Path, embedder: Embedder) -> None:
+        self.root, self.state_dir, self.embedder = root, state_dir, embedder
+        self.progress = EmbedProgress()
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, pending: int) -> bool:
+        """Start embedding when `pending` texts wait and no run is going; whether one started."""
+        with self._lock:
+            if pending == 0 or self.running or self.error is not None:
+                return False
+            self._stop.clear()
+            self.progress = EmbedProgress(total=pending)
+            self._thread = threading.Thread(target=self._run, name="orgkit-embed", daemon=True)
+            self._thread.start()
+            return True
+
+    def _run(self) -> None:
+        index = Index.at(self.root, self.state_dir)
+        try:
+            embed_pending(index, self.embedder, progress=self._advance, stop=self._stop)
+        except ModelUnavailable as exc:
+            self.error = str(exc)
+        except Exception as exc:  # a failed run must not kill the server; the next query hears of it
+            self.error = f"background embedding failed: {type(exc).__name__}: {exc}"
+        finally:
+            index.close()
+
+    def _advance(self, state: EmbedProgress) -> None:
+        self.progress = EmbedProgress(state.done, state.total, state.tokens, state.seconds, state.total_tokens)
+
+    def catch_up(self, index: Index, inline_limit: int) -> list[str]:
+        """Embed a backlog of at most `inline_limit` texts now, a larger one in the background.
+
+        Returns the lines a query should carry: progress while a run is going,
+        or why no model could embed.
+        """
+        if not self.running:
+            pending = pending_count(index, self.embedder.fingerprint)
+            if 0 < pending <= inline_limit and self.error is None:
+                try:
+                    embed_pending(index, self.embedder)
+                except ModelUnavailable as exc:
+                    self.error = str(exc)
+            else:
+                self.start(pending)
+        line = self.status()
+        return [line] if line else []
+
+    def status(self) -> str | None:
+        """One line while a run is going (for a query's warnings), else None."""
+        if not self.running:
+            return None
+        state = self.progress
+        return (f"embedding in the background: {state.done} of {state.total} passage texts done; "
+                "the rest rank by words only until then")
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Ask the run to end after its current batch, and wait for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
