@@ -1,7 +1,6 @@
 """The persistent index: files, nodes, links, passages, BM25 and vectors in SQLite."""
 
 from .store import Index, default_state_dir
-from .update import IndexBusy, UpdateStats, refresh, refreshed_if_built, update
+from .update import IndexBusy, UpdateStats, refresh, update
 
-__all__ = ["Index", "IndexBusy", "UpdateStats", "default_state_dir", "refresh", "refreshed_if_built",
-           "update"]
+__all__ = ["Index", "IndexBusy", "UpdateStats", "default_state_dir", "refresh", "update"]

@@ -18,7 +18,6 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -274,14 +273,3 @@ def refresh(
         stats = UpdateStats()
         stats.warnings.append("another orgkit process is updating the index; using it as it is")
         return stats
-
-
-def refreshed_if_built(root: Path, state_dir: Path | None) -> tuple[Index | None, list[str]]:
-    """The index of `root` brought up to date (words only), or None if none was ever built.
-
-    Lookups by ID use it instead of a ripgrep pass; without it they still work.
-    """
-    index = Index.at(root, state_dir)
-    if not index.exists():
-        return None, []
-    return index, refresh(index).warnings

@@ -15,8 +15,13 @@ To add an operation:
 2. Declare it: `declare(Op("name", "what it does", run, params=(Param(...), ...),
    result="[{id, title}]", writes=False))`.
 That is all: `orgkit name` (or the `cli=` path), the `{"op": "name"}` request,
-the MCP tool and `orgkit ops --json` come from the declaration. A human-readable
-rendering for the shell may be added to `orgkit/cli/render.py` (JSON otherwise).
+the MCP tool and `orgkit ops --json` come from the declaration, and
+tests/test_parity.py checks a read-only one on all three surfaces. A
+human-readable rendering for the shell may be added to `orgkit/cli/render.py`
+(JSON otherwise). `mcp=False` keeps an operation from agents (one that writes
+files by path), `mcp_setting=` offers it over MCP only when a setting is on,
+`capability=` ties it to a capability that can be switched off, and `check=`
+validates a rule across parameters (a ParamError, like any bad parameter).
 """
 
 from __future__ import annotations
