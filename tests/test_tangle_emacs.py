@@ -38,6 +38,7 @@ EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
     "lisp_signal.org": ("Emacs signals an error evaluating it: wrong-type-argument sequencep 1", []),
     "lua_number_key.org": ("ob-lua cannot write (1 2)", []),
     "missing_reference.org": ("Reference `nosuch' not found", []),
+    "comment_block_reference.org": ("c is a comment block", []),
     "missing_directory.org": ("add :mkdirp yes", ["first.py"]),
     "no_comment_syntax.org": ("no comment syntax is known for language 'text'", ["first.py"]),
     "noweb_comment_no_syntax.org": ("no comment syntax is known for language 'text'", []),
