@@ -212,6 +212,8 @@ def _read_file(path: Path) -> dict[str, Any]:
             return _flatten(tomllib.load(handle))
     except tomllib.TOMLDecodeError as exc:
         raise OrgkitError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise OrgkitError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except OSError as exc:
         raise OrgkitError(f"{path}: cannot read: {exc.strerror}") from None
 

@@ -58,11 +58,18 @@ def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) 
     ]
     if ignore_case:
         args.append("--ignore-case")
+    # Patterns go through stdin, one a line, so no query or ID list is too long for the
+    # command line; one that holds a newline (which rg refuses) goes as an argument.
+    piped = [p for p in patterns if "\n" not in p]
     for pattern in patterns:
-        args += ["-e", pattern]
+        if "\n" in pattern:
+            args += ["-e", pattern]
+    if piped:
+        args += ["-f", "-"]
     args.append("./")
     try:
-        proc = subprocess.run(args, cwd=root, capture_output=True, check=False)
+        proc = subprocess.run(args, cwd=root, capture_output=True, check=False,
+                              input="\n".join(piped).encode("utf-8", "surrogateescape") + b"\n" if piped else None)
     except OSError as exc:
         raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
     result = RgResult()

@@ -32,9 +32,10 @@ def test_precedence_and_origins(tmp_path: Path) -> None:
     ("[llm]\ntimeout = \"soon\"\n", "llm.timeout must be a number"),
     ("[serve]\nmax_line_bytes = 3\n", "serve.max_line_bytes must be at least 64"),
     ("model = [\n", "not valid TOML"),
+    ("model = \"\udcff\"\n", "not UTF-8 at byte 9"),
 ])
 def test_bad_file_is_one_clear_error(tmp_path: Path, toml: str, message: str) -> None:
-    (tmp_path / "orgkit.toml").write_text(toml, encoding="utf-8")
+    (tmp_path / "orgkit.toml").write_bytes(toml.encode("utf-8", "surrogateescape"))
     with pytest.raises(OrgkitError, match=message):
         config.load(tmp_path, env={})
 

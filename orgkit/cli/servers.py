@@ -51,7 +51,7 @@ def register(main: click.Group) -> None:
         """Answer JSON requests on stdin, one a line: {"op": NAME, ...} for every op in `orgkit ops`."""
         from ..serve import serve
 
-        serve(server_context(notes_dir, state_dir, recheck_after), sys.stdin, sys.stdout)
+        serve(server_context(notes_dir, state_dir, recheck_after), sys.stdin.buffer, sys.stdout.buffer)
 
     @main.command("mcp")
     @_options

@@ -20,22 +20,25 @@ def insert_sections(conn: sqlite3.Connection, file: str, chunks: list[Chunk]) ->
     Returns the row of each heading, by its 0-based line.
     """
     rows: dict[int, int] = {}
+    values: list[tuple] = []
+    next_row = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM outlines").fetchone()[0]
 
     def store(section: Section | None) -> None:
+        nonlocal next_row
         pending = []
         while section is not None and section.line not in rows:
             pending.append(section)
             section = section.parent
         for s in reversed(pending):
             parent = rows[s.parent.line] if s.parent is not None else None
-            cur = conn.execute("INSERT INTO outlines (file, parent, title, label) VALUES (?, ?, ?, ?)",
-                               (file, parent, s.title, None if s.label == s.title else s.label))
-            rows[s.line] = cur.lastrowid
+            rows[s.line] = next_row
+            values.append((next_row, file, parent, s.title, None if s.label == s.title else s.label))
+            next_row += 1
 
     for chunk in chunks:
         store(chunk.section)
+    conn.executemany("INSERT INTO outlines (rowid, file, parent, title, label) VALUES (?, ?, ?, ?, ?)", values)
     return rows
-
 
 def _load(conn: sqlite3.Connection, wanted: set[int], known: dict[int, _Row]) -> None:
     """Read the rows `wanted` and all their ancestors into `known`."""

@@ -227,17 +227,16 @@ def _insert_file(conn, item: _Parsed) -> int:
     conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
                  (item.path, item.size, item.mtime_ns, item.hash, parsed.title))
     sections = insert_sections(conn, item.path, item.chunks)
-    rowids: dict[int, int] = {}
-    for node in parsed.nodes:
-        cur = conn.execute(
-            "INSERT INTO nodes (id, file, level, pos, line, end_line, title, todo, priority, outline, "
-            "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
-             node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-             json.dumps(node.tags), json.dumps(node.refs), json.dumps(node.properties)),
-        )
-        rowids[id(node)] = cur.lastrowid
-        conn.executemany("INSERT INTO aliases VALUES (?, ?)", [(cur.lastrowid, a) for a in node.aliases])
+    base = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0]
+    rowids = {id(node): base + k for k, node in enumerate(parsed.nodes)}  # one statement for all
+    conn.executemany(
+        "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
+        "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
+          node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
+          json.dumps(node.tags), json.dumps(node.refs), json.dumps(node.properties)) for node in parsed.nodes])
+    conn.executemany("INSERT INTO aliases VALUES (?, ?)",
+                     [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])
     conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
                      [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links])
     conn.executemany(

@@ -23,17 +23,6 @@ class BadReply(OrgkitError):
     """A reply that is not what the skill asked the model for."""
 
 
-def parse_reply(text: str) -> dict:
-    """A reply given as JSON text (`--reply`): an object, or a clear error."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadReply(f"the reply is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise BadReply(f"the reply must be a JSON object, not {_kind(data)}")
-    return data
-
-
 def check_reply(reply: Any, schema: dict, where: str = "reply") -> None:
     """Raise BadReply naming the first place where `reply` does not fit `schema`."""
     expected = schema.get("type")
