@@ -108,6 +108,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("llm.max_tokens", int, "longest reply a model call may produce", default=2048,
             env="ORGKIT_LLM_MAX_TOKENS", minimum=16),
     *_role_settings(),
+    Setting("librarian.folders", list, "folders whose new or changed notes the librarian also files "
+            "(taken in as human-lane deposits)", default=[], env="ORGKIT_LIBRARIAN_FOLDERS"),
     Setting("deposit.max_bytes", int, "largest deposit body", default=1 << 20, env="ORGKIT_DEPOSIT_MAX_BYTES",
             minimum=1),
     Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}}",
@@ -116,6 +118,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
+    Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
+            "librarian's prompts (as --use-extraction-feedback does)", default=False,
+            env="ORGKIT_USE_EXTRACTION_FEEDBACK"),
     Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
             "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
 ]}
