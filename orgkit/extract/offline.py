@@ -146,16 +146,16 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     inside = [k for k, (name, generic) in enumerate(labels)
               if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
               and not _is_reference(units[k])]
-    if not inside:
-        return []
     wants_questions = "question" in dim.rubric.lower()
     inside = [k for k in inside if wants_questions or not units[k].text.rstrip("*_ ").endswith("?")]
+    if not inside:
+        return []
     cues = _cues(dim)
     groups = _groups(units, labels, inside, dim)
     entries = {k for k in inside if _is_entry(units[k])}
     top = {g: min((units[k].depth for k in entries if groups[k] == g), default=0) for g in set(groups.values())}
-    listy = len(first_entries_of(units, entries, groups, top)) >= 2
-    first_entries = first_entries_of(units, entries, groups, top)
+    first_entries = [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
+    listy = len(first_entries) >= 2  # the first section lists things: take its entries
     rank_in_section: dict[int, int] = {}
     seen: dict[tuple[str, ...], int] = {}
     for k in inside:
@@ -190,10 +190,6 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
         taken.add(k)
         out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
     return out
-
-
-def first_entries_of(units: list[Unit], entries: set[int], groups: dict[int, int], top: dict[int, int]) -> list[int]:
-    return [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
 
 
 def _repeats(text: str, earlier: str) -> bool:

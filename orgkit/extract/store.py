@@ -20,8 +20,6 @@ from typing import Any
 from ..errors import NotFound
 from .sources import write_bytes_atomic
 
-TASK_KINDS = ("extract", "scribe", "audit")
-
 
 def runs_dir(data_dir: Path) -> Path:
     return data_dir / "extract" / "runs"
