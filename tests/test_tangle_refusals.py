@@ -42,6 +42,7 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
          "Emacs cannot read it"),
         ('#+begin_src python :tangle "a\\0b"\nx\n#+end_src\n',
          "contains a NUL character"),
+        ("#+begin_src python :tangle .\nx\n#+end_src\n", ":tangle . names a directory"),
     ],
 )
 def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expected: str) -> None:

@@ -178,6 +178,8 @@ class _Planner:
 
     def _target(self, name: str, specs: list[Spec]) -> Target:
         target = Target(name=name, path=Path(expand_file_name(name, self.directory)), source=self.doc.path)
+        if target.path.is_dir():
+            raise self._fail(specs[0].block, f":tangle {name} names a directory, not a file (Emacs fails too)")
         out: list[str] = []
         modes: list[int] = []
         syntax: langs.CommentSyntax | None = None
