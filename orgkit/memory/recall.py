@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from ..config import ensure_state_dir
 from ..embed import Embedder
 from ..index import Index, refresh
 from ..retrieve.context import ContextResult, context
@@ -74,7 +75,7 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
     `index` is a caller's up-to-date index (a server's); without one, the index of
     the notes is brought up to date here."""
     if index is None:
-        index = Index.at(store.cfg.notes, store.cfg.state_dir)
+        index = Index.at(store.cfg.notes, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
             result = context(index, query, budget=budget, embedder=embedder)
