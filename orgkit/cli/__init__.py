@@ -19,7 +19,8 @@ from .. import __version__
 # Commands that are not operations: module -> the commands it registers.
 SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
 
-GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs."}
+GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs.",
+              "review": "Review the librarian's proposals: list, show a diff, accept, edit, reject, undo."}
 
 
 def _listing_config():
