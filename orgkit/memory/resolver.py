@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..org import parse_org
 from ..org.ids import new_id
 from ..org.write import atomic_write
 from ..retrieve.read import rg_locator
@@ -83,7 +82,7 @@ class Files:
         candidates = ([hint] if hint else []) + rg_locator(self.root)([node_id]).get(node_id, [])
         for rel in candidates:
             text = self.read(rel)
-            if text is not None and any(n.id == node_id for n in parse_org(text, rel).nodes):
+            if text is not None and any(n.id == node_id for n in edits.parse_text(text, rel).nodes):
                 self.located[node_id] = rel
                 return rel
         raise OrgkitError(f"note {node_id} no longer exists")
