@@ -118,6 +118,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
+    Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
+            "librarian's prompts (as --use-extraction-feedback does)", default=False,
+            env="ORGKIT_USE_EXTRACTION_FEEDBACK"),
     Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
             "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
 ]}

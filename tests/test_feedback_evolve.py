@@ -239,3 +239,13 @@ def test_a_failing_model_falls_back_to_the_template(tmp_path, cli, llm_server):
     result = cli("evolve", "--notes", str(cfg.notes), "--json", env=_with_model(llm_server))
     assert result.exit_code == 0 and "guidance model failed" in result.stderr
     assert json.loads(result.stdout)["clusters"][0]["by"] == "template"
+
+
+def test_template_examples_show_the_words_that_changed():
+    from orgkit.feedback.evolve import changed_words
+
+    assert changed_words("effect 1 in most cases. From X.", "effect 1 in 6 of 12 trials. From X.") == (
+        "most cases.", "6 of 12 trials.")
+    assert changed_words("a b c", "a b x c") == ("b", "b x")
+    assert changed_words("same", "same") == ("same", "same")
+    assert changed_words("old text", None) == ("old text", "")

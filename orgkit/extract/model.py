@@ -60,20 +60,24 @@ def chunks(text: str, limit: int = CHUNK_CHARS) -> list[str]:
     return out
 
 
-def extractor_messages(config: Config, schema: Schema, text: str, part: int, parts: int) -> list[dict]:
+def extractor_messages(config: Config, schema: Schema, text: str, part: int, parts: int,
+                       guidance: str = "") -> list[dict]:
+    """The extractor's request; `guidance` (the guidance file's slice, with
+    --use-extraction-feedback) follows the persona, and is empty otherwise."""
     where = f" (part {part} of {parts})" if parts > 1 else ""
     user = (f"{rubric_text(schema)}\n\nReply as JSON: {{\"claims\": [{{\"dimension\": NAME, \"claim\": ..., "
             f"\"quote\": ...}}]}}.\n\nThe document{where}:\n<<<\n{text}\n>>>")
-    return [{"role": "system", "content": persona(config, "extractor")}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": persona(config, "extractor") + guidance},
+            {"role": "user", "content": user}]
 
 
-def extract_with_model(config: Config, schema: Schema, text: str) -> list[dict]:
+def extract_with_model(config: Config, schema: Schema, text: str, guidance: str = "") -> list[dict]:
     """Candidates from the configured extractor model (ModelFailure propagates: the task fails)."""
     pieces = chunks(text)
     found: list[dict] = []
     for n, piece in enumerate(pieces, 1):
-        reply = complete(config, "extractor", extractor_messages(config, schema, piece, n, len(pieces)),
-                         CANDIDATES_SCHEMA)
+        reply = complete(config, "extractor",
+                         extractor_messages(config, schema, piece, n, len(pieces), guidance), CANDIDATES_SCHEMA)
         found.extend(reply.data["claims"])
     return found
 

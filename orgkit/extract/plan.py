@@ -21,8 +21,11 @@ from .model import CANDIDATES_SCHEMA, chunks, rubric_text
 from .sources import read_copy
 
 
-def plan(config: Config, given: list[str], schema_spec: str) -> dict:
+def plan(config: Config, given: list[str], schema_spec: str, feedback: bool = False) -> dict:
+    """The prepared run's task graph; with `feedback`, the extractor's persona carries its guidance."""
     ctx = runs.prepare(config, given, schema_spec)
+    if feedback:
+        runs.use_feedback(ctx)
     info = ctx.store.read("run.json")
     tasks = []
     for i, source in enumerate(info["sources"]):
@@ -30,7 +33,8 @@ def plan(config: Config, given: list[str], schema_spec: str) -> dict:
         pieces = chunks(text)
         tasks.append({"id": f"extract:{i}", "role": "extractor", "source": source["given"], "depends_on": [],
                       "context": {"source_id": source["source_id"], "hub_id": source["hub_id"],
-                                  "persona": persona(config, "extractor"), "rubric": rubric_text(ctx.schema),
+                                  "persona": persona(config, "extractor") + ctx.guidance,
+                                  "rubric": rubric_text(ctx.schema),
                                   "reply_format": CANDIDATES_SCHEMA, "text": text,
                                   "chunks": pieces if len(pieces) > 1 else []}})
         tasks.append({"id": f"scribe:{i}", "role": "scribe", "source": source["given"],

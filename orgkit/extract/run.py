@@ -19,6 +19,7 @@ from typing import Callable
 
 from ..config import Config
 from ..errors import OrgkitError
+from ..feedback.generated import Generator, content_version, record_generated
 from ..llm import ModelUnavailable, resolve
 from . import notes as nt
 from .anchor import find_quote
@@ -44,6 +45,7 @@ class Context:
     notices: list[str] = field(default_factory=list)
     embed: Callable | None = None
     use_model: bool = False
+    guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
 
     @property
     def notes(self) -> Path:
@@ -106,6 +108,13 @@ def open_run(config: Config, run: str) -> Context:
     text = (store.root / "schema.org").read_text(encoding="utf-8")
     schema = parse_schema(text, Path(info["schema"]["path"]), info["schema"]["origin"])
     return Context(config, schema, store)
+
+
+def use_feedback(ctx: Context) -> None:
+    """Give the extractor's prompt the guidance for the notes it writes (claims and quotes)."""
+    from ..feedback.guidance import guidance_prompt
+
+    ctx.guidance = guidance_prompt(ctx.config, "extractor", ["claim", "quote"])
 
 
 def choose_extractor(ctx: Context) -> None:
@@ -171,7 +180,7 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
 
 def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
-        return extract_with_model(ctx.config, ctx.schema, text)
+        return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance)
     picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed)
     return [{"dimension": p.dimension, "claim": f"{p.dimension}: {nt.one_line(p.quote, 100)}",
              "quote": p.quote, "start": p.start, "end": p.end} for p in picks]
@@ -221,8 +230,10 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
             rejected.append({"dimension": cand["dimension"], "claim": cand["claim"], "reason": str(exc)})
             continue
         with _WRITER:
-            nt.write_note(quote_path, quote_text, quote_id)
-            nt.write_note(claim_path, claim_text, claim_id)
+            quote_note = nt.write_note(quote_path, quote_text, quote_id)
+            claim_note = nt.write_note(claim_path, claim_text, claim_id)
+        _generated(ctx, "extractor", "quote", quote_note, quote_text, source["given"])
+        _generated(ctx, "extractor", "claim", claim_note, claim_text, source["given"])
         claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
                        "quote": cand["quote"], "start": cand["start"], "end": cand["end"],
                        "claim_id": claim_id, "quote_id": quote_id,
@@ -235,7 +246,20 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
 def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict]) -> None:
     text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source["source_id"], source["name"], claims)
     with _WRITER:
-        nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
+        written = nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
+    _generated(ctx, "scribe", "hub", written, text, source["given"], always=True)
+
+
+def _generated(ctx: Context, role: str, node_type: str, written: nt.Written, text: str, source_path: str,
+               always: bool = False) -> None:
+    """Remember a note as the run wrote it, so the user's later corrections become feedback events.
+
+    A note found already written (a resumed run) is recorded only if it was not
+    yet; `always` records a note the run rewrites (hub and run notes).
+    """
+    record_generated(ctx.config, file=written.path, node_id=written.id, node_type=node_type,
+                     generator=Generator(role, ctx.schema.name, content_version(ctx.schema.text)),
+                     source_path=source_path, text=text, if_absent=not (always or written.created))
 
 
 def audit_source(ctx: Context, index: int, source: dict) -> None:
@@ -262,7 +286,8 @@ def _write_run_note(ctx: Context, sources: list[dict]) -> None:
     failed = failures(ctx)
     text = nt.run_note_text(info["run_note_id"], ctx.store.run, ctx.schema, sources, audits, failed)
     with _WRITER:
-        nt.replace_note(ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+        written = nt.replace_note(ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+    _generated(ctx, "scribe", "run", written, text, ctx.store.run, always=True)
     ctx.store.set_task("run-note", "done")
 
 

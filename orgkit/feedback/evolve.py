@@ -107,6 +107,21 @@ def _clip(value) -> str:
     return text if len(text) <= _EXAMPLE_CHARS else text[:_EXAMPLE_CHARS - 1].rstrip() + "…"
 
 
+def changed_words(before, after) -> tuple[str, str]:
+    """The part of a text that an edit changed: words left after removing the common
+    beginning and end (one word of context kept when a side would be empty)."""
+    a, b = normalized(before).split(), normalized(after).split()
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
+        j += 1
+    if i > 0 and (i == len(a) - j or i == len(b) - j):
+        i -= 1
+    return " ".join(a[i:len(a) - j]), " ".join(b[i:len(b) - j])
+
+
 def template_bullet(cluster: Cluster) -> str:
     """A deterministic bullet built from the cluster alone (no model)."""
     key, members = cluster.key, cluster.members
@@ -125,11 +140,12 @@ def template_bullet(cluster: Cluster) -> str:
         return (f"People changed the links of {n} generated {key.node_type} notes {where} ({counts}), for "
                 f"example a link to “{target}”. Link {key.node_type} notes the way these corrections do.")
     if key.field == "note":
-        return (f"People deleted {n} generated {key.node_type} notes {where}, for example “{_clip(latest.before)}”. "
-                f"Check that each {key.node_type} states what its source says before writing it.")
+        return (f"People deleted {n} generated {key.node_type} notes {where}, for example "
+                f"“{_clip(latest.before)}”. Check that each {key.node_type} states what its source says "
+                f"before writing it.")
+    was, now = changed_words(latest.before, latest.after)
     return (f"People corrected the {key.field} of {n} generated {key.node_type} notes {where} ({counts}); for "
-            f"example “{_clip(latest.before)}” became “{_clip(latest.after)}”. Write the {key.field} the way "
-            f"these corrections do.")
+            f"example “{_clip(was)}” became “{_clip(now)}”. Write the {key.field} the way these corrections do.")
 
 
 def _cluster_prompt(cluster: Cluster) -> str:

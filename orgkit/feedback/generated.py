@@ -12,6 +12,7 @@ again replaces what it is compared against).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,19 +59,29 @@ class GenerationRecord:
                    fields=NoteFields.from_json(data.get("fields", {})), time=data.get("time", ""))
 
 
+def content_version(text: str) -> str:
+    """A schema's version as recorded: the first 12 hex digits of the sha256 of its text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def now() -> str:
     """The time stamp every feedback record carries: UTC, seconds, ISO 8601."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def record_generated(config: Config, *, file: str | Path, node_id: str, node_type: str,
-                     generator: Generator, source_path: str, text: str | None = None) -> GenerationRecord:
+                     generator: Generator, source_path: str, text: str | None = None,
+                     if_absent: bool = False) -> GenerationRecord | None:
     """Record the node `node_id` of the note `file` as generated, with its fields as written.
 
     Call it right after the note is written, with the text written (`text`), or
     let it read the file. `file` may be absolute or relative to the notes dir;
     `source_path` is the source document's path as the extraction names it.
+    `if_absent` records only a node not recorded yet (a resumed run finding a
+    note it wrote before a crash); returns None when it records nothing.
     """
+    if if_absent and node_id in latest_records(config):
+        return None
     rel = _relative(config, file)
     if text is None:
         text = (config.notes / rel).read_text(encoding="utf-8")

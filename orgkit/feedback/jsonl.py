@@ -48,11 +48,14 @@ def append_records(path: Path, records: Iterable[dict[str, Any]],
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = _read_all(fd)
-        complete = data.rfind(b"\n") + 1
-        if complete != len(data):  # a torn tail from a killed run
+        if unique is not None:
+            data = _read_all(fd)
+            complete = data.rfind(b"\n") + 1
+            seen = {unique(r) for r in _parse(data[:complete])}
+        else:
+            complete, seen = _complete_length(fd), set()
+        if complete != os.fstat(fd).st_size:  # a torn tail from a killed run
             os.ftruncate(fd, complete)
-        seen = {unique(r) for r in _parse(data[:complete])} if unique is not None else set()
         written: list[dict] = []
         for record in records:
             if unique is not None:
@@ -72,6 +75,21 @@ def append_records(path: Path, records: Iterable[dict[str, Any]],
         return written
     finally:
         os.close(fd)
+
+
+def _complete_length(fd: int) -> int:
+    """The length of the file up to its last newline, read backwards from the end."""
+    end = os.fstat(fd).st_size
+    pos = end
+    while pos > 0:
+        step = min(1 << 16, pos)
+        os.lseek(fd, pos - step, os.SEEK_SET)
+        block = os.read(fd, step)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            return pos - step + cut + 1
+        pos -= step
+    return 0
 
 
 def _read_all(fd: int) -> bytes:

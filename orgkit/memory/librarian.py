@@ -240,7 +240,8 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
         warnings.append(f"no model for the librarian ({why}); proposals from the deterministic librarian")
     else:
         try:
-            reply = llm.complete_with(target, messages(dep["title"], seen, llm.persona(cfg, ROLE)), SCHEMA)
+            reply = llm.complete_with(target, messages(dep["title"], seen, llm.persona(cfg, ROLE) + _guidance(cfg)),
+                                      SCHEMA)
         except (llm.ModelFailure, OrgkitError) as exc:
             record_failure(store, deposit_id, model, str(exc), actor)
             return Outcome("failed", model, error=str(exc), warnings=warnings)
@@ -260,6 +261,15 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
                     proposals=[p.id for p in stored], shown_notes=[n.id for n in seen.notes],
                     left_out=seen.left_out, chunks=len(chunks))
     return Outcome(status, model, len(stored), warnings=warnings)
+
+
+def _guidance(cfg: Config) -> str:
+    """With feedback.use_guidance on, the guidance file's bullets for the librarian's proposals."""
+    if not cfg["feedback.use_guidance"]:
+        return ""
+    from ..feedback.guidance import guidance_prompt
+
+    return guidance_prompt(cfg, ROLE, ["note", "append", "link", "tag"])
 
 
 def record_failure(store: Store, deposit_id: str, model: str, error: str, actor: str) -> None:

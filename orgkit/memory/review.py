@@ -78,8 +78,10 @@ def accept_locked(store: Store, ids: list[str], actor: str, *, edited: dict[str,
     plan = plan_for(store, chosen, "accept")
     decisions = [_decision("edit" if edited and c.proposal.id in edited else action, c,
                            originals[c.proposal.id]) for c in plan.changes]
-    return apply(store, "accept", plan, actor, {p.id: "accepted" for p in chosen}, decisions,
-                 why=why, payloads={p.id: p.payload for p in chosen if edited and p.id in edited})
+    batch = apply(store, "accept", plan, actor, {p.id: "accepted" for p in chosen}, decisions,
+                  why=why, payloads={p.id: p.payload for p in chosen if edited and p.id in edited})
+    _feedback(store, plan, decisions, human=action != "auto-accept")
+    return batch
 
 
 def _notes_of(p: Proposal) -> set[str]:
@@ -107,8 +109,25 @@ def reject(store: Store, ids: list[str], actor: str, *, why: str | None = None) 
                                       "undo that batch before rejecting the deposit")
         plan = plan_for(store, chosen, "reject")
         decisions = [_decision("reject", c, c.proposal.payload) for c in plan.changes]
-        return apply(store, "reject", plan, actor, {p.id: "rejected" for p in chosen}, decisions,
-                     why=why)
+        batch = apply(store, "reject", plan, actor, {p.id: "rejected" for p in chosen}, decisions,
+                      why=why)
+        _feedback(store, plan, decisions, human=True)
+        return batch
+
+
+def _feedback(store: Store, plan: Plan, decisions: list[dict], *, human: bool) -> None:
+    """Tell the feedback loop what was decided: new notes the librarian wrote, and people's decisions."""
+    from ..feedback.review import record_decisions
+
+    paths = {}
+    for change in plan.changes:
+        dep = store.one("SELECT path FROM deposits WHERE id = ?", (change.proposal.deposit,))
+        paths[change.proposal.id] = dep["path"] if dep else ""
+    record_decisions(store.cfg, [{"action": d["action"], "proposal": d["proposal"], "kind": d["kind"],
+                                  "target": c.proposal.target, "deposit_path": paths[c.proposal.id],
+                                  "before": d["before"]["payload"], "after": d["after"]["payload"],
+                                  "files": d["after"]["files"]}
+                                 for c, d in zip(plan.changes, decisions)], human=human)
 
 
 def undo(store: Store, batch_id: str, actor: str, *, why: str | None = None) -> str:

@@ -68,18 +68,21 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract import run as runs
     from ..extract.plan import commit, plan
 
+    _record_corrections(ctx)
     prompts: list[dict] = []
     with _watching(args["show_prompt"], prompts):
         if args["commit"]:
             result = commit(ctx.config, ctx.path(args["commit"]))
         elif args["resume"]:
             run = runs.open_run(ctx.config, args["resume"])
+            _feedback(ctx, args, run)
             result = runs.execute(run)
             _notices(ctx, run)
         elif args["plan"]:
-            return plan(ctx.config, _sources(ctx, args), args["schema"])
+            return plan(ctx.config, _sources(ctx, args), args["schema"], feedback=_wants_feedback(ctx, args))
         else:
             run = runs.prepare(ctx.config, _sources(ctx, args), args["schema"])
+            _feedback(ctx, args, run)
             result = runs.execute(run)
             _notices(ctx, run)
     for failed in result["audit"]["failed"]:
@@ -88,6 +91,33 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     if args["show_prompt"]:
         result["prompts"] = prompts
     return result
+
+
+def _record_corrections(ctx: OpContext) -> None:
+    """Before generating more notes, record the corrections made to those generated before."""
+    from ..feedback.observe import IndexLookup, observe
+    from ..feedback.paths import generated_path
+
+    if not generated_path(ctx.config).exists():
+        return
+    index = ctx.lookup_index()
+    found = observe(ctx.config, IndexLookup(index) if index is not None else None)
+    for message in found.warnings:
+        ctx.warn(message)
+    if found.events:
+        ctx.warn(f"{len(found.events)} new correction events recorded (see `orgkit evolve`)")
+
+
+def _wants_feedback(ctx: OpContext, args: dict[str, Any]) -> bool:
+    return bool(args["use_extraction_feedback"] or ctx.config["feedback.use_guidance"])
+
+
+def _feedback(ctx: OpContext, args: dict[str, Any], run) -> None:
+    """With --use-extraction-feedback (or feedback.use_guidance), the guidance slice goes into the prompt."""
+    if _wants_feedback(ctx, args):
+        from ..extract.run import use_feedback
+
+        use_feedback(run)
 
 
 def _sources(ctx: OpContext, args: dict[str, Any]) -> list[str]:
@@ -158,7 +188,9 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: clai
                Param("commit", "path", "A JSON file of candidates for a planned run: {run, candidates: "
                      "[{source, dimension, claim, quote}]}."),
                Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN"),
-               Param("show_prompt", "boolean", "Include every prompt sent to a model in the result.")),
+               Param("show_prompt", "boolean", "Include every prompt sent to a model in the result."),
+               Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
+                     "notes (see `orgkit evolve`) to the extractor's prompt.")),
            result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id}], audit}",
            writes=True, capability=CAP, check=_check_extract))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "

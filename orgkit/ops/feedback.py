@@ -31,7 +31,7 @@ declare(Op("evolve", "Distil the recorded corrections of generated notes into th
            result="{guidance, events, written, clusters: [{extractor, node_type, field, source, events, hash, "
                   "status, bullet, by, pattern}], dropped, model_calls, model_note, warnings}",
            writes=True))
-declare(Op("guidance", "The guidance file and its bullets by extractor (model role) and node type.", guidance,
+declare(Op("guidance", "The guidance file and its bullets, by model role and node type.", guidance,
            params=(Param("extractor", "string", "Only this extractor (model role)."),
                    Param("node_type", "string", "Only this node type.")),
            result="{file, path, exists, slices: [{extractor, node_type, bullets}]}"))

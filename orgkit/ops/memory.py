@@ -18,10 +18,14 @@ from .spec import Op, Param, ParamError
 REVIEW_SETTING = "mcp.allow_review"
 
 
-def _store(ctx: OpContext):
+def _store(ctx: OpContext, feedback: bool = False):
+    """The memory store; with `feedback` (--use-extraction-feedback), a librarian run here gets the guidance."""
+    from dataclasses import replace
+
     from ..memory.store import Store
 
-    return Store(ctx.config)
+    cfg = ctx.config
+    return Store(replace(cfg, values={**cfg.values, "feedback.use_guidance": True}) if feedback else cfg)
 
 
 def _actor(ctx: OpContext) -> str:
@@ -66,7 +70,7 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
         if not sep:
             raise ParamError(f"meta {pair!r}: give KEY=VALUE")
         meta[key.strip()] = value.strip()
-    with _store(ctx) as store:
+    with _store(ctx, args["use_extraction_feedback"]) as store:
         dep = write(store, title=args["title"], body=body, lane=args["lane"], path=args["path"], meta=meta,
                     supersedes=args["supersedes"], via=ctx.surface, actor=_actor(ctx))
         if not args["no_process"]:
@@ -78,7 +82,7 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
 def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.deposit import get, listing
 
-    with _store(ctx) as store:
+    with _store(ctx, args["use_extraction_feedback"]) as store:
         _catch_up(ctx, store)
         found = [get(store, args["id"])] if args["id"] else listing(store)
         return [d.to_json() for d in found]
@@ -172,6 +176,8 @@ def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 
 WHY = Param("why", "string", "Why (kept with the decision).")
+FEEDBACK = Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for the librarian (see "
+                 "`orgkit evolve`) to its prompt, for a librarian run made by this call.")
 IDS = Param("ids", "array", "Proposal IDs (a unique prefix will do).", required=True, positional=True, metavar="ID...")
 
 declare(Op("deposit", "Deposit a finding as a new note (never replacing one); the librarian then proposes how it "
@@ -185,12 +191,13 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    Param("meta", "array", "Properties for the note, KEY=VALUE (comma-separated on the command "
                          "line).", metavar="KEY=VALUE,..."),
                    Param("supersedes", "string", "The deposit this one corrects.", metavar="ID"),
-                   Param("no_process", "boolean", "Do not run the librarian now.")),
+                   Param("no_process", "boolean", "Do not run the librarian now."),
+                   FEEDBACK),
            result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
                   "model}", writes=True))
 declare(Op("deposits", "Each deposit and its stage (pending, processing, proposed, failed, no-model); unfinished "
            "work is picked up first.", deposits,
-           params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"),),
+           params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"), FEEDBACK),
            result="[{id, path, title, lane, status, error, model, ...}]", writes=True))
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
