@@ -23,7 +23,7 @@ from ..config import Config
 from ..edit import slugify
 from ..errors import NotFound, OrgkitError
 from ..org.ids import id_line, new_id
-from ..org.write import atomic_write
+from ..org.write import atomic_write, directory_lock
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .store import Busy, Store, dumps, now
@@ -33,6 +33,7 @@ VIAS = ("cli", "serve", "mcp", "emacs")
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
 STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
+TEMPORARIES = ".orgkit-*.tmp"  # the note writer's temporary files
 
 
 @dataclass
@@ -265,11 +266,13 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
 
 
 def _remove_temporaries(target: Path) -> None:
-    """The writer's temporary files for `target` left by a killed process."""
+    """The note writer's temporary files a killed process left beside `target` (under the
+    directory's write lock no live writer has one)."""
     if not target.parent.is_dir():
         return
-    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
-        tmp.unlink(missing_ok=True)
+    with directory_lock(target.parent):
+        for tmp in target.parent.glob(TEMPORARIES):
+            tmp.unlink(missing_ok=True)
 
 
 def get(store: Store, deposit_id: str) -> Deposit:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..org.ids import new_id
-from ..org.write import atomic_write
+from ..org.write import atomic_write, directory_lock
 from ..retrieve.read import rg_locator
 from . import edits, watch
 from .proposals import Proposal
@@ -194,14 +194,16 @@ def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
 
 
 def _remove(path: Path, rel: str, before: str | None) -> None:
-    """Remove a note the batch created (or a rejected deposit), only if it is unchanged."""
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        return
-    if before is not None and current != before.encode("utf-8"):
-        raise OrgkitError(f"{rel}: changed since it was read; not removed")
-    os.unlink(path)
+    """Remove a note the batch created (or a rejected deposit), only if it is unchanged
+    (under the note writer's directory lock, so no concurrent write slips in between)."""
+    with directory_lock(path.parent):
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            return
+        if before is not None and current != before.encode("utf-8"):
+            raise OrgkitError(f"{rel}: changed since it was read; not removed")
+        os.unlink(path)
 
 
 def _state(root: Path, rel: str) -> str | None:
