@@ -95,9 +95,10 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
         check_destination(cfg, path)
 
 
-def check_destination(cfg: Config, rel: str) -> Path:
+def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
-    or data dir, is not a note org-roam would read, or already exists."""
+    or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
+    which the exclusive create retries) already exists."""
     pure = PurePosixPath(rel.replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
@@ -112,7 +113,7 @@ def check_destination(cfg: Config, rel: str) -> Path:
         guard = Path(inside).resolve()
         if real == guard or guard in real.parents:
             raise OrgkitError(f"--path {rel!r} is inside the {name} dir {inside}")
-    if os.path.lexists(target):
+    if not taken_ok and os.path.lexists(target):
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
     return target
@@ -163,7 +164,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     digest = sha(data)
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
-        target = check_destination(cfg, rel)
+        target = check_destination(cfg, rel, taken_ok=path is None)
         row = (node_id, rel, title.strip(), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
@@ -171,7 +172,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         try:
             while not _create(target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
-                target = check_destination(cfg, rel)
+                target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
                     conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (rel, node_id))
         except BaseException:
