@@ -102,7 +102,8 @@ def test_writer_refuses_files_that_are_not_org(cli, tmp_path: Path) -> None:
     assert cli("id", "add", str(tmp_path / "sneaky.org"), "--all").exit_code == 1
     assert readme.read_text() == "* Looks like a heading\n"
     (tmp_path / "dir.org").mkdir()
-    assert cli("id", "add", str(tmp_path / "dir.org"), "--all").exit_code == 2  # click: a directory
+    result = cli("id", "add", str(tmp_path / "dir.org"), "--all")
+    assert result.exit_code == 1 and "not a regular file" in result.stderr
 
 
 def test_symlinked_note_stays_a_symlink(tmp_path: Path) -> None:
