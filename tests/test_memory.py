@@ -253,3 +253,15 @@ def test_notes_in_watched_folders_go_to_the_librarian(cli, notes: Path) -> None:
     set_aside = rows(notes, "SELECT status, reason FROM proposals WHERE id != ? AND reason LIKE 'the note changed%'",
                      (link["id"],))
     assert set_aside and {r["status"] for r in set_aside} == {"rejected"}
+
+
+def test_a_withheld_deposit_leaves_its_budget_to_the_next_notes(cli, notes: Path) -> None:
+    dep = deposit(cli, notes)
+    tokens = {n["id"]: n["tokens"] for n in run_json(cli, "context", "tangling var noweb", "--budget", "100000",
+                                                      "--notes", str(notes))["included"]}
+    budget = tokens[TANGLE] + tokens[NOWEB]  # no room for the deposit as well
+    recalled = run_json(cli, "recall", "tangling var noweb", "--budget", str(budget), "--notes", str(notes))
+    ids = [n["id"] for n in recalled["included"]]
+    assert dep["id"] not in ids and {TANGLE, NOWEB} <= set(ids)
+    assert recalled["budget"] == budget and recalled["tokens"] <= budget
+    assert recalled["omitted"][0]["id"] == dep["id"] and "not admitted" in recalled["omitted"][0]["reason"]

@@ -77,7 +77,7 @@ def deposit_invariants(notes: Path) -> None:
         assert rel in known, f"{rel} has no deposit record"
         assert known[rel] in audited and known[rel] in path.read_text()
     assert set(known) == {p.relative_to(notes).as_posix() for p in files}
-    assert not list(folder.glob(".*.tmp")) if folder.exists() else True
+    assert not list(folder.glob(".orgkit-*.tmp")) if folder.exists() else True
 
 
 def batch_invariants(notes: Path) -> None:

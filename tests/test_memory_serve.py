@@ -85,3 +85,16 @@ def test_a_server_start_picks_up_unprocessed_deposits(tmp_path: Path, env: dict)
         wait_for(lambda: rows(notes, "SELECT status FROM deposits")[0]["status"] == "no-model")
     finally:
         server.close()
+
+
+def test_a_server_reads_no_file_a_client_names(tmp_path: Path, env: dict) -> None:
+    notes = make_notes(tmp_path / "notes")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the notes")
+    server = Server(notes, env)
+    try:
+        answer = server.ask(op="deposit", title="Exfiltration", body_file=str(secret))
+    finally:
+        server.close()
+    assert answer == {"error": "body_file is for the command line; give the text as 'body'"}
+    assert not (notes / "deposits").exists()

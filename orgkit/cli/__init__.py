@@ -20,7 +20,8 @@ from .. import __version__
 SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
 
 GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs.",
-              "model": "The embedding model: show it, or download it for offline use."}
+              "model": "The embedding model: show it, or download it for offline use.",
+              "review": "Review the librarian's proposals: list, show a diff, accept, edit, reject, undo."}
 
 
 def _listing_config():

@@ -23,7 +23,7 @@ from ..config import Config
 from ..edit import slugify
 from ..errors import NotFound, OrgkitError
 from ..org.ids import id_line, new_id
-from ..org.write import atomic_write
+from ..org.write import atomic_write, directory_lock
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .store import Busy, Store, dumps, now
@@ -33,6 +33,7 @@ VIAS = ("cli", "serve", "mcp", "emacs")
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
 STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
+TEMPORARIES = ".orgkit-*.tmp"  # the note writer's temporary files
 
 
 @dataclass
@@ -94,9 +95,10 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
         check_destination(cfg, path)
 
 
-def check_destination(cfg: Config, rel: str) -> Path:
+def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
-    or data dir, is not a note org-roam would read, or already exists."""
+    or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
+    which the exclusive create retries) already exists."""
     pure = PurePosixPath(rel.replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
@@ -111,7 +113,7 @@ def check_destination(cfg: Config, rel: str) -> Path:
         guard = Path(inside).resolve()
         if real == guard or guard in real.parents:
             raise OrgkitError(f"--path {rel!r} is inside the {name} dir {inside}")
-    if os.path.lexists(target):
+    if not taken_ok and os.path.lexists(target):
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
     return target
@@ -162,7 +164,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     digest = sha(data)
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
-        target = check_destination(cfg, rel)
+        target = check_destination(cfg, rel, taken_ok=path is None)
         row = (node_id, rel, title.strip(), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
@@ -170,7 +172,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         try:
             while not _create(target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
-                target = check_destination(cfg, rel)
+                target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
                     conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (rel, node_id))
         except BaseException:
@@ -265,11 +267,13 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
 
 
 def _remove_temporaries(target: Path) -> None:
-    """The writer's temporary files for `target` left by a killed process."""
+    """The note writer's temporary files a killed process left beside `target` (under the
+    directory's write lock no live writer has one)."""
     if not target.parent.is_dir():
         return
-    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
-        tmp.unlink(missing_ok=True)
+    with directory_lock(target.parent):
+        for tmp in target.parent.glob(TEMPORARIES):
+            tmp.unlink(missing_ok=True)
 
 
 def get(store: Store, deposit_id: str) -> Deposit:

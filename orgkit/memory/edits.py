@@ -20,13 +20,25 @@ TAG = re.compile(r"[\w@#%]+")
 _HEADING_TAGS = re.compile(rf"([ \t]+){sx.TAGS}[ \t]*$")
 
 
+def _crlf(text: str) -> bool:
+    """Whether every line ends in CRLF (a file Emacs reads with DOS line ends)."""
+    return "\r\n" in text and text.count("\r\n") == text.count("\n")
+
+
 def _lines(text: str) -> tuple[list[str], str]:
-    nl = "\r\n" if "\r\n" in text else "\n"
+    nl = "\r\n" if _crlf(text) else "\n"
     return text.split(nl), nl
 
 
+def parse_text(text: str, rel: str):
+    """`parse_org` of a file's text as read (a BOM and DOS line ends as Emacs sees them);
+    its line numbers match `_lines`."""
+    seen = text[1:] if text.startswith("\ufeff") else text
+    return parse_org(seen.replace("\r\n", "\n") if _crlf(seen) else seen, rel)
+
+
 def _node(text: str, rel: str, node_id: str):
-    for node in parse_org(text, rel).nodes:
+    for node in parse_text(text, rel).nodes:
         if node.id == node_id:
             return node
     raise OrgkitError(f"{rel}: no node {node_id} in it any more")
@@ -72,7 +84,7 @@ def link_line(dest: str, description: str) -> str:
 def add_link(text: str, rel: str, node_id: str, dest: str, description: str) -> str:
     line = link_line(dest, description)
     if f"[[id:{dest}]" in text and any(l.source == node_id and l.dest == dest
-                                        for l in parse_org(text, rel).links):
+                                        for l in parse_text(text, rel).links):
         raise OrgkitError(f"{rel}: already links to {dest}")
     return _insert_block(text, rel, node_id, line)
 

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import llm
-from ..config import Config
+from ..config import Config, ensure_state_dir
 from ..embed import Embedder
 from ..errors import OrgkitError
 from ..index import Index, refresh
@@ -104,7 +104,7 @@ def numbered_chunks(body: str) -> list[tuple[int, str]]:
 def related_notes(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
                   embedder: Embedder | None) -> tuple[list[Related], list[str]]:
     """The notes most related to the deposit, by hybrid search (words only without a model)."""
-    index = Index.at(cfg.notes, cfg.state_dir)
+    index = Index.at(cfg.notes, ensure_state_dir(cfg))
     try:
         warnings = list(refresh(index, embedder=embedder).warnings)
         query = f"{title}\n{body}"[:QUERY_CHARS]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from ..config import ensure_state_dir
 from ..embed import Embedder
 from ..index import Index, refresh
 from ..retrieve.context import ContextResult, context
@@ -73,27 +74,47 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
 
     `index` is a caller's up-to-date index (a server's); without one, the index of
     the notes is brought up to date here."""
-    if index is None:
-        index = Index.at(store.cfg.notes, store.cfg.state_dir)
+    if index is not None:
+        result = _gather(store, index, query, budget, embedder, cache)
+    else:
+        index = Index.at(store.cfg.notes, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
-            result = context(index, query, budget=budget, embedder=embedder)
+            result = _gather(store, index, query, budget, embedder, cache)
         finally:
             index.close()
         result.warnings[:0] = warnings
-    else:
-        result = context(index, query, budget=budget, embedder=embedder, cache=cache)
-    kept = []
-    for entry in result.included:
-        prov = provenance(store, entry["id"], entry["file"])
-        why = _withheld(prov)
-        if why:
-            result.omitted.append({"id": entry["id"], "title": entry["title"], "file": entry["file"],
-                                   "reason": why})
-        else:
-            kept.append(entry | {"provenance": prov})
-    result.included = kept
     with store.tx() as conn:
         store.audit(conn, caller or "unknown", "recall", None, query=query, budget=budget,
-                    returned=[e["id"] for e in kept])
+                    returned=[e["id"] for e in result.included])
+    return result
+
+
+def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embedder | None,
+            cache: VectorCache | None) -> ContextResult:
+    """The context without the withheld notes, whose share of the budget goes to the next
+    notes in rank (the context is gathered again with that much more room)."""
+    room = 0
+    for _ in range(3):
+        result = context(index, query, budget=budget + room, embedder=embedder, cache=cache)
+        kept, withheld = [], []
+        for entry in result.included:
+            prov = provenance(store, entry["id"], entry["file"])
+            why = _withheld(prov)
+            if why:
+                withheld.append({"id": entry["id"], "title": entry["title"], "file": entry["file"],
+                                 "tokens": entry["tokens"], "reason": why})
+            else:
+                kept.append(entry | {"provenance": prov})
+        freed = sum(w["tokens"] for w in withheld)
+        if freed == room:
+            break
+        room = freed
+    while kept and sum(e["tokens"] for e in kept) > budget:
+        last = kept.pop()
+        withheld.append({"id": last["id"], "title": last["title"], "file": last["file"],
+                         "tokens": last["tokens"], "reason": "over budget"})
+    result.budget = budget
+    result.included = kept
+    result.omitted = withheld + result.omitted
     return result

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..org import parse_org
 from ..org.ids import new_id
-from ..org.write import atomic_write
+from ..org.write import atomic_write, directory_lock
 from ..retrieve.read import rg_locator
 from . import edits, watch
 from .proposals import Proposal
@@ -83,7 +82,7 @@ class Files:
         candidates = ([hint] if hint else []) + rg_locator(self.root)([node_id]).get(node_id, [])
         for rel in candidates:
             text = self.read(rel)
-            if text is not None and any(n.id == node_id for n in parse_org(text, rel).nodes):
+            if text is not None and any(n.id == node_id for n in edits.parse_text(text, rel).nodes):
                 self.located[node_id] = rel
                 return rel
         raise OrgkitError(f"note {node_id} no longer exists")
@@ -195,14 +194,16 @@ def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
 
 
 def _remove(path: Path, rel: str, before: str | None) -> None:
-    """Remove a note the batch created (or a rejected deposit), only if it is unchanged."""
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        return
-    if before is not None and current != before.encode("utf-8"):
-        raise OrgkitError(f"{rel}: changed since it was read; not removed")
-    os.unlink(path)
+    """Remove a note the batch created (or a rejected deposit), only if it is unchanged
+    (under the note writer's directory lock, so no concurrent write slips in between)."""
+    with directory_lock(path.parent):
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            return
+        if before is not None and current != before.encode("utf-8"):
+            raise OrgkitError(f"{rel}: changed since it was read; not removed")
+        os.unlink(path)
 
 
 def _state(root: Path, rel: str) -> str | None:

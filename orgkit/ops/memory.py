@@ -58,6 +58,8 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
     if (body is None) == (args["body_file"] is None):
         raise ParamError("give exactly one of 'body' and 'body_file'")
     if body is None:
+        if ctx.warm:  # a server's client must not make it read files of its choosing
+            raise ParamError("body_file is for the command line; give the text as 'body'")
         try:
             body = ctx.path(args["body_file"]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -182,7 +184,7 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
            "fits the notes, for review.", deposit,
            params=(Param("title", "string", "The finding's title.", required=True),
                    Param("body", "string", "The finding's text ('-' on the command line reads stdin).", stdin=True),
-                   Param("body_file", "path", "Read the text from this file."),
+                   Param("body_file", "path", "Read the text from this file (command line only)."),
                    Param("lane", "string", "Who deposits.", default="agent", enum=("agent", "human")),
                    Param("path", "string", "Where the note goes, relative to the notes dir "
                          "(default deposits/STAMP-slug.org).", metavar="REL"),
