@@ -1,6 +1,6 @@
-"""The offline extractor against a hand annotation of seven ADRs: precision, recall, time.
+"""The offline extractor against a hand annotation of eight ADRs: precision, recall, time.
 
-    python bench/bench_extract.py [--embed]
+    python bench/bench_extract.py [--embed] [--schema NAME|FILE]
 
 Gold fragments are in bench/extract_gold.json. A predicted quote matches a gold
 fragment of the same dimension when their spans overlap by at least half of the
@@ -64,7 +64,7 @@ def main() -> None:
         from orgkit.embed import Embedder
 
         embed = Embedder("sentence-transformers/all-MiniLM-L6-v2", MODEL).embed
-    schema = resolve_schema(REPO, "adr")
+    schema = resolve_schema(REPO, sys.argv[sys.argv.index("--schema") + 1] if "--schema" in sys.argv else "adr")
     gold = json.loads((REPO / "bench" / "extract_gold.json").read_text(encoding="utf-8"))
     started = time.perf_counter()
     predictions = {}

@@ -1014,6 +1014,98 @@ The buffer is saved first when modified.  orgkit writes what
   (mapcar (lambda (target) (alist-get 'target target))
           (alist-get 'targets answer)))
 
+;;;; Grounded extraction
+
+(defcustom orgkit-extract-schema "adr"
+  "The schema `orgkit-extract' offers first: a name or a schema file."
+  :type 'string)
+
+(defvar orgkit-schema-history nil "Minibuffer history of schema names.")
+
+(defun orgkit--extract-sources ()
+  "The files to extract from: dired's marked files, else the current buffer's file.
+A modified buffer is saved first, so orgkit reads what is shown."
+  (if (derived-mode-p 'dired-mode)
+      (or (and (fboundp 'dired-get-marked-files) (dired-get-marked-files))
+          (user-error "orgkit: no files marked"))
+    (let ((file (or buffer-file-name (user-error "orgkit: this buffer visits no file"))))
+      (when (buffer-modified-p) (save-buffer))
+      (list file))))
+
+;;;###autoload
+(defun orgkit-extract (sources schema)
+  "Extract grounded claims from SOURCES under SCHEMA and list them.
+Interactively, SOURCES are dired's marked files or the current
+buffer's file, and SCHEMA is read (default `orgkit-extract-schema').
+Each claim is a button visiting its quote in the source; `r' reads
+the claim note and `b' lists its backlinks.  Return orgkit's answer."
+  (interactive (list (orgkit--extract-sources)
+                     (read-string (format "orgkit extract with schema (%s): " orgkit-extract-schema)
+                                  nil 'orgkit-schema-history orgkit-extract-schema)))
+  (let* ((root (orgkit--notes-directory))
+         (files (mapcar #'expand-file-name sources))
+         (answer (orgkit--call "extract" `((sources . ,(vconcat files)) (schema . ,schema)))))
+    (orgkit--with-results-buffer "*orgkit-extract*" root (lambda () (orgkit-extract sources schema))
+      (orgkit--insert-claims answer))
+    answer))
+
+(defun orgkit--insert-claims (answer)
+  "Insert the claims of the extraction ANSWER, by source and dimension."
+  (let-alist answer
+    (insert (propertize (format "Run %s: %d claim%s, %d verified, %d dropped\n"
+                                .run (length .claims) (if (= (length .claims) 1) "" "s")
+                                .audit.verified .audit.dropped)
+                        'face 'bold))
+    (let (source dimension)
+      (dolist (claim .claims)
+        (let-alist claim
+          (unless (equal .source source)
+            (setq source .source dimension nil)
+            (insert "\n" (propertize .source 'face 'orgkit-file) "\n"))
+          (unless (equal .dimension dimension)
+            (setq dimension .dimension)
+            (insert "  " (propertize .dimension 'face 'bold) "\n"))
+          (insert "    ")
+          (insert-text-button (truncate-string-to-width
+                               (replace-regexp-in-string "[ \t\n]+" " " .quote) 90 nil nil "…")
+                              :type 'orgkit-quote 'orgkit-file .source 'orgkit-start .start)
+          (put-text-property (line-beginning-position) (point) 'orgkit-id .claim_id)
+          (insert "\n"))))))
+
+(define-button-type 'orgkit-quote
+  'action #'orgkit--visit-quote
+  'follow-link t
+  'help-echo "Visit this quote in its source")
+
+(defun orgkit--visit-quote (button)
+  "Visit the source of BUTTON's quote, at its start.
+orgkit counts the start from 0 in characters, Emacs from 1."
+  (find-file (button-get button 'orgkit-file))
+  (goto-char (1+ (button-get button 'orgkit-start))))
+
+;;;###autoload
+(defun orgkit-claims (id)
+  "List the claims linked from the hub note ID: by default, the note at point.
+A hub note (written by `orgkit extract') links every claim made
+from one source; each claim is a button visiting its note.
+Return the buffer."
+  (interactive (list (orgkit--read-id "orgkit claims of hub: ")))
+  (let* ((root (orgkit--notes-directory))
+         (links (orgkit--call "links" `((id . ,id))))
+         (ids (delete-dups (delq nil (mapcar (lambda (l) (and (equal (alist-get 'type l) "id")
+                                                               (alist-get 'dest l)))
+                                             links))))
+         (docs (and ids (orgkit--call "read" `((ids . ,(vconcat ids))))))
+         (claims (cl-remove-if-not (lambda (d) (string-match-p "/claims/" (alist-get 'file d))) docs)))
+    (orgkit--with-results-buffer "*orgkit-claims*" root (lambda () (orgkit-claims id))
+      (insert (propertize (format "Claims linked from %s: %d\n\n" id (length claims)) 'face 'bold))
+      (dolist (doc claims)
+        (let-alist doc
+          (insert "  ")
+          (orgkit--insert-hit root .title .file .line .id)
+          (insert "\n")))
+      (unless claims
+        (insert "  No claims: is point in a hub note of an extraction run?\n")))))
 ;;;; Feedback: the guidance file
 
 ;;;###autoload
@@ -1229,6 +1321,8 @@ Return the buffer."
     (define-key map (kbd "r") #'orgkit-read)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
+    (define-key map (kbd "x") #'orgkit-extract)
+    (define-key map (kbd "h") #'orgkit-claims)
     (define-key map (kbd "g") #'orgkit-guidance)
     (define-key map (kbd "v") #'orgkit-review)
     map)

@@ -108,6 +108,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("llm.max_tokens", int, "longest reply a model call may produce", default=2048,
             env="ORGKIT_LLM_MAX_TOKENS", minimum=16),
     *_role_settings(),
+    Setting("librarian.folders", list, "folders whose new or changed notes the librarian also files "
+            "(taken in as human-lane deposits)", default=[], env="ORGKIT_LIBRARIAN_FOLDERS"),
     Setting("deposit.max_bytes", int, "largest deposit body", default=1 << 20, env="ORGKIT_DEPOSIT_MAX_BYTES",
             minimum=1),
     Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}}",

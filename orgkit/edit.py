@@ -1,11 +1,19 @@
 """Creating notes and giving headings IDs: the writes orgkit makes to notes.
 
-Every write is atomic and refuses to clobber a file that changed since it was
-read (see `orgkit.org.write`), so these are safe while Emacs has the file open.
+Every write goes through the one note writer (`orgkit.org.write`): locked,
+atomic, refusing to clobber a file that changed since it was read, so these
+are safe while Emacs or another orgkit has the file open.
+
+A new note's title is one line: control characters (newlines, tabs) and line
+separators in it are folded to spaces, so a title can never add headings or
+properties to the file. Its file name is org-roam's `YYYYMMDDHHMMSS-slug.org`,
+the slug cut (at a character boundary) to keep the name within the file
+system's limit; when the name is taken, `-2`, `-3`... is added before `.org`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -16,7 +24,7 @@ from .errors import NotFound, OrgkitError
 from .org import decode_org
 from .org.ids import Added, add_ids, id_line, new_id
 from .org.text import UndecodableFile
-from .org.write import atomic_write
+from .org.write import AlreadyExists, atomic_write, update_note
 from .retrieve.read import Locator, rg_locator
 from .vault import read_org_file, require_dir
 
@@ -47,13 +55,14 @@ def new_note(
 ) -> NewNote:
     """Write a new note file, named as org-roam names them; never overwrites."""
     require_dir(root)
-    if not title.strip():
+    title = one_line(title)
+    if not title:
         raise OrgkitError("a note needs a title")
     bad = [t for t in tags if not re.fullmatch(r"[\w@#%]+", t)]
     if bad:
         raise OrgkitError(f"invalid tag {bad[0]!r}: tags are letters, digits, _ @ # %")
     node_id = new_id()
-    lines = [":PROPERTIES:", id_line(node_id), ":END:", f"#+title: {title.strip()}"]
+    lines = [":PROPERTIES:", id_line(node_id), ":END:", f"#+title: {title}"]
     if tags:
         lines.append(f"#+filetags: :{':'.join(tags)}:")
     text = "\n".join(lines) + "\n"
@@ -63,9 +72,46 @@ def new_note(
     if extra:
         text += "\n" + extra + "\n"
     stamp = (now or datetime.now()).strftime("%Y%m%d%H%M%S")
-    rel = f"{stamp}-{slugify(title) or 'note'}.org"
-    atomic_write(root / rel, text.encode("utf-8"), expected=None)
-    return NewNote(id=node_id, file=rel, title=title.strip())
+    rel = _create_unique(root, f"{stamp}-{slugify(title) or 'note'}", text.encode("utf-8"))
+    return NewNote(id=node_id, file=rel, title=title)
+
+
+def one_line(title: str) -> str:
+    """A title as one line: control characters and line breaks folded to single spaces."""
+    folded = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in title)
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+_MAX_SUFFIX = 1000
+
+
+def _create_unique(root: Path, stem: str, data: bytes) -> str:
+    """Create `stem.org` (or `stem-2.org`, ...) exclusively; return the name used."""
+    limit = _name_max(root)
+    for n in range(1, _MAX_SUFFIX + 1):
+        ending = ".org" if n == 1 else f"-{n}.org"
+        name = _fit(stem, limit - len(ending.encode())) + ending
+        try:
+            atomic_write(root / name, data, expected=None)
+            return name
+        except AlreadyExists:
+            continue
+    raise OrgkitError(f"{root}: {_MAX_SUFFIX} notes named {stem}.org already; not written")
+
+
+def _fit(stem: str, limit: int) -> str:
+    """`stem` cut to at most `limit` bytes of UTF-8, at a character boundary."""
+    encoded = stem.encode("utf-8")
+    if len(encoded) <= limit:
+        return stem
+    return encoded[:limit].decode("utf-8", errors="ignore").rstrip("_")
+
+
+def _name_max(root: Path) -> int:
+    try:
+        return os.pathconf(root, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
 
 
 def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:
@@ -77,20 +123,27 @@ def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:
 
 
 def add_ids_to_file(path: Path, *, line: int | None = None) -> list[Added]:
-    """Give the heading at `line` (None: every heading) an ID if it has none."""
-    try:
-        original = path.read_bytes()
-    except OSError as exc:
-        raise OrgkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    bom = b"\xef\xbb\xbf" if original.startswith(b"\xef\xbb\xbf") else b""
-    try:
-        decode_org(original)
-        text = original[len(bom):].decode("utf-8")
-    except UndecodableFile as exc:
-        raise OrgkitError(f"{path}: {exc}") from None
-    if line is not None and not 1 <= line <= text.count("\n") + 1:
-        raise OrgkitError(f"{path}: no line {line}")
-    updated, added = add_ids(text, None if line is None else [line])
-    if added:
-        atomic_write(path, bom + updated.encode("utf-8"), expected=original)
+    """Give the heading at `line` (None: every heading) an ID if it has none.
+
+    The read, the change and the write happen under the note writer's lock, so
+    concurrent orgkit writes to the file are serialised, none lost.
+    """
+    added: list[Added] = []
+
+    def change(original: bytes) -> bytes | None:
+        bom = b"\xef\xbb\xbf" if original.startswith(b"\xef\xbb\xbf") else b""
+        try:
+            decode_org(original)
+            text = original[len(bom):].decode("utf-8")
+        except UndecodableFile as exc:
+            raise OrgkitError(f"{path}: {exc}") from None
+        if line is not None and not 1 <= line <= text.count("\n") + 1:
+            raise OrgkitError(f"{path}: no line {line}")
+        updated, found = add_ids(text, None if line is None else [line])
+        added.extend(found)
+        return bom + updated.encode("utf-8") if found else None
+
+    if not Path(path).exists():
+        raise OrgkitError(f"{path}: no such file")
+    update_note(path, change)
     return added

@@ -3,8 +3,9 @@
 Built on the official `mcp` SDK's low-level `Server`, because the tools come
 from the registry with their own JSON Schemas rather than from Python
 signatures. Every operation marked for MCP is a tool (read-only ones carry the
-read-only annotation); skills are prompts taking a `query`; every node is a
-resource `orgkit://node/ID` holding its org text.
+read-only annotation), unless its capability is off or its own setting (review
+decisions: `mcp.allow_review`) is not on; skills are prompts taking a `query`;
+every node is a resource `orgkit://node/ID` holding its org text.
 
 `initialize` is answered at once: the word index, the embedding model and the
 vectors load in a background thread started by the first request after it,
@@ -16,6 +17,8 @@ the server. Calls run one at a time in a worker thread, on one `OpContext`.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 import anyio
@@ -24,8 +27,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from . import __version__
+from .config import SETTINGS, Config
 from .errors import OrgkitError
-from .ops import Outcome, OpContext, call, registry
+from .ops import Op, Outcome, OpContext, call, capability_on, offered, registry
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
@@ -37,15 +41,36 @@ INSTRUCTIONS = (
 )
 
 
-def tools() -> list[types.Tool]:
+def offered_tools(config: Config | None) -> dict[str, Op]:
+    """The operations MCP offers under `config`: those marked for it, of an enabled capability,
+    whose own setting (such as `mcp.allow_review`) is on."""
+    return {name: op for name, op in offered(config).items()
+            if op.mcp and (op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
+
+
+def tools(config: Config | None) -> list[types.Tool]:
     """One tool per operation offered over MCP, with its JSON Schema."""
     return [
         types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
                    input_schema=op.schema(),
                    annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
                                                      idempotent_hint=not op.writes, open_world_hint=False))
-        for op in registry().values() if op.mcp
+        for op in offered_tools(config).values()
     ]
+
+
+def _refusal(name: str, config: Config | None) -> str | None:
+    """Why the tool `name` cannot be called here, or None when it can."""
+    if name in offered_tools(config):
+        return None
+    op = registry().get(name)
+    if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
+        setting = SETTINGS[op.mcp_setting]
+        return (f"{name} is offered over MCP only with {op.mcp_setting} = true "
+                f"(in orgkit.toml, or {setting.env}=1 in the server's environment)")
+    if op is not None and op.mcp and not capability_on(op, config):
+        return None  # the call itself says how to turn the capability on
+    return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_tools(config)))})"
 
 
 def payload(outcome: Outcome) -> dict[str, Any]:
@@ -67,7 +92,7 @@ async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
 
 def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
     """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading."""
-    offered = {op.name for op in registry().values() if op.mcp}
+    ctx.surface = "mcp"
 
     def warming() -> None:
         if warm_up:
@@ -75,12 +100,13 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
 
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=tools())
+        return types.ListToolsResult(tools=tools(ctx.optional_config()))
 
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
-        if params.name not in offered:
-            return _failure(f"unknown tool {params.name!r} (tools: {', '.join(sorted(offered))})")
+        refused = _refusal(params.name, ctx.optional_config())
+        if refused is not None:
+            return _failure(refused)
         try:
             outcome = await _run(ctx, params.name, dict(params.arguments or {}))
         except OrgkitError as exc:
@@ -153,3 +179,11 @@ def run_stdio(ctx: OpContext) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+    if ctx.warming():
+        # The client hung up while the warm-up embeds: leave without waiting for it. Stopping
+        # the interpreter under a running model call aborts the process; every index write
+        # is one transaction, so the next start finishes the work.
+        ctx.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

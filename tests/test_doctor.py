@@ -53,3 +53,21 @@ def test_problems_are_found_with_file_and_line(cli, tmp_path: Path, tiny_model: 
             ("parse", "a.org", 1), ("orphan", "c.org", 1)} <= found
     human = cli("doctor", "--notes", str(notes)).stdout
     assert "error: a.org:7: id link to missing note gone [broken-link]" in human
+
+
+def test_unclosed_drawers_blocks_and_duplicate_ids_are_reported(cli, tmp_path: Path, tiny_model: Path) -> None:
+    notes = write_notes(tmp_path, {
+        "a.org": ("* A\n:PROPERTIES:\n:ID: lost\n* B\n:PROPERTIES:\n:ID: b\n:END:\n"
+                  "#+begin_src python\nx = 1\n* C\n:PROPERTIES:\n:ID: b\n:END:\n:LOGBOOK:\n"),
+    })
+    index = cli("index", "--notes", str(notes), "--no-embed")
+    assert index.exit_code == 0
+    assert "a.org:2: property drawer has no :END:" in index.stderr
+    assert "a.org:8: #+begin_src has no #+end_src" in index.stderr
+    assert "a.org:14: drawer :LOGBOOK: has no :END:" in index.stderr
+    assert "a.org:10: duplicate ID b (also at a.org:4)" in index.stderr
+    nodes = json.loads(cli("nodes", "--notes", str(notes), "--json").stdout)
+    assert [n["title"] for n in nodes] == ["B", "C"]  # the nodes below the broken drawer are kept
+    report = json.loads(cli("doctor", "--notes", str(notes), "--json").stdout)
+    found = {(f["check"], f["line"]) for f in report["findings"]}
+    assert {("parse", 2), ("parse", 8), ("parse", 14), ("duplicate-id", 10)} <= found

@@ -54,16 +54,104 @@ def test_new_note_is_an_org_roam_node(cli, tmp_path: Path) -> None:
     assert [(l.source, l.dest) for l in vault.links] == [(second["id"], first["id"])]
 
 
-def test_new_refuses_to_overwrite_and_unknown_link(cli, tmp_path: Path, monkeypatch) -> None:
+def test_new_never_collides_and_refuses_unknown_link(cli, tmp_path: Path) -> None:
     from datetime import datetime
     import orgkit.edit as edit
     fixed = datetime(2026, 12, 2, 12, 0, 0)
-    edit.new_note(tmp_path, "Same", now=fixed)
-    with pytest.raises(OrgkitError, match="already exists"):
-        edit.new_note(tmp_path, "Same", now=fixed)
+    first = edit.new_note(tmp_path, "Same", now=fixed)
+    second = edit.new_note(tmp_path, "Same", now=fixed)
+    third = edit.new_note(tmp_path, "Same", now=fixed)
+    assert (first.file, second.file, third.file) == (
+        "20261202120000-same.org", "20261202120000-same-2.org", "20261202120000-same-3.org")
+    assert len({first.id, second.id, third.id}) == 3
     result = cli("new", "X", "--link", "nope", "--notes", str(tmp_path))
     assert result.exit_code == 1 and "unknown ID: nope" in result.stderr
-    assert len(list(tmp_path.glob("*.org"))) == 1
+    assert len(list(tmp_path.glob("*.org"))) == 3
+
+
+def test_new_title_is_one_line(cli, tmp_path: Path) -> None:
+    title = "Evil\n:ID: 00000000-0000-4000-8000-000000000000\n* Heading\r\tend\u2028x"
+    made = json.loads(cli("new", title, "--notes", str(tmp_path), "--json").stdout)
+    assert made["title"] == "Evil :ID: 00000000-0000-4000-8000-000000000000 * Heading end x"
+    text = (tmp_path / made["file"]).read_text()
+    assert text.count("\n") == 4 and text.count(":ID:") == 2  # the drawer's and the title's
+    (node,) = Vault.load(tmp_path).nodes
+    assert (node.id, node.title) == (made["id"], made["title"])
+    assert cli("new", "\n\t\n", "--notes", str(tmp_path)).exit_code == 1
+
+
+def test_new_long_titles_fit_the_file_system(cli, tmp_path: Path) -> None:
+    for title in ("word " * 80, "é" * 300, "日本語" * 100):
+        result = cli("new", title, "--notes", str(tmp_path), "--json")
+        assert result.exit_code == 0, result.stderr
+        name = json.loads(result.stdout)["file"]
+        assert len(name.encode()) <= 255 and name.endswith(".org")
+        name2 = json.loads(cli("new", title, "--notes", str(tmp_path), "--json").stdout)["file"]
+        assert name2 != name and len(name2.encode()) <= 255
+    assert len(Vault.load(tmp_path).nodes) == 6
+
+
+def test_writer_refuses_files_that_are_not_org(cli, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("* Looks like a heading\n")
+    result = cli("id", "add", str(readme), "--all")
+    assert result.exit_code == 1 and "not an org file" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert readme.read_text() == "* Looks like a heading\n"
+    (tmp_path / "sneaky.org").symlink_to(readme)
+    assert cli("id", "add", str(tmp_path / "sneaky.org"), "--all").exit_code == 1
+    assert readme.read_text() == "* Looks like a heading\n"
+    (tmp_path / "dir.org").mkdir()
+    assert cli("id", "add", str(tmp_path / "dir.org"), "--all").exit_code == 2  # click: a directory
+
+
+def test_symlinked_note_stays_a_symlink(tmp_path: Path) -> None:
+    real_dir = tmp_path / "elsewhere"
+    real_dir.mkdir()
+    real = real_dir / "real.org"
+    real.write_text("* A\n")
+    real.chmod(0o600)
+    link = tmp_path / "link.org"
+    link.symlink_to(real)
+    (added,) = add_ids_to_file(link)
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert added.id in real.read_text()
+    assert oct(real.stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in real_dir.iterdir()) == ["real.org"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "link.org"]
+
+
+RACER = """
+import sys, time
+from pathlib import Path
+from orgkit.edit import add_ids_to_file
+from orgkit.org.write import update_note
+path, who, ops = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+for k in range(ops):
+    if k % 2:
+        add_ids_to_file(path)
+    else:
+        update_note(path, lambda old: old + f"* {who}-{k}\\n".encode())
+"""
+
+
+def test_concurrent_id_add_and_appends_lose_nothing(tmp_path: Path) -> None:
+    import sys
+    path = tmp_path / "race.org"
+    path.write_text("#+title: Race\n")
+    workers, ops = 20, 50  # 1,000 writes in all, from 20 processes at once
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(path), f"w{w}", str(ops)],
+                              stderr=subprocess.PIPE) for w in range(workers)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    add_ids_to_file(path)
+    text = path.read_text()
+    headings = re.findall(r"^\* (\S+)$", text, re.M)
+    expected = {f"w{w}-{k}" for w in range(workers) for k in range(0, ops, 2)}
+    assert sorted(headings) == sorted(expected)  # every append, once
+    assert len(set(UUID.findall(text))) == len(expected)  # every heading one ID
+    assert [p.name for p in tmp_path.iterdir()] == ["race.org"]
 
 
 def test_id_add_all_changes_only_the_drawers(tmp_path: Path) -> None:
@@ -97,13 +185,13 @@ def test_id_add_line_and_cli(cli, tmp_path: Path) -> None:
 def test_write_refuses_when_the_file_changed(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "n.org"
     path.write_text("* A\n")
-    real = write_module.atomic_write
+    real = write_module._temp_copy
 
-    def racing(target, data, *, expected):
-        target.write_text("* A\nedited in Emacs meanwhile\n")
-        real(target, data, expected=expected)
+    def racing(target, data, mode):  # Emacs saves (taking no lock) while orgkit writes
+        path.write_text("* A\nedited in Emacs meanwhile\n")
+        return real(target, data, mode)
 
-    monkeypatch.setattr("orgkit.edit.atomic_write", racing)
+    monkeypatch.setattr(write_module, "_temp_copy", racing)
     with pytest.raises(OrgkitError, match="changed since it was read"):
         add_ids_to_file(path, line=1)
     assert path.read_text() == "* A\nedited in Emacs meanwhile\n"

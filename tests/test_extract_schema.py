@@ -99,3 +99,31 @@ def test_the_adr_template_has_the_five_dimensions() -> None:
     schema = resolve_schema(Path("/nonexistent"), "adr")
     assert [d.name for d in schema.dimensions] == ["problem", "decision", "alternatives", "consequences", "status"]
     assert schema.grounded
+
+
+def test_extraction_is_a_capability_with_roles_and_schemas(tmp_path: Path) -> None:
+    from orgkit import config
+    from orgkit.skills import load_registry
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    on = config.load(notes, env={"ORGKIT_EXTRACTION": "1"})
+    cap = next(c for c in load_registry(notes, on).capabilities if c.name == "grounded-extraction")
+    assert cap.enabled and {"extractor", "auditor"} <= set(cap.roles) and {"adr", "paper"} <= set(cap.schemas)
+    off = config.load(notes, env={})
+    assert not next(c for c in load_registry(notes, off).capabilities if c.name == "grounded-extraction").enabled
+    (notes / "orgkit.toml").write_text("[extraction]\nenabled = true\n", encoding="utf-8")
+    from_file = config.load(notes, env={})
+    assert next(c for c in load_registry(notes, from_file).capabilities if c.name == "grounded-extraction").enabled
+
+
+def test_a_dimension_without_headings_borrows_the_templates_vocabulary(tmp_path: Path) -> None:
+    from orgkit.extract.schema import with_template_vocabulary
+
+    bare = SCHEMA.replace(":HEADINGS: Claims, Findings\n", "").replace("* claim", "* problem")
+    schema = with_template_vocabulary(parse_schema(bare, tmp_path / "bare.org", "file"))
+    problem, risk = schema.dimensions
+    assert "Context" in problem.headings and '"however"' in problem.rubric
+    assert risk.headings == () and risk.rubric == "What could go wrong."
+    own = with_template_vocabulary(parse_schema(SCHEMA.replace("* claim", "* problem"), tmp_path / "o.org", "file"))
+    assert own.dimensions[0].headings == ("Claims", "Findings")

@@ -68,6 +68,9 @@ def test_quotes_are_found_exactly_then_folded_and_mapped_back() -> None:
     start, end = find_quote(text, "He said 'hello there'".replace("'", '"'), near=40)
     assert start > 30 and text[start:end].startswith("He said")
     assert find_quote(text, "not there") is None and find_quote(text, "   ") is None
+    marked = "Use **`remark`** for\nmarkdown."
+    start, end = find_quote(marked, "Use remark for markdown.")
+    assert marked[start:end] == marked
 
 
 @given(st.text(alphabet=st.sampled_from("ab \n\t“”‘’'\"xy"), min_size=1, max_size=60), st.data())

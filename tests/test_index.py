@@ -14,6 +14,7 @@ from conftest import write_notes
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.chunks import MAX_CHARS, chunk_file
+from orgkit.index.outlines import headings, olps
 from orgkit.index.schema import MIGRATIONS
 from orgkit.org import parse_org
 
@@ -55,15 +56,21 @@ def dump(index: Index) -> dict:
     """The index's content without row numbers: what two equal indexes share."""
     conn = sqlite3.connect(index.path)
     try:
+        # The full-text index matches the text it reads through its view.
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
         node_ids = dict(conn.execute("SELECT rowid, id FROM nodes"))
+        nodes = conn.execute("SELECT id, file, level, pos, line, end_line, title, todo, "
+                             "priority, outline, tags, refs, properties FROM nodes").fetchall()
+        paths = olps(conn, [r[9] for r in nodes])
+        chunks = conn.execute("SELECT c.node, c.file, c.line, f.title, c.outline, c.body, c.hash "
+                              "FROM chunks c JOIN files f ON f.path = c.file").fetchall()
+        heads = headings(conn, [(r[3], r[4]) for r in chunks])
         return {
             "files": sorted(conn.execute("SELECT path, size, hash, title FROM files")),
-            "nodes": sorted(conn.execute("SELECT id, file, level, pos, line, end_line, title, todo, "
-                                         "priority, olp, tags, refs, properties FROM nodes")),
+            "nodes": sorted(r[:9] + (json.dumps(paths.get(r[9], [])),) + r[10:] for r in nodes),
             "aliases": sorted((node_ids[n], a) for n, a in conn.execute("SELECT node, alias FROM aliases")),
             "links": sorted(conn.execute("SELECT * FROM links")),
-            "chunks": sorted((node_ids[r[0]],) + r[1:] for r in
-                             conn.execute("SELECT node, file, line, heading, body, hash FROM chunks")),
+            "chunks": sorted((node_ids[r[0]], r[1], r[2], head, r[5], r[6]) for r, head in zip(chunks, heads)),
             "fts": sorted(conn.execute("SELECT c.hash, f.heading, f.body FROM chunks_fts f "
                                        "JOIN chunks c ON c.rowid = f.rowid")),
             "vectors": {(m, h): np.frombuffer(v, dtype=np.float32)

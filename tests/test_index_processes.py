@@ -35,6 +35,8 @@ def test_killed_index_runs_leave_an_index_the_next_run_completes(braindump: Path
         if db.exists():
             with sqlite3.connect(db) as conn:
                 assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+                if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                    continue  # killed before the schema's one transaction committed
                 # the files, nodes and passages of one update commit together, or not at all
                 assert conn.execute("SELECT count(*) FROM files").fetchone()[0] in (0, file_count)
     finished = subprocess.run([*ORGKIT, "index", "--notes", str(braindump), "--json"],

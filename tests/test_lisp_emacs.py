@@ -89,12 +89,24 @@ FORMS = [
     '(file-name-concat "a" "b/" nil "" "c")',
     '(file-name-concat "/etc/")',
     '(expand-file-name "init.el" user-emacs-directory)',
+    '(format "%s.el" (file-name-base))',
+    "(buffer-name)",
+    '(string-join (list "a" "b" "c") "/")',
+    "(string-join '(\"a\" \"b\"))",
+    '(string-replace ".org" ".el" (buffer-name))',
+    "(identity (+ #o600 #o44))",
+    "(logior #o644 #o111)",
+    "(- 10 3 2)",
+    "(- 5)",
+    "(* 2 3 4)",
     # Emacs signals an error for these; orgkit must too.
     "(concat 1)",
     '(file-name-nondirectory nil)',
     '(format "%d" "x")',
     '(substring "abc" 5)',
     "(if)",
+    '(string-replace "" "x" "abc")',
+    '(+ 1 "2")',
 ]
 NOT_PURE = [
     ('(shell-command-to-string "ls")', '(shell-command-to-string "ls")'),
@@ -155,7 +167,7 @@ def test_data_read_and_printed_as_emacs_does(tmp_path: Path) -> None:
 
 
 def test_bad_syntax_is_an_error_as_in_emacs(tmp_path: Path) -> None:
-    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"']
+    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"', "?\\"]
     expected = _run_emacs("(prin1-to-string (read sample))", bad, tmp_path)
     for sample, emacs in zip(bad, expected):
         assert emacs.startswith("ERR"), (sample, emacs)

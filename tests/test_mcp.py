@@ -195,3 +195,32 @@ def test_tangle_plan_lists_targets_and_writes_nothing(notes: Path) -> None:
     assert not (notes / "out").exists()
     assert check["result"]["ok"] is False and check["result"]["stale"][0]["target"] == "out/hello.py"
     assert missing.is_error and missing.content[0].text == "nope.org: no such file"
+
+
+def test_review_decisions_are_tools_only_when_allowed(notes: Path, monkeypatch) -> None:
+    async def scenario(client, ctx):
+        names = {t.name for t in (await client.list_tools()).tools}
+        refused = await client.call_tool("review_accept", {"ids": ["x"]})
+        return names, refused
+
+    monkeypatch.delenv("ORGKIT_MCP_ALLOW_REVIEW", raising=False)
+    names, refused = in_process(notes, scenario)
+    assert "review_show" in names and not {"review_accept", "review_reject", "review_undo"} & names
+    assert refused.is_error and "mcp.allow_review = true" in refused.content[0].text
+    monkeypatch.setenv("ORGKIT_MCP_ALLOW_REVIEW", "1")
+    names, allowed = in_process(notes, scenario)
+    assert {"review_accept", "review_reject", "review_undo"} <= names
+    assert "mcp.allow_review" not in allowed.content[0].text
+
+
+def test_operations_of_a_disabled_capability_are_not_tools(notes: Path, monkeypatch) -> None:
+    async def scenario(client, ctx):
+        return {t.name for t in (await client.list_tools()).tools}, await client.call_tool("schema_list", {})
+
+    monkeypatch.delenv("ORGKIT_EXTRACTION", raising=False)
+    names, refused = in_process(notes, scenario)
+    assert "schema_list" not in names
+    assert refused.is_error and "capability, which is off" in refused.content[0].text
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    names, listed = in_process(notes, scenario)
+    assert "schema_list" in names and not listed.is_error

@@ -227,3 +227,29 @@ def test_doctor_checks_audit_records_and_accepted_proposals(cli, notes: Path) ->
     found = [f["message"] for f in json.loads(result.stdout)["findings"] if f["check"] == "memory"]
     assert f"deposit {dep['id']} has no audit record" in found
     assert any(f"accepted proposal {tag['id']} (tag)" in m and "no longer tagged" in m for m in found)
+
+
+def test_notes_in_watched_folders_go_to_the_librarian(cli, notes: Path) -> None:
+    (notes / "orgkit.toml").write_text('[librarian]\nfolders = ["inbox"]\n')
+    (notes / "inbox").mkdir()
+    mine = notes / "inbox" / "var.org"
+    mine.write_text(":PROPERTIES:\n:ID:       44444444-4444-4444-8444-444444444444\n:END:\n"
+                    "#+title: Var and noweb\n\n" + FINDING + "\n")
+    listed = run_json(cli, "deposits", "--notes", str(notes))
+    assert [(d["id"], d["lane"], d["via"], d["status"]) for d in listed] == [
+        ("44444444-4444-4444-8444-444444444444", "human", "watch", "no-model")]
+    proposals = pending(cli, notes)
+    assert proposals and all(p["kind"] != "admit" for p in proposals)
+    link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
+    run_json(cli, "review", "accept", link["id"], "--notes", str(notes))
+    run_json(cli, "deposits", "--notes", str(notes))  # our own change does not send it round again
+    assert rows(notes, "SELECT count(*) AS n FROM audit WHERE action = 'taken-in'") == [{"n": 1}]
+    recalled = run_json(cli, "recall", "var noweb tangling", "--notes", str(notes))
+    assert any(n["id"] == "44444444-4444-4444-8444-444444444444" for n in recalled["included"])
+
+    mine.write_text(mine.read_text() + "\nA change by hand.\n")
+    run_json(cli, "deposits", "--notes", str(notes))
+    assert rows(notes, "SELECT count(*) AS n FROM audit WHERE action = 'taken-in'") == [{"n": 2}]
+    set_aside = rows(notes, "SELECT status, reason FROM proposals WHERE id != ? AND reason LIKE 'the note changed%'",
+                     (link["id"],))
+    assert set_aside and {r["status"] for r in set_aside} == {"rejected"}

@@ -71,11 +71,11 @@ def test_precedence_package_contributed_local(tmp_path: Path, monkeypatch) -> No
     contributed(tmp_path, monkeypatch, enabled=True)
     notes = tmp_path / "notes"
     notes.mkdir()
-    registry = load_registry(notes)
+    registry = load_registry(notes, allow_local=True)
     assert registry.get("plugin-skill").source == "entry-point:plugin"
     assert registry.get("atomic-notes").description == "plug-in override"
     local_skill(notes)
-    registry = load_registry(notes)
+    registry = load_registry(notes, allow_local=True)
     assert registry.get("atomic-notes").description == "local override"
     assert registry.get("atomic-notes").source == "local:mine.py"
     assert [s.name for s in registry.matching(Request("a zebra", notes))][:2] == ["atomic-notes", "zebra"]
@@ -85,7 +85,7 @@ def test_disabled_capability_skills_are_absent(tmp_path: Path, monkeypatch, cli)
     contributed(tmp_path, monkeypatch, enabled=False)
     notes = tmp_path / "notes"
     notes.mkdir()
-    registry = load_registry(notes)
+    registry = load_registry(notes, allow_local=True)
     assert "plugin-skill" not in registry.skills
     assert registry.get("atomic-notes").source == "package"  # a disabled override hides nothing
     with pytest.raises(OrgkitError, match="disabled capability 'plugin'"):
@@ -100,7 +100,7 @@ def test_disabled_local_capability_removes_its_skills(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     local_skill(notes, enabled=False)
-    registry = load_registry(notes)
+    registry = load_registry(notes, allow_local=True)
     assert "zebra" not in registry.skills
     assert registry.get("atomic-notes").source == "package"
 
@@ -145,3 +145,54 @@ def test_committed_skill_modules_match_their_notes(tmp_path: Path) -> None:
     for path in produced:
         committed = REPO / "orgkit" / "skills" / path.name
         assert committed.read_bytes() == path.read_bytes(), f"{committed} differs from its note; run python tangle.py"
+
+
+def test_local_skill_files_run_only_when_allowed(tmp_path: Path, cli) -> None:
+    notes = tmp_path / "notes"
+    (notes / "skills").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (notes / "skills" / "sneaky.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                                "def capability(): return {}\n")
+    for args in (["skills", "list"], ["skills", "show", "atomic-notes"]):
+        result = cli(*args, "--notes", str(notes))
+        assert result.exit_code == 0 and not marker.exists()
+        assert result.stderr.count("\n") == 1 and "skills.allow_local" in result.stderr
+    (notes / "orgkit.toml").write_text("[skills]\nallow_local = true\n")
+    local_skill(notes)
+    result = cli("skills", "list", "--notes", str(notes), "--json")
+    assert marker.exists()  # it ran, and its bad capability() is one warning naming it
+    assert result.exit_code == 0 and "zebra" in [s["name"] for s in json.loads(result.stdout)]
+    (warning,) = [line for line in result.stderr.splitlines() if "sneaky.py" in line]
+    assert "sneaky.py: skill file not loaded: ValueError: capability from local:sneaky.py lacks" in warning
+    assert "Traceback" not in result.stderr
+
+
+def test_failing_skill_files_are_one_line_each_and_others_still_work(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    local_skill(notes)
+    (notes / "skills" / "broken.py").write_text("raise RuntimeError('boom\\nsecond line')\n")
+    (notes / "skills" / "empty.py").write_text("x = 1\n")
+    (notes / "skills" / "wrong.py").write_text("def capability(): return {'name': 'w', 'enabled': True, "
+                                               "'skills': ['not a skill']}\n")
+    registry = load_registry(notes, allow_local=True)
+    assert registry.get("zebra").source == "local:mine.py"
+    assert len(registry.warnings) == 3 and all("\n" not in w for w in registry.warnings)
+    assert [w.split(": skill file not loaded: ")[0].rsplit("/", 1)[1] for w in registry.warnings] == [
+        "broken.py", "empty.py", "wrong.py"]
+    assert "RuntimeError: boom second line" in registry.warnings[0]
+
+
+def test_skill_replies_are_checked(cli) -> None:
+    def read_stage(reply: str):
+        return cli("skills", "run", "atomic-notes", "--query", "x", "--stage", "read",
+                   "--reply", reply, "--notes", str(NOTES))
+
+    for reply, message in [('{"read": "abc"}', "reply.read must be an array"),
+                           ('{"read": [1]}', "reply.read[0] must be a string"),
+                           ("{}", "reply lacks 'read'"),
+                           ("[1, 2]", "the reply must be a JSON object"),
+                           ("{not json", "the reply is not JSON")]:
+        result = read_stage(reply)
+        assert result.exit_code == 1, reply
+        assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr

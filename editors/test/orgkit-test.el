@@ -374,6 +374,40 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
                              "print(\"gamma\")\n"))))
         (when (file-exists-p target) (delete-file target))))))
 
+;;;; Grounded extraction
+
+(ert-deftest orgkit-test-extract-and-claims ()
+  "`orgkit-extract' lists grounded claims of the current file; `orgkit-claims' lists a hub's."
+  (orgkit-test--with-notes
+    (let* ((source (make-temp-file "orgkit-adr-" nil ".md"
+                                   "# Use SQLite\n\n## Status\n\nAccepted\n\n## Decision\n\nWe will keep the cache in SQLite.\n"))
+           (orgkit-environment '("ORGKIT_EXTRACTION=1"))
+           (extractions (expand-file-name "extractions" orgkit-test--dir))
+           (data (expand-file-name "orgkit-data" orgkit-test--dir)))
+      (unwind-protect
+          (progn
+            (with-current-buffer (find-file source)
+              (let ((answer (orgkit-test--typing "adr" (call-interactively #'orgkit-extract))))
+                (should (= (length (alist-get 'claims answer)) 2))
+                (with-current-buffer "*orgkit-extract*"
+                  (should (string-match-p "decision" (buffer-string)))
+                  (goto-char (point-min))
+                  (search-forward "We will keep")
+                  (push-button)
+                  (should (looking-at "We will keep the cache in SQLite")))))
+            (let ((hub (car (file-expand-wildcards (expand-file-name "*/hub-*.org" extractions)))))
+              (with-current-buffer (find-file hub)
+                (goto-char (point-min))
+                (should (orgkit-test--eventually
+                         (lambda ()
+                           (with-current-buffer (call-interactively #'orgkit-claims)
+                             (string-match-p "Claims linked from .*: 2" (buffer-string)))))))))
+        (orgkit-test--kill-note-buffers)
+        (when (get-file-buffer source) (kill-buffer (get-file-buffer source)))
+        (delete-file source)
+        (delete-directory extractions t)
+        (delete-directory data t)))))
+
 ;;;; The server and the command line
 
 (ert-deftest orgkit-test-server-restart ()

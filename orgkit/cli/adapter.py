@@ -9,7 +9,6 @@ gets the same message here as from `serve` or MCP (a usage error, exit 2).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
 import click

@@ -138,8 +138,9 @@ def ops(rows: list[dict], options: dict) -> str:
     out = []
     for op in rows:
         params = op["parameters"]["properties"]
-        shown = " ".join(name.upper() if name in op["positional"] else f"[--{name.replace('_', '-')}]"
-                         for name in params)
+        required = op["parameters"]["required"]
+        shown = " ".join((name.upper() if name in required else f"[{name.upper()}]") if name in op["positional"]
+                         else f"[{op['options'][name]}]" for name in params)
         name = " ".join(op["command"]) if op["command"] else f"{op['name']} (serve and MCP only)"
         out.append(f"{name} {shown}".rstrip() + f"{'  (writes)' if op['writes'] else ''}\n"
                    f"    {op['description']}")

@@ -5,7 +5,9 @@ where the source has hard-wrapped lines and typographic ones. The folded
 search collapses every whitespace run to one space and maps typographic
 quotes to straight ones on both sides, then maps the match back to offsets
 in the original text, so `text[start:end]` is always the source's own span.
-Offsets are 0-based characters of the decoded text, end exclusive.
+A last try also ignores markdown's emphasis and code marks (`*`, `_`, `` ` ``),
+which models tend to drop when they copy. Offsets are 0-based characters of
+the decoded text, end exclusive.
 """
 
 from __future__ import annotations
@@ -14,12 +16,20 @@ _QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": 
                          "“": '"', "”": '"', "„": '"', "‟": '"', "″": '"'})
 
 
-def fold(text: str) -> tuple[str, list[int]]:
-    """The folded text and, for each of its characters, the index in `text` it came from."""
+_MARKS = frozenset("*_`")
+
+
+def fold(text: str, marks: bool = False) -> tuple[str, list[int]]:
+    """The folded text and, for each of its characters, the index in `text` it came from.
+
+    With `marks`, markdown emphasis and code marks are left out too.
+    """
     out: list[str] = []
     where: list[int] = []
     in_space = False
     for i, ch in enumerate(text):
+        if marks and ch in _MARKS:
+            continue
         if ch.isspace():
             if not in_space:
                 out.append(" ")
@@ -41,13 +51,15 @@ def find_quote(text: str, quote: str, near: int | None = None) -> tuple[int, int
     if exact:
         start = _nearest(exact, near)
         return start, start + len(quote)
-    folded, where = fold(text)
-    needle, _ = fold(quote)
-    hits = _occurrences(folded, needle)
-    if not hits:
-        return None
-    hit = _nearest(hits, near, key=lambda h: where[h])
-    return where[hit], where[hit + len(needle) - 1] + 1
+    for marks in (False, True):
+        folded, where = fold(text, marks)
+        needle, _ = fold(quote, marks)
+        needle = needle.strip()
+        hits = _occurrences(folded, needle) if needle else []
+        if hits:
+            hit = _nearest(hits, near, key=lambda h: where[h])
+            return where[hit], where[hit + len(needle) - 1] + 1
+    return None
 
 
 def _occurrences(haystack: str, needle: str) -> list[int]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .rank import bm25_scores, embedding_scores, words
-from .schema import Dimension, Schema
+from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
 PROSE_CAP = 3  # sentences from a prose section
@@ -91,6 +91,7 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     units = [u for u in doc.units if not u.extra.get("title")]
     if not units:
         return []
+    schema = with_template_vocabulary(schema)
     queries = [f"{d.name}. {' '.join(d.headings)}. {d.rubric}" for d in schema.dimensions]
     texts = [u.text for u in units]
     sims = bm25_scores(texts, queries)
@@ -164,11 +165,13 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     def score(k: int) -> float:
         u = units[k]
         s = sims[k] + 0.4 / (1 + rank_in_section[k]) + (0.2 if u.lead else 0.0) - 0.6 * groups[k]
+        if k == inside[0] and u.kind != "heading":
+            s += 0.4  # the section's opening statement
         s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
         if listy and k in entries and u.depth == top[groups[k]]:
             s += 0.4
         if u.kind == "sentence" and u.text.rstrip().endswith(":"):
-            s -= 0.2
+            s -= 0.8 if listy else 0.2  # a list's lead-in says little of its own
         if len(u.text.split()) < 4:
             s -= 0.4
         if u.kind == "row":

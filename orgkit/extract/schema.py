@@ -219,3 +219,33 @@ def init_schema(notes: Path, template: str) -> Schema:
     schema = read_schema(dest, "overlay")
     check_tags(notes, schema)
     return schema
+
+
+def with_template_vocabulary(schema: Schema) -> Schema:
+    """`schema` with what its dimensions leave unsaid borrowed from same-named template dimensions.
+
+    A dimension without `:HEADINGS:` takes the headings of a shipped template's
+    dimension of the same name (or named by one of its words: "alternatives considered") (so a home-made "problem" still knows that ADRs
+    call it "Context"), and a rubric without quoted cue phrases takes that
+    dimension's. The schema's own words always come first.
+    """
+    from dataclasses import replace
+
+    known: dict[str, Dimension] = {}
+    for template in templates():
+        for dim in template.dimensions:
+            known.setdefault(" ".join(dim.name.lower().split()), dim)
+    dims = []
+    for dim in schema.dimensions:
+        name = " ".join(re.sub(r"[^\w]+", " ", dim.name.lower()).split())
+        twin = known.get(name) or next((d for key, d in known.items() if f" {key} " in f" {name} "), None)
+        if twin is None:
+            dims.append(dim)
+            continue
+        headings = dim.headings or twin.headings
+        rubric = dim.rubric
+        if '"' not in rubric and "“" not in rubric:
+            cues = re.findall(r"\"[^\"]{2,40}\"", twin.rubric)
+            rubric = f"{rubric}\n{' '.join(cues)}".strip()
+        dims.append(replace(dim, headings=headings, rubric=rubric))
+    return replace(schema, dimensions=tuple(dims))

@@ -11,7 +11,6 @@ are cut on paragraph boundaries, carrying a short paragraph over as overlap.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
 from dataclasses import dataclass
@@ -26,6 +25,20 @@ OVERLAP_CHARS = 200
 _FENCE = re.compile(r"^[ \t]*#\+(?:begin|end)_\S*", re.I)
 
 
+@dataclass(eq=False, slots=True)
+class Section:
+    """A heading in the outline; the index stores each once, linked to its parent.
+
+    `title` is the heading as outline paths show it (`olp`); `label` is how a
+    passage's path names it (the title, or the raw line of an untitled heading).
+    """
+
+    line: int  # 0-based line of the heading
+    title: str
+    label: str
+    parent: "Section | None"
+
+
 @dataclass(slots=True)
 class Chunk:
     """A passage: the node it belongs to, its first line, and its text in two forms."""
@@ -34,6 +47,7 @@ class Chunk:
     line: int
     heading: str  # the outline path, ranked as a title
     body: str  # the passage itself
+    section: Section | None = None  # the heading it sits under (None: the preamble)
 
     @property
     def text(self) -> str:
@@ -52,27 +66,40 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     outline = Outline(text)
     lines, pattern = outline.lines, outline.pattern
     starts = _line_starts(lines)
-    nodes = sorted(parsed.nodes, key=lambda n: (n.start, -n.end))
-    node_starts = [n.start for n in nodes]
+    enclosing = _Enclosing(parsed.nodes)
     chunks: list[Chunk] = []
-    path: list[tuple[int, str]] = []  # (level, title) of the enclosing headings
+    sections: list[Section] = []  # by heading, parents first
     for first, end, level in _sections(outline):
         body_from = first
+        section = None
         if level:
+            k = len(sections)
             m = pattern.match(lines[first])
-            title = sx.olp_title(m.group(4)) if m and m.group(4) else lines[first].lstrip("* ")
-            path = [p for p in path if p[0] < level] + [(level, title)]
+            title = sx.olp_title(m.group(4) if m else None)
+            label = title if m and m.group(4) else lines[first].lstrip("* ")
+            parent = outline.parents[k]
+            section = Section(first, title, label, sections[parent] if parent >= 0 else None)
+            sections.append(section)
             body_from = first + 1
-        node = _enclosing(nodes, node_starts, starts[first])
+        node = enclosing.at(starts[first])
         if node is None:
             continue
-        heading = " > ".join([parsed.title] + [t for _, t in path])
+        heading = outline_path(parsed.title, section)
         packed = _pack(_paragraphs(lines, body_from, end))
         if not packed and (node.start == starts[first] or not level):
-            chunks.append(Chunk(node, first + 1, heading, ""))
+            chunks.append(Chunk(node, first + 1, heading, "", section))
         for i, (line, body) in enumerate(packed):
-            chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body))
+            chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body, section))
     return chunks
+
+
+def outline_path(file_title: str, section: Section | None) -> str:
+    """A passage's heading: "File title > Parent > Child"."""
+    labels: list[str] = []
+    while section is not None:
+        labels.append(section.label)
+        section = section.parent
+    return " > ".join([file_title, *reversed(labels)])
 
 
 def _sections(outline: Outline) -> list[tuple[int, int, int]]:
@@ -91,12 +118,26 @@ def _line_starts(lines: list[str]) -> list[int]:
     return starts
 
 
-def _enclosing(nodes: list[Node], node_starts: list[int], offset: int) -> Node | None:
-    """The innermost node whose text contains `offset`."""
-    for i in range(bisect.bisect_right(node_starts, offset) - 1, -1, -1):
-        if nodes[i].start <= offset < max(nodes[i].end, nodes[i].start + 1):
-            return nodes[i]
-    return None
+class _Enclosing:
+    """The innermost node around each of a rising series of offsets, in one pass.
+
+    Nodes nest (a file holds its headings, a subtree its children), so the
+    nodes open at an offset form a stack; walking offsets in file order pushes
+    each node once and pops it once.
+    """
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = sorted(nodes, key=lambda n: (n.start, -n.end))
+        self.next = 0
+        self.open: list[Node] = []
+
+    def at(self, offset: int) -> Node | None:
+        while self.next < len(self.nodes) and self.nodes[self.next].start <= offset:
+            self.open.append(self.nodes[self.next])
+            self.next += 1
+        while self.open and not offset < max(self.open[-1].end, self.open[-1].start + 1):
+            self.open.pop()
+        return self.open[-1] if self.open else None
 
 
 def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]:

@@ -52,6 +52,52 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (model, hash)
     ) WITHOUT ROWID;
     """,
+    # 2: outline paths stored once per heading (linked to their parent), not per
+    # passage and per node: a deep outline no longer multiplies the index. Passages
+    # and nodes point at their heading; BM25 ranks a passage's file title, own
+    # heading and aliases, read through a view instead of a second copy of the text.
+    # Every file is re-read by the next update (vectors, keyed by text, are kept).
+    """
+    DROP TABLE chunks_fts;
+    DROP TABLE chunks;
+    DROP TABLE aliases;
+    DROP TABLE nodes;
+    DELETE FROM links;
+    DELETE FROM files;
+    CREATE TABLE outlines (
+        rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, parent INTEGER,
+        title TEXT NOT NULL, label TEXT
+    );
+    CREATE INDEX outlines_file ON outlines (file);
+    CREATE TABLE nodes (
+        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
+        pos INTEGER NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        title TEXT NOT NULL, todo TEXT, priority TEXT, outline INTEGER,
+        tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
+    );
+    CREATE INDEX nodes_id ON nodes (id);
+    CREATE INDEX nodes_file ON nodes (file);
+    CREATE TABLE aliases (node INTEGER NOT NULL, alias TEXT NOT NULL);
+    CREATE INDEX aliases_node ON aliases (node);
+    CREATE INDEX aliases_alias ON aliases (alias);
+    CREATE TABLE chunks (
+        rowid INTEGER PRIMARY KEY, node INTEGER NOT NULL, file TEXT NOT NULL,
+        line INTEGER NOT NULL, outline INTEGER, body TEXT NOT NULL, hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks (file);
+    CREATE INDEX chunks_hash ON chunks (hash);
+    CREATE VIEW chunk_text AS
+        SELECT c.rowid AS rowid, c.file AS file,
+               rtrim(f.title || ' ' || coalesce(o.title, '') || ' ' || coalesce(
+                   (SELECT group_concat(alias, ' ') FROM
+                       (SELECT alias FROM aliases a WHERE a.node = c.node ORDER BY a.rowid)), '')) AS heading,
+               c.body AS body
+        FROM chunks c JOIN files f ON f.path = c.file LEFT JOIN outlines o ON o.rowid = c.outline;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+        heading, body, content = 'chunk_text', content_rowid = 'rowid',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    """,
 )
 
 

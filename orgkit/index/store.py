@@ -15,6 +15,7 @@ from typing import Iterator
 
 from ..errors import NotFound, OrgkitError
 from ..vault import STATE_DIR_NAME
+from .outlines import olps
 from .schema import migrate
 
 DB_NAME = "index.sqlite"
@@ -113,10 +114,11 @@ class Index:
             for node, alias in conn.execute("SELECT node, alias FROM aliases ORDER BY rowid"):
                 aliases.setdefault(node, []).append(alias)
             rows = conn.execute(
-                "SELECT rowid, id, file, level, pos, line, title, todo, priority, olp, tags, refs, "
+                "SELECT rowid, id, file, level, pos, line, title, todo, priority, outline, tags, refs, "
                 "properties FROM nodes ORDER BY file, pos").fetchall()
+            paths = olps(conn, [r[9] for r in rows])
         return [{"id": r[1], "file": r[2], "level": r[3], "pos": r[4], "line": r[5], "title": r[6],
-                 "todo": r[7], "priority": r[8], "olp": json.loads(r[9]), "tags": json.loads(r[10]),
+                 "todo": r[7], "priority": r[8], "olp": paths.get(r[9], []), "tags": json.loads(r[10]),
                  "aliases": aliases.get(r[0], []), "refs": json.loads(r[11]),
                  "properties": json.loads(r[12])} for r in rows]
 
@@ -135,10 +137,11 @@ class Index:
     def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
         """id, title, file, line, level (and the outline path) of nodes by row."""
         with self.snapshot() as conn:
-            rows = _in_chunks(conn, "SELECT rowid, id, title, file, line, level, olp FROM nodes "
+            rows = _in_chunks(conn, "SELECT rowid, id, title, file, line, level, outline FROM nodes "
                                     "WHERE rowid IN ({})", rowids)
+            paths = olps(conn, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
-                       "olp": json.loads(r[6])} for r in rows}
+                       "olp": paths.get(r[6], [])} for r in rows}
 
 
 def _in_chunks(conn: sqlite3.Connection, sql: str, values: list) -> list[tuple]:

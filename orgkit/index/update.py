@@ -28,6 +28,7 @@ from ..org import OrgFile, parse_org
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
+from .outlines import headings, insert_sections
 from .store import DB_NAME, Index
 from .vectors import refresh_cache
 
@@ -105,8 +106,24 @@ def update(
         if embedder is not None:
             _embed_missing(index, embedder, stats, progress)
             refresh_cache(index, embedder.fingerprint)
+        if stats.parsed or stats.removed or stats.embedded:
+            _shrink_log(index)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _shrink_log(index: Index) -> None:
+    """Fold the write-ahead log into the database and truncate it, unless a reader is busy.
+
+    One update is one transaction, so a first index leaves a log as big as the
+    index itself; left alone, the state dir would hold it twice.
+    """
+    conn = index.conn
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        conn.execute("PRAGMA busy_timeout = 30000")
 
 
 def _remove_database(index: Index) -> None:
@@ -172,14 +189,32 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
             _delete_file(conn, rel)
         for item in changed:
             stats.chunks += _insert_file(conn, item)
+        stats.warnings.extend(_duplicate_ids(conn, [item.path for item in changed]))
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             _bump_generation(conn)
 
 
+def _duplicate_ids(conn, files: list[str]) -> list[str]:
+    """`file:line: duplicate ID ...` for each node of `files` whose ID another node has."""
+    out = []
+    for start in range(0, len(files), 500):
+        part = files[start:start + 500]
+        out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
+                for node_id, file, line, other, other_line in conn.execute(
+                    f"""SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
+                        ON o.id = n.id AND (o.file < n.file OR (o.file = n.file AND o.line < n.line))
+                        WHERE n.file IN ({','.join('?' * len(part))})
+                        GROUP BY n.rowid ORDER BY n.file, n.line""", part)]
+    return out
+
+
 def _delete_file(conn, rel: str) -> None:
-    conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE file = ?)", (rel,))
+    # The full-text index reads its text through a view: tell it what it indexed.
+    conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, body) "
+                 "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (rel,))
     conn.execute("DELETE FROM chunks WHERE file = ?", (rel,))
+    conn.execute("DELETE FROM outlines WHERE file = ?", (rel,))
     conn.execute("DELETE FROM aliases WHERE node IN (SELECT rowid FROM nodes WHERE file = ?)", (rel,))
     conn.execute("DELETE FROM nodes WHERE file = ?", (rel,))
     conn.execute("DELETE FROM links WHERE file = ?", (rel,))
@@ -191,26 +226,27 @@ def _insert_file(conn, item: _Parsed) -> int:
     parsed = item.parsed
     conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
                  (item.path, item.size, item.mtime_ns, item.hash, parsed.title))
+    sections = insert_sections(conn, item.path, item.chunks)
     rowids: dict[int, int] = {}
     for node in parsed.nodes:
         cur = conn.execute(
-            "INSERT INTO nodes (id, file, level, pos, line, end_line, title, todo, priority, olp, "
+            "INSERT INTO nodes (id, file, level, pos, line, end_line, title, todo, priority, outline, "
             "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
-             node.todo, node.priority, json.dumps(node.olp), json.dumps(node.tags),
-             json.dumps(node.refs), json.dumps(node.properties)),
+             node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
+             json.dumps(node.tags), json.dumps(node.refs), json.dumps(node.properties)),
         )
         rowids[id(node)] = cur.lastrowid
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", [(cur.lastrowid, a) for a in node.aliases])
     conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
                      [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links])
-    for chunk in item.chunks:
-        node = rowids[id(chunk.node)]
-        aliases = " ".join(chunk.node.aliases)
-        cur = conn.execute("INSERT INTO chunks (node, file, line, heading, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
-                           (node, item.path, chunk.line, chunk.heading, chunk.body, chunk.hash))
-        conn.execute("INSERT INTO chunks_fts (rowid, heading, body) VALUES (?, ?, ?)",
-                     (cur.lastrowid, f"{chunk.heading} {aliases}".rstrip(), chunk.body))
+    conn.executemany(
+        "INSERT INTO chunks (node, file, line, outline, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
+        [(rowids[id(chunk.node)], item.path, chunk.line,
+          sections[chunk.section.line] if chunk.section is not None else None, chunk.body, chunk.hash)
+         for chunk in item.chunks])
+    conn.execute("INSERT INTO chunks_fts (rowid, heading, body) "
+                 "SELECT rowid, heading, body FROM chunk_text WHERE file = ?", (item.path,))
     return len(item.chunks)
 
 
@@ -222,12 +258,13 @@ def _bump_generation(conn) -> None:
 def missing_vectors(conn, fingerprint: str) -> list[tuple[str, str]]:
     """(hash, text) of passages without a vector from this model, one per distinct text."""
     rows = conn.execute(
-        """SELECT c.hash, c.heading, c.body FROM chunks c
+        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
            WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
            GROUP BY c.hash""",
         (fingerprint,),
     ).fetchall()
-    return [(h, f"{heading}: {body}" if body else heading) for h, heading, body in rows]
+    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
 
 def _embed_missing(index: Index, embedder: Embedder, stats: UpdateStats,

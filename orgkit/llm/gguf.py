@@ -34,6 +34,7 @@ def _server(path: Path) -> Any:
             params = xlc.CommonParams()
             params.model.path = str(path)
             params.n_ctx = CONTEXT_TOKENS
+            params.verbosity = 0  # llama.cpp's progress logs would drown orgkit's one-line messages
             threads = max(1, (os.cpu_count() or 2))
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads

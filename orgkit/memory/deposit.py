@@ -12,6 +12,7 @@ record, anything else is removed, so no note exists without its audit record.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -52,8 +53,6 @@ class Deposit:
 
     @classmethod
     def from_row(cls, row) -> "Deposit":
-        import json
-
         return cls(id=row["id"], path=row["path"], title=row["title"], lane=row["lane"],
                    status=row["status"], via=row["via"], actor=row["actor"], created=row["created"],
                    meta=json.loads(row["meta"]), supersedes=row["supersedes"],

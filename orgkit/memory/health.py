@@ -44,7 +44,7 @@ def check_memory(setup: "Setup", report: "Report") -> None:
 
 def _check(conn: sqlite3.Connection, vault: Vault, report: "Report") -> None:
     audited = {r[0] for r in conn.execute(
-        "SELECT subject FROM audit WHERE action IN ('deposit', 'deposit-repaired')")}
+        "SELECT subject FROM audit WHERE action IN ('deposit', 'deposit-repaired', 'taken-in')")}
     deposits = conn.execute("SELECT * FROM deposits").fetchall()
     known = {d["id"] for d in deposits}
     for d in deposits:

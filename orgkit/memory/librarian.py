@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .. import llm
 from ..config import Config
 from ..embed import Embedder
 from ..errors import OrgkitError
@@ -213,8 +214,6 @@ class Outcome:
 
 def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, actor: str = "librarian") -> Outcome:
     """One librarian pass over a deposit; the caller holds the deposit's processing lock."""
-    from .. import llm
-
     cfg = store.cfg
     dep = store.one("SELECT * FROM deposits WHERE id = ?", (deposit_id,))
     files = Files(cfg.notes)

@@ -25,8 +25,9 @@ def provenance(store: Store, node_id: str, file: str) -> dict:
     """Where a note came from, as far as the memory flow knows."""
     dep = store.one("SELECT * FROM deposits WHERE (id = ? OR path = ?) AND status != 'writing'",
                     (node_id, file))
-    out: dict = {"origin": "notes" if dep is None else "deposit"}
-    if dep is not None:
+    watched = dep is not None and dep["via"] == "watch"
+    out: dict = {"origin": "notes" if dep is None or watched else "deposit"}
+    if dep is not None and not watched:
         admit = store.one("SELECT * FROM proposals WHERE deposit = ? AND kind = 'admit' ORDER BY seq",
                           (dep["id"],))
         out |= {"deposit": dep["id"], "lane": dep["lane"], "via": dep["via"], "deposited_by": dep["actor"],

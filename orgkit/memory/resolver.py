@@ -23,7 +23,7 @@ from ..org import parse_org
 from ..org.ids import new_id
 from ..org.write import atomic_write
 from ..retrieve.read import rg_locator
-from . import edits
+from . import edits, watch
 from .proposals import Proposal
 from .store import Store, dumps, loads, now
 
@@ -244,6 +244,8 @@ def _commit(store: Store, batch_id: str) -> None:
                           dumps(d["before"]), dumps(d["after"]), info["why"]))
         if row["undoes"]:
             conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (batch_id, row["undoes"]))
+        for item in loads(row["plan"]):
+            watch.note_written(conn, item["path"], item["after"])
         store.audit(conn, actor, action, batch_id, proposals=sorted(info["statuses"]),
                     files=[p["path"] for p in loads(row["plan"])], undoes=row["undoes"], why=info["why"])
         conn.execute("UPDATE batches SET state = 'applied' WHERE id = ?", (batch_id,))

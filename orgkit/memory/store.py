@@ -9,7 +9,8 @@ next run can finish or undo it after a crash (see `repair`).
 Tables that other layers read (the feedback loop reads `decisions`):
 
 - `audit(seq, at, actor, action, subject, detail)`: append-only; `action` is one of
-  deposit, deposit-repaired, deposit-abandoned, librarian, librarian-failed,
+  deposit, deposit-repaired, deposit-abandoned, taken-in (a note of a watched folder),
+  librarian, librarian-failed,
   proposal-invalid, accept, reject, undo, batch-rolled-back, auto-refused, recall.
 - `decisions(seq, at, actor, action, proposal, deposit, batch, kind, before, after, why)`:
   one row per reviewed proposal; `action` is accept, edit, reject, undo or

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..config import Config
 from ..embed import Embedder
 from ..errors import OrgkitError
-from . import librarian
+from . import librarian, watch
 from .admission import admit_by_policy
 from .deposit import repair_deposits
 from .resolver import repair_batches
@@ -67,20 +67,20 @@ def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> 
         return None
 
 
-def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None = None,
-             librarian_runs: bool = True) -> CatchUp:
-    """Repair, run the librarian on unfinished deposits (or just `only`), admit by policy."""
+def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None = None) -> CatchUp:
+    """Repair, take in watched notes, run the librarian on unfinished deposits (or just
+    `only`), admit by policy."""
     result = CatchUp(repaired=repair(store))
-    if librarian_runs:
-        marks = ",".join("?" * len(UNFINISHED))
-        rows = store.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created", UNFINISHED)
-        ids = [r["id"] for r in rows if only is None or r["id"] == only]
-        if ids and embedder is None:
-            embedder = Embedder.from_env()
-        for dep in ids:
-            outcome = process(store, dep, embedder)
-            if outcome is not None:
-                result.processed[dep] = outcome
+    result.repaired += watch.take_in(store)
+    marks = ",".join("?" * len(UNFINISHED))
+    rows = store.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created", UNFINISHED)
+    ids = [r["id"] for r in rows if only is None or r["id"] == only]
+    if ids and embedder is None:
+        embedder = Embedder.from_env()
+    for dep in ids:
+        outcome = process(store, dep, embedder)
+        if outcome is not None:
+            result.processed[dep] = outcome
     result.admitted = admit_by_policy(store)
     return result
 

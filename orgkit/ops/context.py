@@ -194,6 +194,10 @@ class OpContext:
         self._warming = threading.Thread(target=self._warm_up, name="orgkit-warm-up", daemon=True)
         self._warming.start()
 
+    def warming(self) -> bool:
+        """Whether the background warm-up is still running."""
+        return self._warming is not None and self._warming.is_alive()
+
     def _warm_up(self) -> None:
         from ..config import ensure_state_dir
         from ..embed import ModelUnavailable

@@ -48,7 +48,8 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.failed = not result.ok
         return {"ok": result.ok, "targets": [_row(ctx, t, umask) for t in result.targets],
                 "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
-    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"])
+    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"],
+                           force=args.get("force", False))
     rows = [_row(ctx, t, umask) for t in outcome.targets]
     for row in rows:
         if row["outside"]:
@@ -83,6 +84,7 @@ declare(Op("tangle", "Write the source files org-babel-tangle-file would write, 
                    Param("dry_run", "boolean", "List targets and sizes; write nothing."),
                    CHECK,
                    Param("confine", "boolean", "Refuse targets outside each org file's directory tree."),
+                   Param("force", "boolean", "Overwrite targets edited since orgkit tangled them."),
                    PRESERVE),
            result=TARGETS, writes=True, notes=False, mcp=False))
 declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, modes), or with check which "

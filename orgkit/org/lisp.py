@@ -97,6 +97,8 @@ def read_lisp_string(text: str, start: int) -> tuple[str, int]:
 
 def _read_escape(text: str, i: int) -> tuple[str, int]:
     """The character an escape stands for (its letter is at `i`) and where reading resumes."""
+    if i >= len(text):
+        raise LispReadError("end of input during parsing")
     esc = text[i]
     i += 1
     if esc in _SIMPLE_ESCAPES:

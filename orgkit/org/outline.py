@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import syntax as sx
+from .closers import Closers
 from .drawers import drawer_properties, entry_node_id, property_drawer_at
 from .parse import DEFAULT_TODO
 
@@ -42,62 +43,102 @@ def todo_keywords(text: str) -> tuple[str, ...]:
 
 
 class Outline:
-    """A file's heading lines and levels, found once, for many lookups."""
+    """A file's heading lines, levels and parents, found once, for many lookups.
+
+    Each lookup costs the depth of the line's outline (its answer's size),
+    never the number of headings above it: parents are linked once, and each
+    heading's title and ID are read at most once.
+    """
 
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
         self.pattern = sx.heading_pattern(todo_keywords(text))
         self.heading_lines: list[int] = []
         self.levels: list[int] = []
+        self.parents: list[int] = []  # index (in heading_lines) of each heading's parent, or -1
+        stack: list[int] = []
         for i, line in enumerate(self.lines):
             if line.startswith("*") and sx.HEADING.match(line):
+                level = len(line) - len(line.lstrip("*"))
+                while stack and self.levels[stack[-1]] >= level:
+                    stack.pop()
+                self.parents.append(stack[-1] if stack else -1)
+                stack.append(len(self.heading_lines))
                 self.heading_lines.append(i)
-                self.levels.append(len(line) - len(line.lstrip("*")))
+                self.levels.append(level)
+        self._titles: dict[int, str | None] = {}
+        self._ids: dict[int, str | None] = {}
+        self._olp_titles: dict[int, str] = {}
+        self._file_id: list[str | None] = []
+        self._closers: Closers | None = None
+        self._blocks: dict[int, list[tuple[int, int]]] = {}
 
     def place(self, index: int) -> Place:
         """The place of line `index`: a heading there, or e.g. the file's title line."""
         k = bisect.bisect_right(self.heading_lines, index) - 1
         own_level = self.levels[k] if k >= 0 and self.heading_lines[k] == index else 0
-        chain: list[tuple[int, str | None]] = []  # (line, raw title), innermost first
-        bound = 10**9
+        chain: list[int] = []  # headings, innermost first
         while k >= 0:
-            if self.levels[k] < bound:
-                m = self.pattern.match(self.lines[self.heading_lines[k]])
-                chain.append((self.heading_lines[k], m.group(4) if m else None))
-                bound = self.levels[k]
-                if bound == 1:
-                    break
-            k -= 1
-        node_id = next((nid for i, title in chain if title is not None
-                        for nid in [self._heading_id(i)] if nid), None)
+            chain.append(k)
+            k = self.parents[k]
+        node_id = next((nid for h in chain if self._title(h) is not None
+                        for nid in [self._heading_id(h)] if nid), None)
         if node_id is None and not (self.heading_lines and self.heading_lines[0] == 0):
-            drawer = property_drawer_at(self.lines, 0, len(self.lines), True)
-            if drawer:
-                node_id = entry_node_id(drawer_properties(self.lines, *drawer))
+            node_id = self._top_id()
         ancestors = chain[1:] if own_level else chain
         return Place(
             id=node_id, level=own_level,
-            title=sx.link_display(chain[0][1] or "") if own_level else "",
-            olp=[sx.olp_title(t) for _, t in reversed(ancestors)],
+            title=sx.link_display(self._title(chain[0]) or "") if own_level else "",
+            olp=[self._olp_title(h) for h in reversed(ancestors)],
         )
 
     def in_block(self, index: int) -> bool:
         """Whether line `index` is inside a block, where `#+title:` is not a keyword."""
         k = bisect.bisect_right(self.heading_lines, index) - 1
-        i = self.heading_lines[k] + 1 if k >= 0 else 0
-        while i < index:
+        spans = self._section_blocks(k)
+        at = bisect.bisect_right(spans, (index, len(self.lines))) - 1
+        return at >= 0 and spans[at][0] < index < spans[at][1]
+
+    def _section_blocks(self, k: int) -> list[tuple[int, int]]:
+        """(begin, end) lines of the closed blocks of the section under heading `k`."""
+        if k in self._blocks:
+            return self._blocks[k]
+        if self._closers is None:
+            self._closers = Closers(self.lines)
+        start = self.heading_lines[k] + 1 if k >= 0 else 0
+        end = self.heading_lines[k + 1] if k + 1 < len(self.heading_lines) else len(self.lines)
+        spans: list[tuple[int, int]] = []
+        i = start
+        while i < end:
             m = sx.BLOCK_BEGIN.match(self.lines[i])
             if m:
-                closing = sx.block_end(m.group(1))
-                end = next((j for j in range(i + 1, len(self.lines)) if closing.match(self.lines[j])
-                            or sx.HEADING.match(self.lines[j])), None)
-                if end is not None and not sx.HEADING.match(self.lines[end]):
-                    if end > index:
-                        return True
-                    i = end
+                close = self._closers.block_end(m.group(1), i + 1, end)
+                if close is not None:
+                    spans.append((i, close))
+                    i = close
             i += 1
-        return False
+        self._blocks[k] = spans
+        return spans
 
-    def _heading_id(self, index: int) -> str | None:
-        drawer = property_drawer_at(self.lines, index + 1, len(self.lines), False)
-        return entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None
+    def _title(self, k: int) -> str | None:
+        if k not in self._titles:
+            m = self.pattern.match(self.lines[self.heading_lines[k]])
+            self._titles[k] = m.group(4) if m else None
+        return self._titles[k]
+
+    def _olp_title(self, k: int) -> str:
+        if k not in self._olp_titles:
+            self._olp_titles[k] = sx.olp_title(self._title(k))
+        return self._olp_titles[k]
+
+    def _heading_id(self, k: int) -> str | None:
+        if k not in self._ids:
+            drawer = property_drawer_at(self.lines, self.heading_lines[k] + 1, len(self.lines), False)
+            self._ids[k] = entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None
+        return self._ids[k]
+
+    def _top_id(self) -> str | None:
+        if not self._file_id:
+            drawer = property_drawer_at(self.lines, 0, len(self.lines), True)
+            self._file_id.append(entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None)
+        return self._file_id[0]

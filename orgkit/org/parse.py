@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import syntax as sx
+from .closers import Closers
 from .drawers import drawer_properties, entry_node_id, entry_property, property_drawer_at
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
@@ -30,6 +31,7 @@ class _Heading:
     index: int
     level: int
     parent: "_Heading | None"
+    end: int = 0  # the line after its subtree
     todo: str | None = None
     priority: str | None = None
     title: str | None = None
@@ -71,6 +73,8 @@ class _Scan:
     keywords: list[tuple[str, str, int]] = field(default_factory=list)
     # (first line, last line) runs of text where links count at their position.
     text_runs: list[tuple[int, int]] = field(default_factory=list)
+    # (line, what) of blocks and drawers that do not close, and of broken property drawers.
+    problems: list[tuple[int, str]] = field(default_factory=list)
     # Lines whose links org-roam reads out of context (keywords, node properties).
     extra_link_lines: list[int] = field(default_factory=list)
 
@@ -88,10 +92,24 @@ def parse_org(text: str, path: str) -> OrgFile:
     heading_pattern = sx.heading_pattern(todo)
     for h in scan.headings:
         _parse_heading_line(doc.lines[h.index], h, heading_pattern)
-    for position, h in enumerate(scan.headings):
-        h.node = _heading_node(doc, scan.headings, position, h, filetags, path, warnings)
+    for h in scan.headings:
+        h.node = _heading_node(doc, h, filetags, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
     out.links = _links(doc, scan, file_node, path)
+    warnings.extend(_problem_warnings(scan.problems, path))
+    return out
+
+
+MAX_PROBLEMS = 10  # per file: a file with thousands of unclosed blocks gets a count, not a flood
+
+
+def _problem_warnings(problems: list[tuple[int, str]], path: str) -> list[ParseWarning]:
+    problems = sorted(set(problems))
+    out = [ParseWarning(path, line + 1, message) for line, message in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        line = problems[MAX_PROBLEMS][0] + 1
+        out.append(ParseWarning(path, line, f"and {len(problems) - MAX_PROBLEMS} more unclosed "
+                                            "blocks or drawers from here on"))
     return out
 
 
@@ -107,11 +125,14 @@ def _scan_structure(doc: _Lines) -> _Scan:
     for i in heading_idx:
         level = len(lines[i]) - len(lines[i].lstrip("*"))
         while stack and stack[-1].level >= level:
-            stack.pop()
+            stack.pop().end = i
         h = _Heading(index=i, level=level, parent=stack[-1] if stack else None)
         scan.headings.append(h)
         stack.append(h)
+    for h in stack:
+        h.end = len(lines)
 
+    closers = Closers(lines)
     bounds = [0] + [i + 1 for i in heading_idx]
     ends = heading_idx + [len(lines)]
     for section, (start, end) in enumerate(zip(bounds, ends)):
@@ -127,12 +148,29 @@ def _scan_structure(doc: _Lines) -> _Scan:
             scan.extra_link_lines.extend(
                 first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"
             )
-        _scan_section(lines, start, end, drawer, scan)
+        else:
+            _check_property_drawer(lines, start, end, owner is None, closers, scan)
+        _scan_section(lines, start, end, drawer, scan, closers)
     return scan
 
 
+def _check_property_drawer(lines: list[str], start: int, end: int, top: bool, closers: Closers,
+                           scan: _Scan) -> None:
+    """Note a property drawer that Org does not read (so its ID is no node's)."""
+    i = start
+    if top:
+        while i < end and sx.COMMENT.match(lines[i]):
+            i += 1
+    elif i < end and sx.PLANNING.match(lines[i]):
+        i += 1
+    if i < end and sx.PROPERTIES_BEGIN.match(lines[i]) and closers.drawer_end(i + 1, end) is not None:
+        scan.problems.append((i, "property drawer holds a line that is not a property; "
+                                 "its properties are ignored, as Emacs does"))
+
+
 def _scan_section(
-    lines: list[str], start: int, end: int, drawer: tuple[int, int] | None, scan: _Scan
+    lines: list[str], start: int, end: int, drawer: tuple[int, int] | None, scan: _Scan,
+    closers: Closers,
 ) -> None:
     """Find keywords and the runs of text where links count, within one section."""
     run_start: int | None = None
@@ -151,7 +189,7 @@ def _scan_section(
             i = drawer[1] + 1
             continue
         line = lines[i]
-        skip_to = _opaque_end(lines, i, end, markup)
+        skip_to = _opaque_end(lines, i, end, markup, closers, scan.problems)
         if skip_to is not None:
             close_run(i)
             i = skip_to + 1
@@ -198,20 +236,24 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
     return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
 
 
-def _opaque_end(lines: list[str], i: int, end: int, markup: set[int]) -> int | None:
+def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: Closers,
+                problems: list[tuple[int, str]]) -> int | None:
     """If line `i` starts something whose contents hide links, its last line.
 
     Greater blocks and drawers are not opaque: their delimiter lines are
-    recorded in `markup` and their contents scanned as text.
+    recorded in `markup` and their contents scanned as text. Blocks and
+    drawers that do not close before the next heading are read as text, as
+    Org reads them, and noted in `problems`.
     """
     line = lines[i]
     if sx.COMMENT.match(line) or sx.FIXED_WIDTH.match(line):
         return i
     m = sx.BLOCK_BEGIN.match(line)
     if m:
-        closing = sx.block_end(m.group(1))
-        j = _find(lines, closing, i + 1, end)
+        j = closers.block_end(m.group(1), i + 1, end)
         if j is None:
+            problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
+                                "read as text"))
             return None
         if m.group(1).lower() in sx.OPAQUE_BLOCKS:
             return j
@@ -219,19 +261,17 @@ def _opaque_end(lines: list[str], i: int, end: int, markup: set[int]) -> int | N
         return None
     m = sx.LATEX_BEGIN.match(line)
     if m:
-        return _find(lines, sx.latex_end(m.group(1)), i + 1, end)
+        return closers.latex_end(m.group(1), i + 1, end)
     m = sx.DRAWER_BEGIN.match(line)
     if m and m.group(1).upper() != "END":
-        j = _find(lines, sx.DRAWER_END, i + 1, end)
+        j = closers.drawer_end(i + 1, end)
         if j is not None:
             markup.update((i, j))
-    return None
-
-
-def _find(lines: list[str], pattern: re.Pattern[str], start: int, end: int) -> int | None:
-    for j in range(start, end):
-        if pattern.match(lines[j]):
-            return j
+        elif m.group(1).upper() == "PROPERTIES":
+            problems.append((i, "property drawer has no :END: before the next heading; "
+                                "its properties are ignored, as Emacs does"))
+        else:
+            problems.append((i, f"drawer :{m.group(1)}: has no :END: before the next heading; read as text"))
     return None
 
 
@@ -344,7 +384,7 @@ def _parse_heading_line(line: str, h: _Heading, pattern: re.Pattern[str]) -> Non
 
 
 def _heading_node(
-    doc: _Lines, headings: list[_Heading], position: int, h: _Heading,
+    doc: _Lines, h: _Heading,
     filetags: list[str], path: str, warnings: list[ParseWarning],
 ) -> Node | None:
     node_id = entry_node_id(h.props)
@@ -362,7 +402,7 @@ def _heading_node(
     ancestors.reverse()
     inherited = filetags + [t for a in ancestors for t in a.tags]
     aliases, refs = _aliases_and_refs(h.props, where, warnings)
-    end_index = _subtree_end(headings, position, h, len(doc.lines))
+    end_index = h.end
     return Node(
         id=node_id, file=path, level=h.level, pos=doc.starts[h.index] + 1, line=h.index + 1,
         title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
@@ -373,14 +413,6 @@ def _heading_node(
         end=doc.starts[end_index] if end_index < len(doc.lines) else len(doc.text),
         end_line=end_index,
     )
-
-
-def _subtree_end(headings: list[_Heading], position: int, h: _Heading, n_lines: int) -> int:
-    """Index of the line after the subtree of `h` (the `position`-th heading)."""
-    for other in headings[position + 1:]:
-        if other.level <= h.level:
-            return other.index
-    return n_lines
 
 
 def _dedupe_keep_last(tags: list[str]) -> list[str]:
@@ -411,7 +443,7 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
         for first, last in scan.text_runs
     )
     for base, chunk in chunks:
-        for m in sx.LINK_OR_OPAQUE.finditer(chunk):
+        for m in sx.link_matches(chunk):
             if m.group("opaque") is not None:
                 continue
             line = doc.line_of(base + m.start())
@@ -421,7 +453,7 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
     top_source = owner(0)
     if top_source is not None:
         for i in scan.extra_link_lines:
-            for m in sx.LINK_ANY.finditer(doc.lines[i]):
+            for m in sx.link_matches(doc.lines[i], opaque=False):
                 links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path))
     links.sort(key=lambda link: link.pos)
     return links

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterator
 from functools import lru_cache
 
 HEADING = re.compile(r"\*+ ")
@@ -24,7 +25,10 @@ LINK_TYPES = (
 # (of types "ID" and "HTTPS", as written).
 _TYPES_RE = "(?i:" + "|".join(sorted((re.escape(t) for t in LINK_TYPES), key=len, reverse=True)) + ")"
 
-_BRACKET = r"\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[])+)\](?:\[(?P<desc>(?s:.)+?)\])?\]"
+# A link target's characters: Org's `(?:[^][\\]|\\(?:\\\\)*[][]|\\+[^][])+`, written so
+# that every run of backslashes splits one way only (Org's form backtracks
+# exponentially over a long run): pairs, then an escaped bracket or character.
+_TARGET_CHARS = r"(?:[^\]\[\\]|(?:\\\\)+(?!\\)|(?:\\\\)*\\[^\\])+"
 _ANGLE = rf"<(?P<angle_type>{_TYPES_RE}):(?P<angle_path>[^>\n]*(?:\n[ \t]*[^> \t\n][^>\n]*)*)>"
 _NB = r"[^\]\[ \t\n()<>]"
 _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
@@ -38,20 +42,77 @@ _PLAIN = rf"\b(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path
 # after: the combined regexp runs over all the text, and that keeps it fast.
 _VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
 _INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
-_LATEX = (
-    r"\\\((?s:.*?)\\\)|\\\[(?s:.*?)\\\]|\$\$(?s:.*?)\$\$"
-    r"|\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
-)
-_SNIPPET_OR_MACRO = r"@@[-A-Za-z0-9]+:(?s:.*?)@@|\{\{\{[A-Za-z][-\w]*(?:\((?s:.*?)\))?\}\}\}"
+_DOLLAR = r"\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
 _TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
-_OPAQUE = rf"{_VERBATIM}|{_INLINE_SRC}|{_LATEX}|{_SNIPPET_OR_MACRO}|{_TARGET}"
 
-LINK_OR_OPAQUE = re.compile(
-    rf"(?P<bracket>{_BRACKET})|(?P<angle>{_ANGLE})|(?P<plain>{_PLAIN})|(?P<opaque>{_OPAQUE})",
-    re.M,
-)
-LINK_ANY = re.compile(rf"(?P<bracket>{_BRACKET})|(?P<angle>{_ANGLE})|(?P<plain>{_PLAIN})")
-BRACKET_LINK = re.compile(_BRACKET)
+# Objects that end at a closing delimiter anywhere further on. When the
+# closer is missing, trying each opener would read to the end of the text
+# again (quadratic on a paragraph of 20,000 unclosed `\(`). So each such
+# alternative also matches "opener, then everything to the end" in a group
+# `open_NAME`: that tells the caller that no later opener of NAME can close
+# either, and the search goes on from the opener without that alternative
+# (see `link_matches`). Each entry: (closed form, unclosed form).
+_CLOSING: dict[str, tuple[str, str]] = {
+    "bracket": (
+        rf"\[\[(?P<target>{_TARGET_CHARS})\](?:\[(?P<desc>(?s:.)+?)\]\]|\])",
+        rf"\[\[{_TARGET_CHARS}\]\[(?s:.)*\Z",
+    ),
+    "lparen": (r"\\\((?s:.*?)\\\)", r"\\\((?s:.*)\Z"),
+    "lbracket": (r"\\\[(?s:.*?)\\\]", r"\\\[(?s:.*)\Z"),
+    "dollars": (r"\$\$(?s:.*?)\$\$", r"\$\$(?s:.*)\Z"),
+    "snippet": (r"@@[-A-Za-z0-9]+:(?s:.*?)@@", r"@@[-A-Za-z0-9]+:(?s:.*)\Z"),
+    "macro": (r"\{\{\{[A-Za-z][-\w]*\((?s:.*?)\)\}\}\}", r"\{\{\{[A-Za-z][-\w]*\((?s:.*)\Z"),
+}
+_MACRO_PLAIN = r"\{\{\{[A-Za-z][-\w]*\}\}\}"
+
+
+@lru_cache(maxsize=128)
+def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
+    """Links (and, with `opaque`, objects that hide links), without the `dead` closers."""
+
+    def closing(name: str) -> str:
+        if name in dead:
+            return ""
+        closed, unclosed = _CLOSING[name]
+        return f"{closed}|(?P<open_{name}>{unclosed})"
+
+    bracket = closing("bracket")
+    # A dead bracket keeps its group, matching nothing, so callers can ask for it.
+    parts = [f"(?P<bracket>{bracket or '(?!)'})", f"(?P<angle>{_ANGLE})", f"(?P<plain>{_PLAIN})"]
+    if opaque:
+        latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR]
+        macro = [closing("snippet"), closing("macro"), _MACRO_PLAIN]
+        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, *latex, *macro, _TARGET] if p)
+        parts.append(f"(?P<opaque>{hidden})")
+    return re.compile("|".join(parts), re.M)
+
+
+def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
+    """Every link in `text`, left to right, as one `finditer` of Org's regexps would find them.
+
+    With `opaque`, verbatim, code, LaTeX, snippets, macros and targets are
+    matched too (group `opaque`), so that the links inside them can be skipped.
+    Linear in the text: an opener without a closer is tried once, not once per
+    opener (see `_CLOSING`).
+    """
+    dead: frozenset[str] = frozenset()
+    pattern = _links_pattern(opaque, dead)
+    pos = 0
+    while pos <= len(text):
+        m = pattern.search(text, pos)
+        if m is None:
+            return
+        unclosed = next((name for name in _CLOSING if name not in dead
+                         and m.groupdict().get(f"open_{name}") is not None), None)
+        if unclosed is not None:
+            dead = dead | {unclosed}
+            pattern = _links_pattern(opaque, dead)
+            pos = m.start()
+            continue
+        yield m
+        pos = m.end() if m.end() > m.start() else m.end() + 1
+
+
 PLAIN_LINK = re.compile(_PLAIN)
 LINK_TYPE_PREFIX = re.compile(rf"({_TYPES_RE}):")
 FILE_TYPE = re.compile(r"file(?:\+.+)?", re.I)
@@ -103,10 +164,6 @@ def _block_end(name: str) -> re.Pattern[str]:
     return re.compile(rf"[ \t]*#\+end_{re.escape(name)}[ \t]*$", re.I)
 
 
-def latex_end(name: str) -> re.Pattern[str]:
-    return re.compile(rf"[ \t]*\\end\{{{re.escape(name)}\}}[ \t]*$")
-
-
 @lru_cache(maxsize=32)
 def heading_pattern(todo_keywords: tuple[str, ...]) -> re.Pattern[str]:
     """`org-complex-heading-regexp` for a file's TODO keywords."""
@@ -118,7 +175,18 @@ def heading_pattern(todo_keywords: tuple[str, ...]) -> re.Pattern[str]:
 
 def link_display(text: str) -> str:
     """`org-link-display-format`: each bracket link shown as its description."""
-    return BRACKET_LINK.sub(lambda m: m["desc"] if m["desc"] is not None else m["target"], text)
+    if "[[" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in link_matches(text, opaque=False):
+        if m.group("bracket") is None:
+            continue
+        out.append(text[pos:m.start()])
+        out.append(m["desc"] if m["desc"] is not None else m["target"])
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def olp_title(title: str | None) -> str:

@@ -1,54 +1,185 @@
-"""Writing note files safely while an editor may have them open.
+"""The one writer of note files, safe while an editor or another orgkit writes too.
 
-A write goes to a temporary file in the same directory and is renamed over the
-original (so readers see the old or the new file, never half of one), keeps
-the file's mode, and is refused when the file changed since it was read.
+Every write of a note goes through here:
+
+- only org files (`NOTE_SUFFIXES`) are written, so a slip of the path cannot
+  add a drawer to a README or a script;
+- a symlinked note is written through its link: the link stays a link and its
+  target gets the new bytes (the temporary file lives beside the target);
+- writers of one directory take an exclusive `flock` on the directory itself
+  (cross-process, released by the kernel when a writer dies, and leaving no
+  lock file among the notes), then compare the bytes they read with the bytes
+  on disk, so a change made since the read (by Emacs, by another process) is
+  never overwritten;
+- the new bytes go to a temporary file beside the target, are fsynced, renamed
+  over the target (keeping its mode), and the directory is fsynced, so a crash
+  leaves the old file or the new one, never half of one.
+
+`update_note` runs a whole read-modify-write under the lock, so concurrent
+orgkit writers of one file serialise instead of failing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import OrgkitError
+
+NOTE_SUFFIXES = (".org",)
 
 
 class ChangedUnderneath(OrgkitError):
     """The file changed between reading it and writing it back."""
 
 
+class AlreadyExists(OrgkitError):
+    """A new note's file name is taken."""
+
+
 def atomic_write(path: Path, data: bytes, *, expected: bytes | None) -> None:
-    """Replace `path` with `data`; `expected` is what it held when read (None: new file)."""
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    """Replace `path` with `data`; `expected` is what it held when read (None: new file).
+
+    A new file is created exclusively (`AlreadyExists` when the name is taken).
+    """
+    target = note_target(path)
+    with directory_lock(target.parent):
+        if expected is None:
+            _create(target, data)
+            return
+        _replace(target, data, expected)
+
+
+def update_note(path: Path, change: Callable[[bytes], bytes | None]) -> bytes | None:
+    """Read `path` and write `change(bytes)` back, all under the directory's lock.
+
+    `change` returns None to leave the file alone. Returns what was written.
+    """
+    target = note_target(path)
+    with directory_lock(target.parent):
+        original = _read(target)
+        data = change(original)
+        if data is not None:
+            _replace(target, data, original)
+        return data
+
+
+def note_target(path: Path) -> Path:
+    """The file a note path writes to: an org file, its symlinks followed."""
+    path = Path(path)
+    if not path.name.endswith(NOTE_SUFFIXES):
+        raise OrgkitError(f"{path}: not an org file ({', '.join(NOTE_SUFFIXES)}); not written")
+    target = Path(os.path.realpath(path))
+    if target != path.absolute() and not target.name.endswith(NOTE_SUFFIXES):
+        raise OrgkitError(f"{path}: links to {target}, not an org file; not written")
+    if target.exists() and not target.is_file():
+        raise OrgkitError(f"{path}: not a regular file; not written")
+    return target
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """Hold the exclusive write lock of a notes directory (blocking)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise OrgkitError(f"{directory}: cannot open ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _read(target: Path) -> bytes:
+    try:
+        return target.read_bytes()
+    except OSError as exc:
+        raise OrgkitError(f"{target}: cannot read ({exc.strerror or exc})") from None
+
+
+def _replace(target: Path, data: bytes, expected: bytes) -> None:
+    """Rename `data` over `target` if it still holds `expected` (checked last thing)."""
+    mode = os.stat(target).st_mode & 0o7777
+    tmp = _temp_copy(target, data, mode)
+    try:
+        if _read(target) != expected:  # an editor that takes no lock wrote meanwhile
+            raise ChangedUnderneath(f"{target}: changed since it was read; nothing written")
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink(tmp)
+        raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        _unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _create(target: Path, data: bytes) -> None:
+    tmp = _temp_copy(target, data, 0o666 & ~_umask())
+    try:
+        os.link(tmp, target)  # fails if the name exists: never a clobber
+    except FileExistsError:
+        raise AlreadyExists(f"{target}: already exists; not overwritten") from None
+    except OSError as exc:
+        raise OrgkitError(f"{target}: cannot create ({exc.strerror or exc})") from None
+    finally:
+        _unlink(tmp)
+    _fsync_dir(target.parent)
+
+
+def _temp_copy(target: Path, data: bytes, mode: int) -> str:
+    """`data` in a fsynced temporary file beside `target`, with `mode`."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".orgkit-", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        if expected is None:
-            _link_new(tmp, path)
-            return
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        if path.read_bytes() != expected:
-            raise ChangedUnderneath(f"{path}: changed since it was read; nothing written")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.chmod(tmp, mode)
+    except BaseException as exc:
+        _unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
+        raise
+    return tmp
 
 
-def _link_new(tmp: str, path: Path) -> None:
-    """Move the temporary file to `path` only if nothing exists there yet."""
-    os.chmod(tmp, 0o666 & ~_umask())
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable (some file systems refuse to fsync a directory)."""
     try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise OrgkitError(f"{path}: already exists; not overwritten") from None
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process umask, read without changing it (threads may be creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
+from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
 
@@ -193,12 +194,7 @@ def fuse(rankings: list[Ranking], weights: list[float]) -> Ranking:
 def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
     """Ranked nodes as hits; a node ID held by two files counts once."""
     nodes = index.nodes_by_rowid([n for n, _, _ in ranking[: limit * 2]])
-    passages = dict(
-        (r[0], (r[1], r[2])) for r in conn.execute(
-            f"SELECT rowid, heading, body FROM chunks WHERE rowid IN ({','.join('?' * len(ranking[: limit * 2]))})",
-            [c for _, c, _ in ranking[: limit * 2]],
-        )
-    ) if ranking else {}
+    passages = _passages(conn, [c for _, c, _ in ranking[: limit * 2]])
     terms = query_terms(query)
     hits: list[SearchHit] = []
     seen: set[str] = set()
@@ -214,6 +210,17 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
         if len(hits) >= limit:
             break
     return hits
+
+
+def _passages(conn: "sqlite3.Connection", rowids: list[int]) -> dict[int, tuple[str, str]]:
+    """(heading, body) of passages by row."""
+    if not rowids:
+        return {}
+    rows = conn.execute(
+        f"SELECT c.rowid, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file "
+        f"WHERE c.rowid IN ({','.join('?' * len(rowids))})", rowids).fetchall()
+    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    return {r[0]: (heading, r[3]) for r, heading in zip(rows, paths)}
 
 
 def snippet(text: str, terms: list[str]) -> str:

@@ -73,6 +73,7 @@ SKILL = Skill(
     symbolic=symbolic,
     neuro=neuro,
     stages={"read": deep_read},
+    reply_format=REPLY_FORMAT,
 )
 
 

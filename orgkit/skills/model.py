@@ -50,6 +50,8 @@ class Skill:
     # Stages run after the model replied: name -> f(request, reply) -> data.
     stages: dict[str, Callable[[Request, dict], dict]] = field(default_factory=dict)
     source: str = "package"
+    # The JSON shape the later stages expect of the model's reply (checked before they run).
+    reply_format: dict[str, Any] | None = None
 
     def describe(self) -> dict:
         return {"name": self.name, "priority": self.priority, "description": self.description,
@@ -69,9 +71,13 @@ class Capability:
     @classmethod
     def from_mapping(cls, data: dict, source: str) -> "Capability":
         """Read a capability callable's `{name, enabled, skills, schemas, roles}`."""
+        if not isinstance(data, dict):
+            raise ValueError(f"capability() returned {type(data).__name__}, not a dict")
         missing = {"name", "enabled", "skills"} - set(data)
         if missing:
             raise ValueError(f"capability from {source} lacks {', '.join(sorted(missing))}")
+        if not isinstance(data["skills"], (list, tuple)) or not all(isinstance(s, Skill) for s in data["skills"]):
+            raise ValueError(f"capability from {source}: 'skills' must be a list of Skill")
         skills = tuple(replace(s, source=source) for s in data["skills"])
         return cls(name=data["name"], enabled=bool(data["enabled"]), skills=skills,
                    schemas=dict(data.get("schemas") or {}), roles=dict(data.get("roles") or {}))

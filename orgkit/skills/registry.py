@@ -6,9 +6,15 @@ Three sources, later ones overriding earlier ones by skill name:
 2. capabilities other installed packages contribute through the entry-point
    group `orgkit.capabilities`;
 3. project-local capabilities: Python files in the notes directory's
-   `skills/` folder, each defining `capability()`.
+   `skills/` folder, each defining `capability()`. Loading them runs code
+   from the notes directory, so they are loaded only when the user allowed
+   it (`skills.allow_local = true` in orgkit.toml, or
+   `ORGKIT_ALLOW_LOCAL_SKILLS=1`); otherwise one warning says they were
+   skipped and why.
 A capability is a zero-argument callable returning {name, enabled, skills,
-schemas}; the skills of a disabled capability are absent everywhere.
+schemas}; the skills of a disabled capability are absent everywhere. A
+capability that fails to load is a one-line warning naming it; the others
+still work.
 """
 
 from __future__ import annotations
@@ -84,21 +90,36 @@ def first_party_enabled(name: str, config: "Config | None") -> bool:
     return True
 
 
-def _local_factories(notes: Path) -> list[tuple[Callable[[], dict], str]]:
+def _local_capabilities(notes: Path, registry: Registry) -> None:
+    """Load each `NOTES/skills/*.py`; a failing file is a warning naming it, not an error."""
     folder = notes / LOCAL_DIR
-    found = []
     for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-        spec = importlib.util.spec_from_file_location(f"orgkit_local_skill_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if not hasattr(module, "capability"):
-            raise OrgkitError(f"{path}: a project-local skill file must define capability()")
-        found.append((module.capability, f"local:{path.name}"))
-    return found
+        source = f"local:{path.name}"
+        try:
+            spec = importlib.util.spec_from_file_location(f"orgkit_local_skill_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if not callable(getattr(module, "capability", None)):
+                raise ValueError("it defines no capability()")
+            registry.add(_capability(module.capability, source))
+        except Exception as exc:  # code from the notes dir: whatever it raises, report it and go on
+            registry.warnings.append(f"{path}: skill file not loaded: {_one_line(exc)}")
 
 
-def load_registry(notes: Path | None = None, config: "Config | None" = None) -> Registry:
-    """Every skill that applies here, in precedence order package < contributed < local."""
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+def load_registry(notes: Path | None = None, config: "Config | None" = None, *,
+                  allow_local: bool | None = None) -> Registry:
+    """Every skill that applies here, in precedence order package < contributed < local.
+
+    Project-local skill files run only when allowed (`allow_local`, else the
+    config's `skills.allow_local`): they are code from the notes dir.
+    """
+    if allow_local is None:
+        allow_local = bool(config is not None and config["skills.allow_local"])
     registry = Registry()
     for target in FIRST_PARTY:
         registry.add(_capability(_load_target(target), "package", config))
@@ -108,8 +129,12 @@ def load_registry(notes: Path | None = None, config: "Config | None" = None) -> 
         try:
             registry.add(_capability(ep.load(), f"entry-point:{ep.name}"))
         except Exception as exc:  # a broken plug-in must not take orgkit down
-            registry.warnings.append(f"capability {ep.name} ({ep.value}) not loaded: {exc}")
+            registry.warnings.append(f"capability {ep.name} ({ep.value}) not loaded: {_one_line(exc)}")
     if notes is not None:
-        for factory, source in _local_factories(notes):
-            registry.add(_capability(factory, source))
+        if allow_local:
+            _local_capabilities(notes, registry)
+        elif (notes / LOCAL_DIR).is_dir() and any((notes / LOCAL_DIR).glob("*.py")):
+            registry.warnings.append(
+                f"{notes / LOCAL_DIR}: Python skill files not run (they are code from the notes dir); "
+                "allow them with skills.allow_local = true in orgkit.toml or ORGKIT_ALLOW_LOCAL_SKILLS=1")
     return registry

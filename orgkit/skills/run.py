@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import OrgkitError
 from .model import Request, Skill
+from .reply import BadReply, check_reply
 
 
 def run_skill(skill: Skill, request: Request, stage: str, reply: dict | None) -> dict:
@@ -18,4 +19,8 @@ def run_skill(skill: Skill, request: Request, stage: str, reply: dict | None) ->
         raise OrgkitError(f"skill {skill.name!r} has no stage {stage!r} (stages: {names})")
     if reply is None:
         raise OrgkitError(f"stage {stage!r} of {skill.name!r} needs the model's reply (--reply JSON)")
+    if not isinstance(reply, dict):
+        raise BadReply("the reply must be a JSON object")
+    if skill.reply_format is not None:
+        check_reply(reply, skill.reply_format)
     return {"skill": skill.name, "stage": stage, **skill.stages[stage](request, reply)}

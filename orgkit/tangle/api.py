@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TangleError
+from .journal import locked, record_path, recover
 from .plan import Options, Target, plan_file
 from .write import current_umask, final_mode, write_targets
 
@@ -43,16 +45,32 @@ def plan(files: list[Path], options: Options | None = None, confine: bool = Fals
     return targets
 
 
-def tangle(files: list[Path], options: Options | None = None, dry_run: bool = False, confine: bool = False) -> TangleResult:
-    """Tangle FILES like `org-babel-tangle-file`: every target is written, or none."""
+def tangle(files: list[Path], options: Options | None = None, dry_run: bool = False, confine: bool = False,
+           force: bool = False) -> TangleResult:
+    """Tangle FILES like `org-babel-tangle-file`: every target is written, or none.
+
+    An interrupted earlier run of these files is finished or undone first (also
+    in a dry run); a target edited since orgkit wrote it is refused unless `force`.
+    """
+    finish_interrupted(files)
     targets = plan(files, options, confine)
     if not dry_run:
-        write_targets(targets)
+        write_targets(targets, force=force)
     return TangleResult(targets, written=not dry_run)
+
+
+def finish_interrupted(files: list[Path]) -> None:
+    """Complete or roll back an interrupted tangle of any of FILES."""
+    orgs = [Path(os.path.abspath(f)) for f in files]
+    if not any(record_path(org).exists() for org in orgs):
+        return  # never tangled by orgkit: nothing to finish
+    with locked(orgs):
+        recover(orgs)
 
 
 def check(files: list[Path], options: Options | None = None) -> CheckResult:
     """Compare each target on disk with what tangling FILES would write."""
+    finish_interrupted(files)
     targets = plan(files, options)
     umask = current_umask()
     stale: list[tuple[Target, str]] = []

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..org.write import ChangedUnderneath, atomic_write
 from .comments import remove_indentation
 from .document import decode
 from .errors import TangleError
@@ -139,15 +139,7 @@ def _rewrite(org: Path, changes: list[tuple[Spec, str]], options: Options) -> No
 
 
 def _replace_if_unchanged(path: Path, original: bytes, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".orgkit-tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, path.stat().st_mode & 0o7777)
-        if path.read_bytes() != original:
-            raise TangleError(f"{path} changed while detangling; nothing was written, run detangle again")
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+        atomic_write(path, data, expected=original)
+    except ChangedUnderneath:
+        raise TangleError(f"{path} changed while detangling; nothing was written, run detangle again") from None

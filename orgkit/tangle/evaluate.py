@@ -295,8 +295,9 @@ def _extension(env: Environment, name: object, period: object = NIL) -> object:
     return match.group(0) if truthy(period) else match.group(0)[1:]
 
 
-def _base(env: Environment, name: object) -> str:
-    return _sans_extension(env, _nondirectory(env, name))
+def _base(env: Environment, name: object = NIL) -> str:
+    """`file-name-base`; Emacs 28 defaults to the buffer's file name."""
+    return _sans_extension(env, _nondirectory(env, env.buffer_file_name if name == NIL else name))
 
 
 def _as_directory(env: Environment, name: object) -> str:
@@ -411,6 +412,55 @@ def _file_name_concat(env: Environment, directory: object, *components: object) 
     return "".join(p if i == len(parts) - 1 or p.endswith("/") else p + "/" for i, p in enumerate(parts))
 
 
+def _string_join(env: Environment, strings: object, separator: object = NIL) -> str:
+    items = strings if isinstance(strings, list) else [] if strings == NIL else None
+    if items is None:
+        raise LispSignal(f"wrong-type-argument listp {prin1(strings)} in string-join")
+    sep = "" if separator == NIL else _string(separator, "string-join")
+    return sep.join(_string(item, "string-join") for item in items)
+
+
+def _string_replace(env: Environment, old: object, new: object, text: object) -> str:
+    o, n, s = (_string(v, "string-replace") for v in (old, new, text))
+    if not o:
+        raise LispSignal("wrong-length-argument in string-replace")
+    return s.replace(o, n)
+
+
+def _integers(function: str, values: tuple[object, ...]) -> list[int]:
+    """Arithmetic on integers only (floats print and round as Emacs', which is not worth copying)."""
+    if not all(isinstance(v, int) for v in values):
+        if all(isinstance(v, (int, float)) for v in values):
+            raise NotPure()
+        raise LispSignal(f"wrong-type-argument number-or-marker-p in {function}")
+    return [int(v) for v in values]  # type: ignore[arg-type]
+
+
+def _plus(env: Environment, *values: object) -> int:
+    return sum(_integers("+", values))
+
+
+def _minus(env: Environment, *values: object) -> int:
+    numbers = _integers("-", values)
+    if not numbers:
+        return 0
+    return -numbers[0] if len(numbers) == 1 else numbers[0] - sum(numbers[1:])
+
+
+def _times(env: Environment, *values: object) -> int:
+    product = 1
+    for number in _integers("*", values):
+        product *= number
+    return product
+
+
+def _logior(env: Environment, *values: object) -> int:
+    result = 0
+    for number in _integers("logior", values):
+        result |= number
+    return result
+
+
 def _number_to_string(env: Environment, number: object) -> str:
     if isinstance(number, (int, float)) and not isinstance(number, bool):
         return prin1(number)
@@ -447,6 +497,14 @@ _FUNCTIONS: dict[str, Callable[..., object]] = {
     "downcase": lambda env, text: _string(text, "downcase").lower(),
     "substring": _substring,
     "number-to-string": _number_to_string,
+    "buffer-name": lambda env: _nondirectory(env, env.buffer_file_name),
+    "list": lambda env, *values: list(values) if values else NIL,
+    "string-join": _string_join,
+    "string-replace": _string_replace,
+    "+": _plus,
+    "-": _minus,
+    "*": _times,
+    "logior": _logior,
     "eq": _eq,
     "equal": _equal,
     "file-name-concat": _file_name_concat,

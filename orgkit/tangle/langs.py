@@ -145,7 +145,8 @@ class UnsupportedExpansion(Exception):
 
 
 # Languages whose `org-babel-expand-body:LANG` uses `:var` values in ways orgkit does
-# not reproduce (the ones it does: emacs-lisp, C, C++ and the assignment languages).
+# not reproduce: D declarations, SQL and LaTeX substitute values into the body, and
+# Java blocks are refused anyway.
 _VARS_UNSUPPORTED = {"D", "sql", "latex", "java"}
 
 

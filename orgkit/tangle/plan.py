@@ -172,6 +172,8 @@ class _Planner:
             return f"{base}.{langs.extension(spec.lang)}"
         if tfile == "no" or not tfile:
             return None
+        if "\0" in tfile:
+            raise self._fail(spec.block, f":tangle {tfile!r} contains a NUL character, which no file name can")
         return tfile
 
     def _target(self, name: str, specs: list[Spec]) -> Target:

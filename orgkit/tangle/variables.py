@@ -1,9 +1,10 @@
 """`:var` values as org-babel computes them when tangling (`org-babel-process-params`).
 
 Each `:var NAME=VALUE` is read with `org-babel-read` (numbers, strings, pure Lisp),
-and anything else names data in the same file: a named table, plain list, example
-or export block, fixed-width area, or a heading by CUSTOM_ID or ID.  Org runs a named
-source block or `#+call:` to get its value; orgkit refuses those (NeedsEvaluation).
+and anything else names data in the same file, optionally indexed (`tbl[1,0:2]`): a
+named table, plain list, block (example, export, quote, verse, special), paragraph,
+fixed-width area, or a heading by CUSTOM_ID or ID.  Org runs a named source block or
+`#+call:` to get its value; orgkit refuses those (NeedsEvaluation).
 Tables then lose their column names and hlines as `org-babel-disassemble-tables` says.
 """
 
@@ -96,7 +97,7 @@ class _Resolver:
 
     def _named(self, ref: str) -> object | None:
         doc = self.doc
-        name_re = re.compile(r"^[ \t]*#\+name:[ \t]*" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
+        name_re = re.compile(r"^[ \t]*#\+(?:name|tblname):[ \t]*" + re.escape(ref) + r"[ \t]*$", re.IGNORECASE)
         inside = {line for block in doc.blocks for line in range(block.begin_line + 1, block.end_line)}
         for number, line in enumerate(doc.lines):
             if number in inside or not name_re.match(line) or doc.commented(doc.heading_at(number)):
@@ -118,7 +119,8 @@ class _Resolver:
             begin -= 1
         name = None
         for line in self.doc.lines[begin:first]:
-            match = re.match(r"^[ \t]*#\+name:[ \t]*(.*?)[ \t]*$", line, re.IGNORECASE)
+            match = re.match(r"^[ \t]*#\+(?:data|label|name|resname|source|srcname|tblname):[ \t]*(.*?)[ \t]*$",
+                             line, re.IGNORECASE)
             if match:
                 name = match.group(1)
         return name
@@ -135,13 +137,29 @@ class _Resolver:
             raise VarError(f"{ref} is a source block, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
         if lower.startswith("#+call:"):
             raise VarError(f"{ref} is a #+call line, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
-        if re.match(r"#\+begin_(example|export)\b", lower):
+        if re.match(r"#\+begin_comment\b", lower):
+            raise VarError(f"Reference not found: {ref} is a comment block (Emacs fails too)")
+        if re.match(r"#\+begin_\S", lower):
             return self._block_value(first, ref)
         if re.match(r"^[ \t]*:( |$)", line):
             return _read_fixed_width(self.doc.lines, first)
         if _ITEM.match(line) and not _is_heading(line):
             return _read_list(self.doc.lines, first, ref)
-        raise VarError(f"{ref} names an element orgkit does not read as a :var value (a table, list, example block or fixed-width area)")
+        if not re.match(r"^[ \t]*(#\+|:[\w-]+:[ \t]*$|-{5,}[ \t]*$|\\begin\{|\[fn:)", line):
+            return self._paragraph_value(first, ref)
+        raise VarError(f"{ref} names an element orgkit does not read as a :var value (a table, list, block, "
+                       "fixed-width area or paragraph)")
+
+    def _paragraph_value(self, first: int, ref: str) -> str:
+        """A paragraph's text up to its last line (with that line's newline)."""
+        lines = self.doc.lines
+        end = first + 1
+        while end < len(lines) and lines[end].strip() and not _starts_element(lines[end]):
+            end += 1
+        text = "".join(line + "\n" for line in lines[first:end])
+        if re.fullmatch(r"[ \t]*\[\[[^\]]+\](?:\[[^\]]*\])?\][ \t\n]*", text):
+            raise VarError(f"{ref} is a link, whose target Org reads as the value; orgkit does not follow links")
+        return text
 
     def _block_value(self, first: int, ref: str) -> str:
         kind = re.match(r"^[ \t]*#\+begin_(\S+)", self.doc.lines[first], re.IGNORECASE).group(1)
@@ -152,6 +170,10 @@ class _Resolver:
         else:
             raise VarError(f"{ref}: the block has no #+end_{kind}")
         value = "".join(line + "\n" for line in self.doc.lines[first + 1 : end])
+        if kind.lower() not in ("example", "export"):  # contents, as written
+            if not value:
+                raise VarError(f"{ref}: an empty {kind} block has no contents (Emacs fails too)")
+            return remove_indentation(value)
         value = _UNESCAPE.sub(r"\1\3", value)
         preserve = re.search(r"(^|\s)-i\b", self.doc.lines[first]) and kind.lower() == "example"
         return value if preserve else remove_indentation(value)
@@ -196,6 +218,15 @@ def _string_to_int(text: str) -> int:
     """`string-to-number` for the integers of an index (0 when there is none)."""
     match = re.match(r"[ \t]*([-+]?[0-9]+)", text)
     return int(match.group(1)) if match else 0
+
+
+def _starts_element(line: str) -> bool:
+    """Whether LINE begins an element that ends a paragraph before it."""
+    return bool(
+        _is_heading(line)
+        or _ITEM.match(line)
+        or re.match(r"^[ \t]*(\||#\+\S|#( |$)|:( |$)|:[\w-]+:[ \t]*$|-{5,}[ \t]*$|\\begin\{|\[fn:)", line)
+    )
 
 
 def _is_heading(line: str) -> bool:
@@ -247,23 +278,87 @@ def _read_fixed_width(lines: list[str], first: int) -> object:
 
 
 def _read_list(lines: list[str], first: int, ref: str) -> list[object]:
-    """`org-babel-read-list` for a flat list of one-line items: each item is a list of its text."""
-    indent = _ITEM.match(lines[first]).group(1)
-    items: list[object] = []
-    for line in lines[first:]:
-        if not line.strip() or _is_heading(line):
+    """`org-babel-read-list`: each item as `org-list-to-lisp` gives it, (text [sublist...])."""
+    items, _ = _list_items(lines, first, _indent_width(lines[first]))
+    return [_item_value(lines, item) for item in items]
+
+
+def _indent_width(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip(" "))
+
+
+def _list_items(lines: list[str], first: int, indent: int) -> tuple[list[tuple[int, int]], int]:
+    """The items (first line, end line) of the list whose bullets sit at INDENT; and its end."""
+    items: list[tuple[int, int]] = []
+    i = first
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or _is_heading(line) or _indent_width(line) != indent or not _ITEM.match(line):
             break
-        match = _ITEM.match(line)
-        line_indent = line[: len(line) - len(line.lstrip(" \t"))]
-        if not match and len(line_indent) <= len(indent):
-            break  # a line back at the list's indentation ends the list
-        if not match or match.group(1) != indent:
-            raise VarError(f"{ref}: orgkit reads only flat lists of one-line items as :var values")
-        text = match.group(4)
-        if re.match(r"\[[ X-]\]", text) or re.match(r"\[@", text) or " :: " in text or text.endswith(" ::"):
-            raise VarError(f"{ref}: orgkit does not read list items with checkboxes, counters or tags as :var values")
-        items.append([text])
-    return items
+        j = i + 1
+        while j < len(lines):
+            if not lines[j].strip():
+                if j + 1 < len(lines) and lines[j + 1].strip() and _indent_width(lines[j + 1]) > indent \
+                        and not _is_heading(lines[j + 1]):
+                    j += 1
+                    continue
+                break
+            if _is_heading(lines[j]) or _indent_width(lines[j]) <= indent:
+                break
+            j += 1
+        items.append((i, j))
+        i = j
+        while i < len(lines) and not lines[i].strip() and i + 1 < len(lines) and lines[i + 1].strip() \
+                and _indent_width(lines[i + 1]) == indent and _ITEM.match(lines[i + 1]):
+            i += 1  # one blank line between items keeps the list going
+    # An item runs to the next one, blank lines included; the last stops at its text.
+    items = [(start, items[k + 1][0] if k + 1 < len(items) else end) for k, (start, end) in enumerate(items)]
+    return items, i
+
+
+def _item_value(lines: list[str], item: tuple[int, int]) -> list[object]:
+    """One item: its text (bullet blanked, indentation removed), then its sublists."""
+    start, end = item
+    head = re.match(r"[ \t]*\S+[ \t]*", lines[start])
+    indent = _indent_width(lines[start])
+    body: list[object] = []
+    text_lines = [" " * len(head.group(0).expandtabs(8)) + lines[start][head.end() :]]
+    i = start + 1
+    while i < end:
+        line = lines[i]
+        if line.strip() and _ITEM.match(line) and _indent_width(line) > indent:
+            if text_lines is not None:
+                body.append(_list_text(text_lines))
+                text_lines = None
+            sub, i = _list_items(lines, i, _indent_width(line))
+            body.append([_list_type(lines, sub[0][0]), *(_item_value(lines, s) for s in sub)])
+            if i < end and not any(lines[k].strip() for k in range(i, end)):
+                break
+            if i < end and lines[i].strip():
+                text_lines = []
+            continue
+        if text_lines is None:
+            text_lines = []
+        text_lines.append(line)
+        i += 1
+    if text_lines:
+        body.append(_list_text(text_lines))
+    return body
+
+
+def _list_text(text_lines: list[str]) -> str:
+    """The text with its final newline dropped and its indentation removed (blank lines kept)."""
+    return remove_indentation("\n".join(text_lines))
+
+
+def _list_type(lines: list[str], first: int) -> Symbol:
+    """`org-list-get-list-type`: ordered (numbered), descriptive (a tag) or unordered."""
+    bullet = _ITEM.match(lines[first]).group(2)
+    if re.search(r"[0-9A-Za-z]", bullet):
+        return Symbol("ordered")
+    if re.search(r"\s::(\s|$)", lines[first]):
+        return Symbol("descriptive")
+    return Symbol("unordered")
 
 
 def _disassemble(variables: list[Var], params: list[tuple[str, object]]) -> tuple[list[Var], object]:

@@ -1,19 +1,22 @@
 """Writing all targets of a tangle, or none of them.
 
 Each target is first written to a temporary file in its own directory and only
-renamed into place once every target is ready, so an error (a missing
-directory, a full disk) leaves the previous files untouched.  Modes follow
+renamed into place once every target is ready and the run's journal says so,
+so an error (a missing directory, a full disk) or a kill leaves the previous
+files untouched, or the next run completes the renames (see `journal`).  Modes follow
 Emacs: a new file gets 0666 minus the umask, then `:tangle-mode` (or 0755 for
 a shebang) is applied as is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from .errors import TangleError
+from .journal import close, digest, fsync_dir, locked, read_record, recover, write_record
 from .plan import Target
 
 
@@ -36,22 +39,89 @@ def final_mode(target: Target, umask: int) -> int:
     return target.mode if target.mode is not None else 0o666 & ~umask
 
 
-def write_targets(targets: list[Target]) -> None:
-    """Write every target atomically; on any failure, write none."""
+def write_targets(targets: list[Target], *, force: bool = False) -> None:
+    """Write every target, or none, even if the process is killed (see `journal`).
+
+    A target changed since orgkit last wrote it is refused unless `force`.
+    """
     umask = current_umask()
-    made_dirs = _make_directories(targets, umask)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for target in _last_write_wins(targets):
-            staged.append((_stage(target, umask), target.path))
-    except OSError as exc:
-        _discard(staged, made_dirs)
-        raise TangleError(f"cannot write {target.path}: {exc.strerror or exc}") from exc
-    except BaseException:
-        _discard(staged, made_dirs)
-        raise
-    for temp, path in staged:
-        os.replace(temp, path)
+    targets = _last_write_wins(targets)
+    orgs = list(dict.fromkeys(Path(os.path.abspath(t.source)) for t in targets))
+    with locked(orgs):
+        recover(orgs)
+        if not targets:
+            return
+        if not force:
+            _refuse_hand_edits(targets)
+        made_dirs = _make_directories(targets, umask)
+        primary = orgs[0]
+        run = secrets.token_hex(6)
+        entries = [{"org": str(Path(os.path.abspath(t.source))), "key": _key(t), "target": str(t.path),
+                    "temp": str(t.path.parent / f".orgkit-tmp-{run}-{k}"), "digest": digest(t.content)}
+                   for k, t in enumerate(targets)]
+        journal = {"state": "prepare", "entries": entries,
+                   "orgs": [str(o) for o in orgs[1:]] + [str(primary)]}
+        _open_journal(primary, orgs[1:], journal)
+        try:
+            for target, entry in zip(targets, entries):
+                _stage(target, Path(entry["temp"]), umask)
+        except BaseException as exc:
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry["temp"])
+            close(primary, journal, committed=False)
+            _discard([], made_dirs)
+            if isinstance(exc, OSError):
+                raise TangleError(f"cannot write {exc.filename or 'a target'}: {exc.strerror or exc}") from exc
+            raise
+        journal["state"] = "commit"
+        record = read_record(primary)
+        record["journal"] = journal
+        write_record(primary, record)  # the run is done from here on
+        for entry in entries:
+            os.replace(entry["temp"], entry["target"])
+        for directory in {Path(e["target"]).parent for e in entries}:
+            fsync_dir(directory)
+        close(primary, journal, committed=True)
+
+
+def _key(target: Target) -> str:
+    """How the org file's record names a target: relative to the org file's directory."""
+    return Path(os.path.relpath(target.path, os.path.abspath(target.source.parent))).as_posix()
+
+
+def _refuse_hand_edits(targets: list[Target]) -> None:
+    """Refuse the run if a target differs from what orgkit last wrote there (and from the new bytes)."""
+    records: dict[Path, dict] = {}
+    for target in targets:
+        org = Path(os.path.abspath(target.source))
+        if org not in records:
+            records[org] = read_record(org)
+        recorded = records[org]["written"].get(_key(target))
+        if recorded is None:
+            continue
+        try:
+            current = digest(target.path.read_bytes())
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise TangleError(f"cannot read {target.path}: {exc.strerror or exc}") from None
+        if current not in (recorded, digest(target.content)):
+            raise TangleError(
+                f"{target.path} changed since orgkit tangled it; nothing written "
+                f"(`orgkit detangle {target.path}` brings the edit back into {target.source.name}, "
+                "--force overwrites it)")
+
+
+def _open_journal(primary: Path, others: list[Path], journal: dict) -> None:
+    """Record the run's temporary files before creating any (the others point at the primary)."""
+    for org in others:
+        record = read_record(org)
+        record["journal"] = {"primary": str(primary)}
+        write_record(org, record)
+    record = read_record(primary)
+    record["journal"] = journal
+    write_record(primary, record)
 
 
 def _last_write_wins(targets: list[Target]) -> list[Target]:
@@ -84,21 +154,19 @@ def _make_directories(targets: list[Target], umask: int) -> list[Path]:
     return created
 
 
-def _stage(target: Target, umask: int) -> str:
+def _stage(target: Target, temp: Path, umask: int) -> None:
+    """The target's bytes in `temp` beside it, fsynced, with the target's final mode."""
     directory = target.path.parent
     if not directory.is_dir():
         raise TangleError(
             f"cannot write {target.path}: directory {directory} does not exist (add :mkdirp yes to create it)"
         )
-    fd, temp = tempfile.mkstemp(prefix=f".{target.path.name}.", suffix=".orgkit-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(target.content)
-        os.chmod(temp, final_mode(target, umask))
-    except BaseException:
-        os.unlink(temp)
-        raise
-    return temp
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(target.content)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(temp, final_mode(target, umask))
 
 
 def _discard(staged: list[tuple[str, Path]], made_dirs: list[Path]) -> None:
