@@ -249,3 +249,16 @@ def test_template_examples_show_the_words_that_changed():
     assert changed_words("a b c", "a b x c") == ("b", "b x")
     assert changed_words("same", "same") == ("same", "same")
     assert changed_words("old text", None) == ("old text", "")
+
+
+def test_a_rewrapped_bullet_is_unchanged_and_left_as_written(tmp_path, cli):
+    cfg = generate_claims(tmp_path / "notes", 3)
+    _correct(cfg.notes, range(3))
+    _index(cli, cfg.notes)
+    _evolve(cli, cfg.notes)
+    path = guidance_path(cfg)
+    wrapped = path.read_text(encoding="utf-8").replace(" generated claim notes", "\n  generated claim notes")
+    path.write_text(wrapped, encoding="utf-8")
+    data = _evolve(cli, cfg.notes)
+    assert data["clusters"][0]["status"] == "unchanged" and not data["written"]
+    assert path.read_text(encoding="utf-8") == wrapped

@@ -1,9 +1,11 @@
 """The feedback loop around extraction, on real files with the loopback model.
 
 The golden file `tests/golden/extractor-prompt.json` holds the messages the
-extractor got for `b.md` under the `adr` schema, recorded with the code as it was
-before extraction could take guidance: with the flag off, a run must send
-exactly these bytes, whatever the guidance file says.
+extractor got for `b.md` under the test's own schema and persona
+(`tests/golden/decision-schema.org`, `extractor-persona.org`, so that tuning the
+shipped ones does not move it), recorded with the code as it was before
+extraction could take guidance: with the flag off, a run must send exactly these
+bytes, whatever the guidance file says.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import pytest
 from orgkit.feedback.events import load_events
 from orgkit import config
 
-GOLDEN = Path(__file__).parent / "golden" / "extractor-prompt.json"
+GOLDEN_DIR = Path(__file__).parent / "golden"
+GOLDEN = GOLDEN_DIR / "extractor-prompt.json"
 SOURCES = {
     "b.md": "# Drop the XML export\n\n## Context\n\nNobody has used the XML export since 2019.\n\n"
             "## Decision\n\nWe will remove the XML export.\n",
@@ -63,8 +66,18 @@ def _respond(body: dict):
                         "quote": decision}]}
 
 
-def _extract(cli, server, *args: str) -> dict:
-    result = cli("extract", *args, "--schema", "adr", "--notes", "notes", "--json",
+def _golden_setup(notes: Path) -> str:
+    """The test's own persona in the notes' overlay; returns the test's own schema file."""
+    (notes / "personas").mkdir()
+    (notes / "personas" / "extractor.org").write_text((GOLDEN_DIR / "extractor-persona.org").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    (notes / "orgkit-data").mkdir()
+    (notes / "orgkit-data" / "guidance.org").write_text(GUIDANCE, encoding="utf-8")
+    return str(GOLDEN_DIR / "decision-schema.org")
+
+
+def _extract(cli, server, *args: str, schema: str = "adr") -> dict:
+    result = cli("extract", *args, "--schema", schema, "--notes", "notes", "--json",
                  env={"ORGKIT_LLM_ENDPOINT": server.url, "ORGKIT_LLM_MODEL": "m"})
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
@@ -76,20 +89,18 @@ def _extractor_requests(requests: list[dict]) -> list[list[dict]]:
 
 
 def test_flag_off_prompt_is_byte_identical_to_the_golden_file(workspace, cli, llm_server):
-    (workspace / "orgkit-data").mkdir()
-    (workspace / "orgkit-data" / "guidance.org").write_text(GUIDANCE, encoding="utf-8")
+    schema = _golden_setup(workspace)
     llm_server.respond = _respond
-    _extract(cli, llm_server, "b.md")
+    _extract(cli, llm_server, "b.md", schema=schema)
     (sent,) = _extractor_requests(llm_server.requests)
     assert json.dumps(sent, ensure_ascii=False) == json.dumps(json.loads(GOLDEN.read_text(encoding="utf-8")),
                                                               ensure_ascii=False)
 
 
 def test_flag_on_prompt_carries_only_the_matching_slice(workspace, cli, llm_server):
-    (workspace / "orgkit-data").mkdir()
-    (workspace / "orgkit-data" / "guidance.org").write_text(GUIDANCE, encoding="utf-8")
+    schema = _golden_setup(workspace)
     llm_server.respond = _respond
-    _extract(cli, llm_server, "b.md", "--use-extraction-feedback")
+    _extract(cli, llm_server, "b.md", "--use-extraction-feedback", schema=schema)
     (sent,) = _extractor_requests(llm_server.requests)
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert sent[1] == golden[1]
@@ -145,11 +156,10 @@ def test_corrections_of_three_documents_reach_the_next_extraction(workspace, cli
 
 
 def test_a_planned_run_hands_the_guidance_to_the_agent_playing_the_extractor(workspace, cli):
-    (workspace / "orgkit-data").mkdir()
-    (workspace / "orgkit-data" / "guidance.org").write_text(GUIDANCE, encoding="utf-8")
+    schema = _golden_setup(workspace)
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     for flag, tail in (((), ""), (("--use-extraction-feedback",), "- Give each decision its reason.\n")):
-        result = cli("extract", "b.md", "--schema", "adr", "--plan", *flag, "--notes", "notes", "--json")
+        result = cli("extract", "b.md", "--schema", schema, "--plan", *flag, "--notes", "notes", "--json")
         assert result.exit_code == 0, result.stderr
         task = json.loads(result.stdout)["tasks"][0]
         assert task["context"]["persona"].startswith(golden[0]["content"])

@@ -263,10 +263,12 @@ def _merge(cluster: Cluster, entry: Entry | None, phraser: _Phraser, guard) -> C
         return ClusterReport(cluster, "dropped", bullet, by, bad)
     if entry is None:
         return ClusterReport(cluster, "new", bullet, by)
-    status = "unchanged" if entry.bullet == bullet and entry.cluster.hash == cluster.hash else "updated"
+    if entry.bullet is not None and normalized(entry.bullet) == normalized(bullet) \
+            and entry.cluster.hash == cluster.hash:
+        return ClusterReport(cluster, "unchanged", entry.bullet, by)  # left exactly as it is written
     entry.set_cluster(cluster.ref())
     entry.set_bullet(bullet)
-    return ClusterReport(cluster, status, bullet, by)
+    return ClusterReport(cluster, "updated", bullet, by)
 
 
 def _read_cache(config: Config) -> dict:
