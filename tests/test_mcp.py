@@ -159,6 +159,9 @@ def test_stdio_search_and_read_on_braindump_match_the_cli(tmp_path: Path, tiny_m
     state = tmp_path / "state"
     env = {"ORGKIT_STATE_DIR": str(state)}
     query = "zettelkasten note taking"
+    # Embed everything first: a search answers at once from what is embedded, so both
+    # surfaces must see the same fully embedded index to give the same answer.
+    cli("index", "--quiet", "--notes", str(notes), env=env)
     want_search = json.loads(cli("search", query, "--notes", str(notes), "--json", env=env).stdout)
     some_id = want_search[0]["id"]
     want_read = json.loads(cli("read", some_id, "--depth", "1", "--notes", str(notes), "--json", env=env).stdout)

@@ -81,18 +81,22 @@ def deposit_invariants(notes: Path) -> None:
 
 
 def batch_invariants(notes: Path) -> None:
-    """Every batch applied whole (files at their after text) or rolled back whole."""
-    for batch in rows(notes, "SELECT * FROM batches"):
+    """Every batch applied whole (files at their after text) or rolled back whole.
+
+    A later batch may change a file an earlier one wrote, so each file is checked
+    against the last applied batch that touched it."""
+    accepted_text: dict[str, str | None] = {}
+    for batch in rows(notes, "SELECT * FROM batches ORDER BY rowid"):
         assert batch["state"] in ("applied", "rolled-back"), batch["state"]
-        for item in batch["plan"]:
-            path = notes / item["path"]
-            now = path.read_text() if path.exists() else None
-            if batch["state"] == "applied" and not batch["undone_by"]:
-                assert now == item["after"], f"{item['path']} not at its accepted text"
+        if batch["state"] == "applied" and not batch["undone_by"]:
+            accepted_text.update({item["path"]: item["after"] for item in batch["plan"]})
         statuses = {r["status"] for r in rows(notes, "SELECT status FROM proposals WHERE batch = ?",
                                               (batch["id"],))}
         if batch["state"] == "rolled-back":
             assert statuses <= {"pending"} or not statuses
+    for rel, text in accepted_text.items():
+        path = notes / rel
+        assert (path.read_text() if path.exists() else None) == text, f"{rel} not at its accepted text"
     accepted = rows(notes, "SELECT p.id FROM proposals p LEFT JOIN batches b ON b.id = p.batch "
                            "WHERE p.status = 'accepted' AND (b.state IS NULL OR b.state != 'applied')")
     assert accepted == []

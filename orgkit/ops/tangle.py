@@ -45,11 +45,15 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     umask = current_umask()
     if args["check"]:
         result = check(files, options)
+        for message in result.recovered:
+            ctx.warn(message)
         ctx.failed = not result.ok
         return {"ok": result.ok, "targets": [_row(ctx, t, umask) for t in result.targets],
                 "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
     outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"],
                            force=args.get("force", False))
+    for message in outcome.recovered:
+        ctx.warn(message)
     rows = [_row(ctx, t, umask) for t in outcome.targets]
     for row in rows:
         if row["outside"]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import TangleError
@@ -18,6 +18,7 @@ class TangleResult:
 
     targets: list[Target]
     written: bool
+    recovered: list[str] = field(default_factory=list)  # interrupted runs finished or undone first
 
 
 @dataclass
@@ -26,6 +27,7 @@ class CheckResult:
 
     targets: list[Target]
     stale: list[tuple[Target, str]]  # (target, reason)
+    recovered: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -52,25 +54,25 @@ def tangle(files: list[Path], options: Options | None = None, dry_run: bool = Fa
     An interrupted earlier run of these files is finished or undone first (also
     in a dry run); a target edited since orgkit wrote it is refused unless `force`.
     """
-    finish_interrupted(files)
+    recovered = finish_interrupted(files)
     targets = plan(files, options, confine)
     if not dry_run:
         write_targets(targets, force=force)
-    return TangleResult(targets, written=not dry_run)
+    return TangleResult(targets, written=not dry_run, recovered=recovered)
 
 
-def finish_interrupted(files: list[Path]) -> None:
-    """Complete or roll back an interrupted tangle of any of FILES."""
+def finish_interrupted(files: list[Path]) -> list[str]:
+    """Complete or roll back an interrupted tangle of any of FILES; what was done, in words."""
     orgs = [Path(os.path.abspath(f)) for f in files]
     if not any(record_path(org).exists() for org in orgs):
-        return  # never tangled by orgkit: nothing to finish
+        return []  # never tangled by orgkit: nothing to finish
     with locked(orgs):
-        recover(orgs)
+        return recover(orgs)
 
 
 def check(files: list[Path], options: Options | None = None) -> CheckResult:
     """Compare each target on disk with what tangling FILES would write."""
-    finish_interrupted(files)
+    recovered = finish_interrupted(files)
     targets = plan(files, options)
     umask = current_umask()
     stale: list[tuple[Target, str]] = []
@@ -78,7 +80,7 @@ def check(files: list[Path], options: Options | None = None) -> CheckResult:
         reason = _difference(target, final_mode(target, umask))
         if reason:
             stale.append((target, reason))
-    return CheckResult(targets, stale)
+    return CheckResult(targets, stale, recovered)
 
 
 def _difference(target: Target, mode: int) -> str | None:

@@ -110,8 +110,9 @@ def recover(orgs: list[Path]) -> list[str]:
         if not isinstance(journal, dict):
             continue
         if journal.get("state") == "commit":
-            _roll_forward(journal)
-            done.append(f"finished an interrupted tangle of {primary}")
+            failed = _roll_forward(journal)
+            done.append(f"finished an interrupted tangle of {primary}" +
+                        (f" except {'; '.join(failed)}" if failed else ""))
         else:
             _roll_back(journal)
             done.append(f"undid an interrupted tangle of {primary}")
@@ -136,12 +137,25 @@ def _entries(journal: dict) -> list[dict]:
     return entries
 
 
-def _roll_forward(journal: dict) -> None:
+def _roll_forward(journal: dict) -> list[str]:
+    """Rename the run's staged files into place; the targets that could not be, in words.
+
+    A target that became something else since the crash (a directory, a read-only
+    place) keeps what is there now; its staged file is removed so the run can close."""
+    failed = []
     for entry in _entries(journal):
         temp, target = Path(entry["temp"]), Path(entry["target"])
-        if temp.exists():
+        if not temp.exists():
+            continue
+        try:
             os.replace(temp, target)
-            fsync_dir(target.parent)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            failed.append(f"{target}: {exc.strerror or exc}")
+            continue
+        fsync_dir(target.parent)
+    return failed
 
 
 def _roll_back(journal: dict) -> None:
