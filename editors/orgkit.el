@@ -1201,25 +1201,24 @@ Return the buffer."
   (or (get-text-property (point) 'orgkit-proposal)
       (user-error "orgkit: no proposal here")))
 
-(defun orgkit-review-next ()
-  "Move to the next proposal."
-  (interactive)
-  (let ((here (next-single-property-change (line-end-position) 'orgkit-proposal)))
+(defun orgkit--review-move (change-at start)
+  "Go to the proposal found by CHANGE-AT (a property-change search) from START."
+  (let ((here (funcall change-at start 'orgkit-proposal)))
     (when (and here (not (get-text-property here 'orgkit-proposal)))
-      (setq here (next-single-property-change here 'orgkit-proposal)))
+      (setq here (funcall change-at here 'orgkit-proposal)))
     (when here
       (goto-char here)
       (forward-line 1))))
 
+(defun orgkit-review-next ()
+  "Move to the next proposal."
+  (interactive)
+  (orgkit--review-move #'next-single-property-change (line-end-position)))
+
 (defun orgkit-review-previous ()
   "Move to the previous proposal."
   (interactive)
-  (let ((here (previous-single-property-change (line-beginning-position) 'orgkit-proposal)))
-    (when (and here (not (get-text-property here 'orgkit-proposal)))
-      (setq here (previous-single-property-change here 'orgkit-proposal)))
-    (when here
-      (goto-char here)
-      (forward-line 1))))
+  (orgkit--review-move #'previous-single-property-change (line-beginning-position)))
 
 (defun orgkit--review-decide (op message &rest args)
   "Ask for OP on the proposal at point with ARGS, say MESSAGE, show the list again."

@@ -261,6 +261,15 @@ def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
     return Config(root, notes_origin, values, origins)
 
 
+def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
+    """One setting where there is no notes directory to read a file from: env, else default."""
+    env = os.environ if env is None else env
+    setting = SETTINGS[key]
+    if setting.env and env.get(setting.env, "") != "":
+        return _coerce(setting, env[setting.env], f"${setting.env}", Path.cwd())
+    return setting.default
+
+
 def ensure_state_dir(config: Config) -> Path:
     """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
     state = config.state_dir

@@ -8,7 +8,7 @@ from pathlib import Path
 from feedback_notes import edit, generate_claims
 
 from orgkit import config
-from orgkit.feedback.evolve import cluster_events, evolve
+from orgkit.feedback.evolve import cluster_events
 from orgkit.feedback.events import load_events
 from orgkit.feedback.paths import guidance_path
 

@@ -265,3 +265,16 @@ def test_a_withheld_deposit_leaves_its_budget_to_the_next_notes(cli, notes: Path
     assert dep["id"] not in ids and {TANGLE, NOWEB} <= set(ids)
     assert recalled["budget"] == budget and recalled["tokens"] <= budget
     assert recalled["omitted"][0]["id"] == dep["id"] and "not admitted" in recalled["omitted"][0]["reason"]
+
+
+def test_background_catch_up_without_a_warm_model_finishes_unfinished_deposits(cli, notes: Path) -> None:
+    from orgkit import config
+    from orgkit.memory.store import Store
+    from orgkit.memory.worker import catch_up
+
+    dep = deposit(cli, notes, "--no-process")
+    assert dep["status"] == "pending"
+    with Store(config.load(notes)) as store:
+        done = catch_up(store)  # as the background thread calls it: the embedder from the config
+    assert done.processed[dep["id"]].status == "no-model"
+    assert [d["status"] for d in run_json(cli, "deposits", "--notes", str(notes))] == ["no-model"]

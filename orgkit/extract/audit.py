@@ -14,9 +14,10 @@ import hashlib
 import re
 from pathlib import Path
 
+from ..files import replace_file
 from ..org.write import atomic_write
 from .anchor import find_quote
-from .sources import decode_source, sources_dir, write_bytes_atomic
+from .sources import decode_source, sources_dir
 
 _DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.M | re.I)
 _BLOCK = re.compile(r"^#\+begin_quote\n(.*?)\n#\+end_quote$", re.S | re.M | re.I)
@@ -105,7 +106,7 @@ def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: P
     else:
         copy = sources_dir(data_dir) / f"{sha}{suffix}"
         if not copy.exists():
-            write_bytes_atomic(copy, data)
+            replace_file(copy, data)
         start, end = found
         new = _set_props(old, {"START": str(start), "END": str(end), "SOURCE_SHA256": sha, "STALE": "nil"})
         new = _BLOCK.sub(lambda m: "#+begin_quote\n" + "\n".join(

@@ -8,7 +8,7 @@ it on.
 
 from __future__ import annotations
 
-from ..config import SETTINGS, Config, _coerce
+from ..config import Config, without_notes
 from ..llm.prompts import persona_path
 from .schema import TEMPLATE_DIR
 
@@ -21,12 +21,7 @@ def enabled(config: Config | None) -> bool:
     """Whether extraction is on: from the resolved config, else from the environment alone."""
     if config is not None:
         return bool(config["extraction.enabled"])
-    import os
-    from pathlib import Path
-
-    setting = SETTINGS["extraction.enabled"]
-    raw = os.environ.get(setting.env or "", "")
-    return bool(_coerce(setting, raw, f"${setting.env}", Path.cwd())) if raw else bool(setting.default)
+    return bool(without_notes("extraction.enabled"))
 
 
 def capability(config: Config | None = None) -> dict:

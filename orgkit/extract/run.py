@@ -135,7 +135,7 @@ def _embedder(config: Config, notices: list[str]) -> Callable | None:
         return None
     from ..embed import Embedder, ModelUnavailable as EmbedUnavailable
 
-    embedder = Embedder(config["model"], config["model_path"])
+    embedder = Embedder.from_config(config)
     try:
         embedder.load()
     except EmbedUnavailable as exc:

@@ -8,12 +8,11 @@ A source is read as UTF-8 text (a byte-order mark dropped); its format
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OrgkitError
+from ..files import replace_file
 
 FORMATS = {".org": "org", ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
            ".rst": "text"}
@@ -59,7 +58,7 @@ def ingest(given: str, data_dir: Path) -> Source:
     sha = hashlib.sha256(data).hexdigest()
     copy = sources_dir(data_dir) / f"{sha}{path.suffix.lower()}"
     if not copy.exists():
-        write_bytes_atomic(copy, data)
+        replace_file(copy, data)
     return Source(given=given, path=path.resolve(), sha256=sha, fmt=fmt, copy=copy, text=text)
 
 
@@ -67,16 +66,3 @@ def read_copy(copy: Path) -> str:
     return decode_source(copy.read_bytes(), str(copy))
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write a data-dir file whole or not at all (data files are not notes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFound
-from .sources import write_bytes_atomic
+from ..files import replace_file
 
 
 def runs_dir(data_dir: Path) -> Path:
@@ -57,10 +57,10 @@ class RunStore:
         return json.loads(path.read_text(encoding="utf-8"))
 
     def write(self, name: str, data: Any) -> None:
-        write_bytes_atomic(self.root / name, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+        replace_file(self.root / name, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
 
     def write_text(self, name: str, text: str) -> None:
-        write_bytes_atomic(self.root / name, text.encode("utf-8"))
+        replace_file(self.root / name, text.encode("utf-8"))
 
     def tasks(self) -> dict[str, dict]:
         return self.read("tasks.json", {})

@@ -14,12 +14,11 @@ merged into the guidance file, respecting the user's edits and deletions.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ..config import Config
+from ..files import replace_file
 from ..org.write import atomic_write
 from .events import Event, load_events, sha256
 from .fields import normalized
@@ -207,7 +206,8 @@ class _Phraser:
 
     def save(self) -> None:
         if self.dirty:
-            _write_json(bullet_cache_path(self.config), self.cache)
+            replace_file(bullet_cache_path(self.config),
+                         json.dumps(self.cache, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def evolve(config: Config) -> EvolveResult:
@@ -279,19 +279,6 @@ def _read_cache(config: Config) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _write_json(path, data: dict) -> None:
-    """Write `data` as JSON in one rename, so a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, ensure_ascii=False, indent=1, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _display(config: Config, path) -> str:

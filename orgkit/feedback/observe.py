@@ -12,13 +12,13 @@ it returns at once.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..config import Config, ensure_state_dir
 from ..edit import slugify
 from ..errors import OrgkitError
+from ..files import replace_file
 from ..org import parse_org
 from ..vault import Vault, read_org_text
 from .events import Event, append_events, link_change_id, load_events, override_id, sha256
@@ -167,9 +167,7 @@ class _Compared:
         if self.new == self.old:
             return
         ensure_state_dir(self.config)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(self.new, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        replace_file(self.path, json.dumps(self.new, sort_keys=True).encode("utf-8"))
 
 
 def _event(record: GenerationRecord, **values) -> dict:

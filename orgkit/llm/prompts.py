@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError
-from ..org.drawers import property_drawer_at
+from ..org.drawers import body_text
 
 PACKAGE_DIR = Path(__file__).with_name("prompts")
 OVERLAY_DIR = "personas"
@@ -44,17 +44,7 @@ def persona(config: Config | None, role: str) -> str:
         text = path.read_text(encoding="utf-8")
     except OSError:
         raise OrgkitError(f"no persona for the {role}: {path} is missing") from None
-    return org_body(text)
-
-
-def org_body(text: str) -> str:
-    """An org file's text without its leading `#+` keyword lines and top drawer."""
-    lines = text.split("\n")
-    drawer = property_drawer_at(lines, 0, len(lines), True)
-    start = drawer[1] + 1 if drawer else 0
-    while start < len(lines) and (lines[start].lstrip().startswith("#+") or not lines[start].strip()):
-        start += 1
-    return "\n".join(lines[start:]).strip()
+    return body_text(text)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from ..config import Config, ensure_state_dir
 from ..embed import Embedder
 from ..errors import OrgkitError
 from ..index import Index, refresh
-from ..org.drawers import property_drawer_at
+from ..org.drawers import body_text
 from ..retrieve.locate import index_locator
 from ..retrieve.read import estimate_tokens, read
 from ..retrieve.search import query_terms, search
@@ -73,16 +73,6 @@ class Seen:
     chunks: list[tuple[int, str]]
     notes: list[Related] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
-
-
-def body_of(text: str) -> str:
-    """A note's text after its top property drawer and `#+` keyword lines."""
-    lines = text.split("\n")
-    drawer = property_drawer_at(lines, 0, len(lines), True)
-    start = drawer[1] + 1 if drawer else 0
-    while start < len(lines) and (lines[start].lstrip().startswith("#+") or not lines[start].strip()):
-        start += 1
-    return "\n".join(lines[start:]).strip()
 
 
 def numbered_chunks(body: str) -> list[tuple[int, str]]:
@@ -231,7 +221,7 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
             conn.execute("UPDATE deposits SET status = ? WHERE id = ?",
                          ("no-model" if model == DETERMINISTIC else "proposed", deposit_id))
         return Outcome("skipped", model)
-    body = body_of(text)
+    body = body_text(text)
     chunks = numbered_chunks(body)
     related, warnings = related_notes(cfg, deposit_id, rel, dep["title"], body, embedder)
     seen = within_budget(chunks, related)

@@ -76,7 +76,7 @@ def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None
     rows = store.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created", UNFINISHED)
     ids = [r["id"] for r in rows if only is None or r["id"] == only]
     if ids and embedder is None:
-        embedder = Embedder.from_env()
+        embedder = Embedder.from_config(store.cfg)
     for dep in ids:
         outcome = process(store, dep, embedder)
         if outcome is not None:

@@ -38,11 +38,11 @@ def _row(ctx: OpContext, target, umask: int) -> dict:
 
 def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..tangle import Options, check, tangle as tangle_files
-    from ..tangle.write import current_umask
+    from ..files import process_umask
 
     files = _files(ctx, args["files"])
     options = Options(preserve_indentation=args["preserve_indentation"])
-    umask = current_umask()
+    umask = process_umask()
     if args["check"]:
         result = check(files, options)
         for message in result.recovered:

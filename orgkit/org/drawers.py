@@ -5,8 +5,8 @@ from __future__ import annotations
 from . import syntax as sx
 
 
-def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
-    """Where `org-get-property-block` finds the drawer of this section, if any.
+def drawer_line(lines: list[str], start: int, end: int, top: bool) -> int:
+    """The line where this section's property drawer must begin, if it has one.
 
     At the top of the file only comment lines may precede it; under a heading
     it comes right after the heading, or after a planning line.
@@ -17,6 +17,12 @@ def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tup
             i += 1
     elif i < end and sx.PLANNING.match(lines[i]):
         i += 1
+    return i
+
+
+def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
+    """Where `org-get-property-block` finds the drawer of this section, if any."""
+    i = drawer_line(lines, start, end, top)
     if i >= end or not sx.PROPERTIES_BEGIN.match(lines[i]):
         return None
     for j in range(i + 1, end):
@@ -25,6 +31,17 @@ def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tup
         if not sx.PROPERTY_LINE.match(lines[j]):
             return None
     return None
+
+
+def body_text(text: str) -> str:
+    """An org file's text without its top property drawer and leading `#+` keyword lines:
+    what a model is shown of a note or a persona."""
+    lines = text.split("\n")
+    drawer = property_drawer_at(lines, 0, len(lines), True)
+    start = drawer[1] + 1 if drawer else 0
+    while start < len(lines) and (lines[start].lstrip().startswith("#+") or not lines[start].strip()):
+        start += 1
+    return "\n".join(lines[start:]).strip()
 
 
 def drawer_properties(lines: list[str], first: int, last: int) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from . import syntax as sx
 from .closers import Closers
-from .drawers import drawer_properties, entry_node_id, entry_property, property_drawer_at
+from .drawers import drawer_line, drawer_properties, entry_node_id, entry_property, property_drawer_at
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 
@@ -157,12 +157,7 @@ def _scan_structure(doc: _Lines) -> _Scan:
 def _check_property_drawer(lines: list[str], start: int, end: int, top: bool, closers: Closers,
                            scan: _Scan) -> None:
     """Note a property drawer that Org does not read (so its ID is no node's)."""
-    i = start
-    if top:
-        while i < end and sx.COMMENT.match(lines[i]):
-            i += 1
-    elif i < end and sx.PLANNING.match(lines[i]):
-        i += 1
+    i = drawer_line(lines, start, end, top)
     if i < end and sx.PROPERTIES_BEGIN.match(lines[i]) and closers.drawer_end(i + 1, end) is not None:
         scan.problems.append((i, "property drawer holds a line that is not a property; "
                                  "its properties are ignored, as Emacs does"))

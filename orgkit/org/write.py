@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import OrgkitError
+from ..files import fsync_dir, process_umask
 
 NOTE_SUFFIXES = (".org",)
 
@@ -116,11 +117,11 @@ def _replace(target: Path, data: bytes, expected: bytes) -> None:
     except BaseException:
         _unlink(tmp)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def _create(target: Path, data: bytes) -> None:
-    tmp = _temp_copy(target, data, 0o666 & ~_umask())
+    tmp = _temp_copy(target, data, 0o666 & ~process_umask())
     try:
         os.link(tmp, target)  # fails if the name exists: never a clobber
     except FileExistsError:
@@ -129,7 +130,7 @@ def _create(target: Path, data: bytes) -> None:
         raise OrgkitError(f"{target}: cannot create ({exc.strerror or exc})") from None
     finally:
         _unlink(tmp)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def _temp_copy(target: Path, data: bytes, mode: int) -> str:
@@ -152,34 +153,6 @@ def _temp_copy(target: Path, data: bytes, mode: int) -> str:
     return tmp
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename durable (some file systems refuse to fsync a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-
-
-def _umask() -> int:
-    """The process umask, read without changing it (threads may be creating files)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

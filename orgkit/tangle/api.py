@@ -6,10 +6,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import process_umask
 from .errors import TangleError
 from .journal import locked, record_path, recover
 from .plan import Options, Target, plan_file
-from .write import current_umask, final_mode, write_targets
+from .write import final_mode, write_targets
 
 
 @dataclass
@@ -74,7 +75,7 @@ def check(files: list[Path], options: Options | None = None) -> CheckResult:
     """Compare each target on disk with what tangling FILES would write."""
     recovered = finish_interrupted(files)
     targets = plan(files, options)
-    umask = current_umask()
+    umask = process_umask()
     stale: list[tuple[Target, str]] = []
     for target in targets:
         reason = _difference(target, final_mode(target, umask))

@@ -27,10 +27,10 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from ..files import fsync_dir, replace_file
 from .errors import TangleError
 
 RECORD_DIR = Path(".orgkit") / "tangle"
@@ -62,20 +62,8 @@ def read_record(org: Path) -> dict:
 
 def write_record(org: Path, record: dict) -> None:
     """Replace the record atomically (temp file, fsync, rename, fsync the directory)."""
-    path = record_path(org)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".record-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(record, out, indent=1, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    replace_file(record_path(org), json.dumps(record, indent=1, sort_keys=True).encode("utf-8"),
+                 prefix=".record-")
 
 
 @contextlib.contextmanager
@@ -175,16 +163,3 @@ def close(primary: Path, journal: dict, *, committed: bool) -> None:
                     record["written"][entry["key"]] = entry["digest"]
         record.pop("journal", None)
         write_record(org, record)
-
-
-def fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -15,23 +15,10 @@ import os
 import secrets
 from pathlib import Path
 
+from ..files import fsync_dir, process_umask
 from .errors import TangleError
-from .journal import close, digest, fsync_dir, locked, read_record, recover, write_record
+from .journal import close, digest, locked, read_record, recover, write_record
 from .plan import Target
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it where the system allows."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def final_mode(target: Target, umask: int) -> int:
@@ -44,7 +31,7 @@ def write_targets(targets: list[Target], *, force: bool = False) -> None:
 
     A target changed since orgkit last wrote it is refused unless `force`.
     """
-    umask = current_umask()
+    umask = process_umask()
     targets = _last_write_wins(targets)
     orgs = list(dict.fromkeys(Path(os.path.abspath(t.source)) for t in targets))
     with locked(orgs):
