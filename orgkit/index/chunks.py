@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..org import Node, OrgFile
 from ..org import syntax as sx
+from ..org.acyclic import collector_paused
 from ..org.outline import Outline
 
 MAX_CHARS = 1000  # about 250 tokens: the window of small sentence-embedding models
@@ -59,6 +60,7 @@ class Chunk:
         return hashlib.sha1(self.text.encode("utf-8")).hexdigest()
 
 
+@collector_paused()
 def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
     """The passages of one file, in file order; text outside every node is skipped."""
     if not parsed.nodes:

@@ -24,6 +24,7 @@ from typing import Callable, Iterator
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..org import OrgFile, parse_org
+from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
@@ -144,6 +145,7 @@ class _Parsed:
     chunks: list[Chunk]
 
 
+@collector_paused()  # many small objects, no cycles: see orgkit/org/acyclic.py
 def _sync_files(index: Index, stats: UpdateStats) -> None:
     conn = index.conn
     known = {p: (s, m, h) for p, s, m, h in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}

@@ -13,9 +13,9 @@ def drawer_line(lines: list[str], start: int, end: int, top: bool) -> int:
     """
     i = start
     if top:
-        while i < end and sx.COMMENT.match(lines[i]):
+        while i < end and sx.lead(lines[i]) == "#" and sx.COMMENT.match(lines[i]):
             i += 1
-    elif i < end and sx.PLANNING.match(lines[i]):
+    elif i < end and sx.lead(lines[i]) in sx.PLANNING_LEADS and sx.PLANNING.match(lines[i]):
         i += 1
     return i
 
@@ -23,8 +23,18 @@ def drawer_line(lines: list[str], start: int, end: int, top: bool) -> int:
 def property_drawer_at(lines: list[str], start: int, end: int, top: bool) -> tuple[int, int] | None:
     """Where `org-get-property-block` finds the drawer of this section, if any."""
     i = drawer_line(lines, start, end, top)
-    if i >= end or not sx.PROPERTIES_BEGIN.match(lines[i]):
+    if i >= end or not opens_property_drawer(lines[i]):
         return None
+    return property_drawer_from(lines, i, end)
+
+
+def opens_property_drawer(line: str) -> bool:
+    """Whether `line` is a `:PROPERTIES:` line."""
+    return line.lstrip(" \t")[:1] == ":" and sx.PROPERTIES_BEGIN.match(line) is not None
+
+
+def property_drawer_from(lines: list[str], i: int, end: int) -> tuple[int, int] | None:
+    """The drawer opened by the `:PROPERTIES:` line `i`, if only property lines and `:END:` follow."""
     for j in range(i + 1, end):
         if sx.DRAWER_END.match(lines[j]):
             return i, j
@@ -54,22 +64,43 @@ def drawer_properties(lines: list[str], first: int, last: int) -> list[tuple[str
     return props
 
 
-def entry_property(props: list[tuple[str, str]], name: str) -> str | None:
-    """`org-entry-get` without inheritance: first NAME, then every NAME+."""
-    values: list[str | None] = []
+def first_values(props: list[tuple[str, str]]) -> dict[str, str]:
+    """Each property's first value, by upper-cased key: what org-roam stores as a node's
+    properties, and what lets `entry_property` answer without reading the drawer again."""
+    out: dict[str, str] = {}
+    for key, value in props:
+        out.setdefault(key.upper(), value)
+    return out
+
+
+def entry_property(props: list[tuple[str, str]], name: str,
+                   first: dict[str, str] | None = None) -> str | None:
+    """`org-entry-get` without inheritance: first NAME, then every NAME+.
+
+    `first` is `first_values(props)`, when the caller asks for several names.
+    """
+    if not props:
+        return None
+    if first is None:
+        first = first_values(props)
     upper = name.upper()
-    base = next((v for k, v in props if k.upper() == upper), None)
-    values.append(base)
-    values.extend(v for k, v in props if k.upper() == upper + "+")
+    base = first.get(upper)
+    if upper + "+" not in first:  # the common case: one value or none
+        return None if base is None or base == "nil" else base
+    values = [base] + [v for k, v in props if k.upper() == upper + "+"]
     kept = [v for v in values if v is not None and v != "nil"]
     return " ".join(kept) if kept else None
 
 
-def entry_node_id(props: list[tuple[str, str]]) -> str | None:
+def entry_node_id(props: list[tuple[str, str]], first: dict[str, str] | None = None) -> str | None:
     """The ID of an entry that org-roam counts as a node (ROAM_EXCLUDE respected)."""
-    value = entry_property(props, "ID")
+    if not props:
+        return None
+    if first is None:
+        first = first_values(props)
+    value = entry_property(props, "ID", first)
     if not value or not value.strip():
         return None
-    if entry_property(props, "ROAM_EXCLUDE") is not None:
+    if entry_property(props, "ROAM_EXCLUDE", first) is not None:
         return None
     return value

@@ -12,10 +12,13 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from . import syntax as sx
+from .acyclic import collector_paused
 from .closers import Closers
-from .drawers import drawer_line, drawer_properties, entry_node_id, entry_property, property_drawer_at
+from .drawers import (drawer_line, drawer_properties, entry_node_id, entry_property, first_values,
+                      opens_property_drawer, property_drawer_from)
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 
@@ -39,6 +42,7 @@ class _Heading:
     tags: list[str] = field(default_factory=list)
     props: list[tuple[str, str]] = field(default_factory=list)
     node: Node | None = None
+    olp_title: str | None = None  # as its descendants' outline paths show it, once computed
 
 
 @dataclass(slots=True)
@@ -52,11 +56,7 @@ class _Lines:
     @classmethod
     def of(cls, text: str) -> "_Lines":
         lines = text.split("\n")
-        starts = [0] * len(lines)
-        offset = 0
-        for i, line in enumerate(lines):
-            starts[i] = offset
-            offset += len(line) + 1
+        starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         return cls(text, lines, starts)
 
     def line_of(self, offset: int) -> int:
@@ -79,6 +79,7 @@ class _Scan:
     extra_link_lines: list[int] = field(default_factory=list)
 
 
+@collector_paused()
 def parse_org(text: str, path: str) -> OrgFile:
     """Parse `text` (already decoded) of the file at relative `path`."""
     doc = _Lines.of(text)
@@ -120,7 +121,7 @@ def _scan_structure(doc: _Lines) -> _Scan:
     """Classify every line: headings, drawers, blocks, keywords, text runs."""
     lines = doc.lines
     scan = _Scan()
-    heading_idx = [i for i, line in enumerate(lines) if sx.HEADING.match(line)]
+    heading_idx = [i for i, line in enumerate(lines) if line[:1] == "*" and sx.HEADING.match(line)]
     stack: list[_Heading] = []
     for i in heading_idx:
         level = len(lines[i]) - len(lines[i].lstrip("*"))
@@ -137,7 +138,13 @@ def _scan_structure(doc: _Lines) -> _Scan:
     ends = heading_idx + [len(lines)]
     for section, (start, end) in enumerate(zip(bounds, ends)):
         owner = scan.headings[section - 1] if section else None
-        drawer = property_drawer_at(lines, start, end, owner is None)
+        i = drawer_line(lines, start, end, owner is None)
+        drawer = None
+        if i < end and opens_property_drawer(lines[i]):
+            drawer = property_drawer_from(lines, i, end)
+            if drawer is None and closers.drawer_end(i + 1, end) is not None:
+                scan.problems.append((i, "property drawer holds a line that is not a property; "
+                                         "its properties are ignored, as Emacs does"))
         if drawer:
             first, last = drawer
             props = drawer_properties(lines, first, last)
@@ -148,19 +155,8 @@ def _scan_structure(doc: _Lines) -> _Scan:
             scan.extra_link_lines.extend(
                 first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"
             )
-        else:
-            _check_property_drawer(lines, start, end, owner is None, closers, scan)
         _scan_section(lines, start, end, drawer, scan, closers)
     return scan
-
-
-def _check_property_drawer(lines: list[str], start: int, end: int, top: bool, closers: Closers,
-                           scan: _Scan) -> None:
-    """Note a property drawer that Org does not read (so its ID is no node's)."""
-    i = drawer_line(lines, start, end, top)
-    if i < end and sx.PROPERTIES_BEGIN.match(lines[i]) and closers.drawer_end(i + 1, end) is not None:
-        scan.problems.append((i, "property drawer holds a line that is not a property; "
-                                 "its properties are ignored, as Emacs does"))
 
 
 def _scan_section(
@@ -168,43 +164,47 @@ def _scan_section(
     closers: Closers,
 ) -> None:
     """Find keywords and the runs of text where links count, within one section."""
+    runs = scan.text_runs
     run_start: int | None = None
     markup: set[int] = set()
-
-    def close_run(at: int) -> None:
-        nonlocal run_start
-        if run_start is not None:
-            scan.text_runs.append((run_start, at - 1))
-            run_start = None
-
     i = start
     while i < end:
         if drawer and i == drawer[0]:
-            close_run(i)
+            if run_start is not None:
+                runs.append((run_start, i - 1))
+                run_start = None
             i = drawer[1] + 1
             continue
         line = lines[i]
-        skip_to = _opaque_end(lines, i, end, markup, closers, scan.problems)
-        if skip_to is not None:
-            close_run(i)
-            i = skip_to + 1
-            continue
-        if i in markup or not line.strip() or sx.CLOCK.match(line) or (
-            i == start > 0 and sx.PLANNING.match(line)  # planning only right below a heading
-        ):
-            close_run(i)
+        lead = line.lstrip(" \t")[:1]  # sx.lead, inlined: this loop sees every line
+        if lead in _OPAQUE_LEADS:
+            skip_to = _opaque_end(lines, i, end, lead, markup, closers, scan.problems)
+            if skip_to is not None:
+                if run_start is not None:
+                    runs.append((run_start, i - 1))
+                    run_start = None
+                i = skip_to + 1
+                continue
+        if i in markup or not line.strip() or (lead in sx.CLOCK_LEADS and sx.CLOCK.match(line)) or (
+            i == start > 0 and lead in sx.PLANNING_LEADS and sx.PLANNING.match(line)
+        ):  # planning only right below a heading
+            if run_start is not None:
+                runs.append((run_start, i - 1))
+                run_start = None
             i += 1
             continue
-        kw = sx.KEYWORD.match(line)
+        kw = sx.KEYWORD.match(line) if lead == "#" else None
         if kw:
-            close_run(i)
+            if run_start is not None:
+                runs.append((run_start, i - 1))
+                run_start = None
             key = kw.group(1).upper()
             if key not in ("BEGIN", "END"):
                 scan.keywords.append((key, kw.group(2), i))
                 affiliated = sx.affiliated_name(key)
                 if affiliated and not _orphaned(lines, i, end):
                     if affiliated == "CAPTION":
-                        scan.text_runs.append((i, i))
+                        runs.append((i, i))
                 elif key != "TRANSCLUDE":
                     scan.extra_link_lines.append(i)
             i += 1
@@ -212,7 +212,8 @@ def _scan_section(
         if run_start is None:
             run_start = i
         i += 1
-    close_run(end)
+    if run_start is not None:
+        runs.append((run_start, end - 1))
 
 
 def _orphaned(lines: list[str], i: int, end: int) -> bool:
@@ -231,9 +232,13 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
     return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
 
 
-def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: Closers,
+_OPAQUE_LEADS = frozenset("#:\\")  # the first characters of what `_opaque_end` looks for
+
+
+def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int], closers: Closers,
                 problems: list[tuple[int, str]]) -> int | None:
-    """If line `i` starts something whose contents hide links, its last line.
+    """If line `i` (starting with `lead` after blanks) starts something whose contents hide links,
+    its last line.
 
     Greater blocks and drawers are not opaque: their delimiter lines are
     recorded in `markup` and their contents scanned as text. Blocks and
@@ -241,22 +246,25 @@ def _opaque_end(lines: list[str], i: int, end: int, markup: set[int], closers: C
     Org reads them, and noted in `problems`.
     """
     line = lines[i]
-    if sx.COMMENT.match(line) or sx.FIXED_WIDTH.match(line):
-        return i
-    m = sx.BLOCK_BEGIN.match(line)
-    if m:
-        j = closers.block_end(m.group(1), i + 1, end)
-        if j is None:
-            problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
-                                "read as text"))
-            return None
-        if m.group(1).lower() in sx.OPAQUE_BLOCKS:
-            return j
-        markup.update((i, j))
+    if lead == "#":
+        if sx.COMMENT.match(line):
+            return i
+        m = sx.BLOCK_BEGIN.match(line)
+        if m:
+            j = closers.block_end(m.group(1), i + 1, end)
+            if j is None:
+                problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
+                                    "read as text"))
+                return None
+            if m.group(1).lower() in sx.OPAQUE_BLOCKS:
+                return j
+            markup.update((i, j))
         return None
-    m = sx.LATEX_BEGIN.match(line)
-    if m:
-        return closers.latex_end(m.group(1), i + 1, end)
+    if lead == "\\":
+        m = sx.LATEX_BEGIN.match(line)
+        return closers.latex_end(m.group(1), i + 1, end) if m else None
+    if sx.FIXED_WIDTH.match(line):
+        return i
     m = sx.DRAWER_BEGIN.match(line)
     if m and m.group(1).upper() != "END":
         j = closers.drawer_end(i + 1, end)
@@ -303,11 +311,11 @@ def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
 
 
 def _aliases_and_refs(
-    props: list[tuple[str, str]], where: _Where, warnings: list[ParseWarning]
+    props: list[tuple[str, str]], first: dict[str, str], where: _Where, warnings: list[ParseWarning]
 ) -> tuple[list[str], list[str]]:
-    aliases = _lisp_words(props, "ROAM_ALIASES", where, warnings)
+    aliases = _lisp_words(props, first, "ROAM_ALIASES", where, warnings)
     refs: list[str] = []
-    for ref in _lisp_words(props, "ROAM_REFS", where, warnings):
+    for ref in _lisp_words(props, first, "ROAM_REFS", where, warnings):
         parsed = _parse_ref(ref)
         if parsed:
             refs.extend(parsed)
@@ -316,9 +324,9 @@ def _aliases_and_refs(
     return aliases, refs
 
 
-def _lisp_words(props: list[tuple[str, str]], name: str, where: _Where,
+def _lisp_words(props: list[tuple[str, str]], first: dict[str, str], name: str, where: _Where,
                 warnings: list[ParseWarning]) -> list[str]:
-    value = entry_property(props, name)
+    value = entry_property(props, name, first)
     if value is None:
         return []
     try:
@@ -340,13 +348,6 @@ def _parse_ref(ref: str) -> list[str]:
     return []
 
 
-def _properties_dict(props: list[tuple[str, str]]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in props:
-        out.setdefault(key.upper(), value)
-    return out
-
-
 # --- nodes -------------------------------------------------------------------
 
 
@@ -355,14 +356,15 @@ def _file_node(
 ) -> Node | None:
     if scan.headings and scan.headings[0].index == 0:
         return None
-    node_id = entry_node_id(scan.file_props)
+    first = first_values(scan.file_props)
+    node_id = entry_node_id(scan.file_props, first)
     if node_id is None:
         return None
-    aliases, refs = _aliases_and_refs(scan.file_props, (path, 1), warnings)
+    aliases, refs = _aliases_and_refs(scan.file_props, first, (path, 1), warnings)
     return Node(
         id=node_id, file=path, level=0, pos=1, line=1, title=title,
         tags=list(dict.fromkeys(filetags)), aliases=aliases, refs=refs,
-        properties=_properties_dict(scan.file_props),
+        properties=first,
         start=0, end=len(doc.text), end_line=len(doc.lines),
     )
 
@@ -382,7 +384,10 @@ def _heading_node(
     doc: _Lines, h: _Heading,
     filetags: list[str], path: str, warnings: list[ParseWarning],
 ) -> Node | None:
-    node_id = entry_node_id(h.props)
+    if not h.props:  # most headings: no property drawer, so no ID
+        return None
+    first = first_values(h.props)
+    node_id = entry_node_id(h.props, first)
     if node_id is None:
         return None
     where = (path, h.index + 1)
@@ -396,18 +401,25 @@ def _heading_node(
         parent = parent.parent
     ancestors.reverse()
     inherited = filetags + [t for a in ancestors for t in a.tags]
-    aliases, refs = _aliases_and_refs(h.props, where, warnings)
+    aliases, refs = _aliases_and_refs(h.props, first, where, warnings)
     end_index = h.end
     return Node(
         id=node_id, file=path, level=h.level, pos=doc.starts[h.index] + 1, line=h.index + 1,
         title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
-        olp=[sx.olp_title(a.title) for a in ancestors],
-        tags=_dedupe_keep_last(inherited + h.tags), aliases=aliases, refs=refs,
-        properties=_properties_dict(h.props),
+        olp=[_olp_title(a) for a in ancestors],
+        tags=_dedupe_keep_last(inherited + h.tags) if inherited or h.tags else [],
+        aliases=aliases, refs=refs, properties=first,
         start=doc.starts[h.index],
         end=doc.starts[end_index] if end_index < len(doc.lines) else len(doc.text),
         end_line=end_index,
     )
+
+
+def _olp_title(h: _Heading) -> str:
+    """A heading's title in outline paths, computed once however many descendants show it."""
+    if h.olp_title is None:
+        h.olp_title = sx.olp_title(h.title)
+    return h.olp_title
 
 
 def _dedupe_keep_last(tags: list[str]) -> list[str]:
@@ -438,6 +450,8 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
         for first, last in scan.text_runs
     )
     for base, chunk in chunks:
+        if ":" not in chunk and "[[" not in chunk:
+            continue  # neither a bracket link nor the `type:` of an angle or plain link
         for m in sx.link_matches(chunk):
             if m.group("opaque") is not None:
                 continue

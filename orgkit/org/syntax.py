@@ -102,8 +102,10 @@ def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
         m = pattern.search(text, pos)
         if m is None:
             return
-        unclosed = next((name for name in _CLOSING if name not in dead
-                         and m.groupdict().get(f"open_{name}") is not None), None)
+        unclosed = None
+        if m.end() == len(text):  # an unclosed form runs to the end (`\Z`): only then can one match
+            unclosed = next((name for name in _CLOSING if name not in dead
+                             and m.groupdict().get(f"open_{name}") is not None), None)
         if unclosed is not None:
             dead = dead | {unclosed}
             pattern = _links_pattern(opaque, dead)
@@ -131,6 +133,21 @@ PROPERTIES_BEGIN = re.compile(r"[ \t]*:PROPERTIES:[ \t]*$", re.I)
 PROPERTY_LINE = re.compile(r"[ \t]*:\S+:(?: .*|[ \t]*)$")
 PROPERTY_VALUE = re.compile(r"[ \t]*:(\S+):(?:[ \t]+(.*?))?[ \t]*$")
 STATS_COOKIE = re.compile(r"\[[0-9]+%\]|\[[0-9]+/[0-9]+\]")
+
+
+def lead(line: str) -> str:
+    """A line's first character after spaces and tabs ("" for a blank line).
+
+    Every line pattern above starts with `[ \t]*` and a fixed character, so
+    one look at this character rules most patterns out before any is tried.
+    """
+    return line.lstrip(" \t")[:1]
+
+
+# The characters a planning or clock line can start with (with `re.I`, Python
+# also folds the long s "ſ" to "s").
+PLANNING_LEADS = frozenset("DSCdscſ")
+CLOCK_LEADS = frozenset("Cc")
 
 # Blocks whose contents are code or raw text: no keywords, no links inside.
 OPAQUE_BLOCKS = frozenset({"src", "example", "export", "comment"})
@@ -193,4 +210,6 @@ def olp_title(title: str | None) -> str:
     """A heading as it appears in an outline path (statistics cookies removed)."""
     if title is None:
         return ""
+    if "[" not in title:  # no cookie, no link: most titles
+        return title.strip()
     return link_display(STATS_COOKIE.sub("", title)).strip()
