@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ..org import Node, OrgFile
 from ..org import syntax as sx
@@ -113,11 +114,7 @@ def _sections(outline: Outline) -> list[tuple[int, int, int]]:
 
 
 def _line_starts(lines: list[str]) -> list[int]:
-    starts, offset = [], 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line) + 1
-    return starts
+    return list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
 
 
 class _Enclosing:
@@ -153,10 +150,12 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
         if in_drawer:
             in_drawer = not sx.DRAWER_END.match(line)
             continue
-        if sx.DRAWER_BEGIN.match(line) and not sx.DRAWER_END.match(line):
+        lead = line.lstrip(" \t")[:1]  # each pattern below needs its own first character
+        if lead == ":" and sx.DRAWER_BEGIN.match(line) and not sx.DRAWER_END.match(line):
             in_drawer = True
             continue
-        skip = sx.KEYWORD.match(line) or _FENCE.match(line) or sx.PLANNING.match(line)
+        skip = ((lead == "#" and (sx.KEYWORD.match(line) or _FENCE.match(line)))
+                or (lead in sx.PLANNING_LEADS and sx.PLANNING.match(line)))
         if skip or not line.strip():
             if current:
                 out.append((start + 1, sx.link_display("\n".join(current))))
@@ -172,6 +171,8 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
 
 def _pack(paragraphs: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Join paragraphs into passages of at most MAX_CHARS, overlapping a little."""
+    if len(paragraphs) < 2 and (not paragraphs or len(paragraphs[0][1]) <= MAX_CHARS):
+        return paragraphs  # nothing to join or cut: most sections
     pieces = [p for line, text in paragraphs for p in _split_long(line, text)]
     out: list[tuple[int, str]] = []
     current: list[tuple[int, str]] = []

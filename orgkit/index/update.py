@@ -14,11 +14,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii as _json_string
 from typing import Callable, Iterator
 
 from ..embed import Embedder, ModelUnavailable
@@ -236,7 +236,8 @@ def _insert_file(conn, item: _Parsed) -> int:
         "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
           node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-          json.dumps(node.tags), json.dumps(node.refs), json.dumps(node.properties)) for node in parsed.nodes])
+          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties))
+         for node in parsed.nodes])
     conn.executemany("INSERT INTO aliases VALUES (?, ?)",
                      [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])
     conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
@@ -249,6 +250,17 @@ def _insert_file(conn, item: _Parsed) -> int:
     conn.execute("INSERT INTO chunks_fts (rowid, heading, body) "
                  "SELECT rowid, heading, body FROM chunk_text WHERE file = ?", (item.path,))
     return len(item.chunks)
+
+
+def _json_strings(items: list[str]) -> str:
+    """`json.dumps` of a list of strings, byte for byte, without its setup cost per call
+    (three fields of every node: a file of 100,000 headings spent a tenth of its time there)."""
+    return "[" + ", ".join(map(_json_string, items)) + "]" if items else "[]"
+
+
+def _json_object(values: dict[str, str]) -> str:
+    """`json.dumps` of a dict of strings to strings, byte for byte (see `_json_strings`)."""
+    return "{" + ", ".join([f"{_json_string(k)}: {_json_string(v)}" for k, v in values.items()]) + "}"
 
 
 def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progress | None) -> None:

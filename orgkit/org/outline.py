@@ -60,8 +60,9 @@ class Outline:
         lines = self.lines
         for i in [i for i, line in enumerate(lines) if line[:1] == "*"]:  # few lines start with a star
             line = lines[i]
-            if sx.HEADING.match(line):
-                level = len(line) - len(line.lstrip("*"))
+            after = line.lstrip("*")
+            if after[:1] == " ":  # sx.HEADING: stars, then a space
+                level = len(line) - len(after)
                 while stack and self.levels[stack[-1]] >= level:
                     stack.pop()
                 self.parents.append(stack[-1] if stack else -1)

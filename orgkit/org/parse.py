@@ -121,10 +121,14 @@ def _scan_structure(doc: _Lines) -> _Scan:
     """Classify every line: headings, drawers, blocks, keywords, text runs."""
     lines = doc.lines
     scan = _Scan()
-    heading_idx = [i for i, line in enumerate(lines) if line[:1] == "*" and sx.HEADING.match(line)]
+    heading_idx: list[int] = []
     stack: list[_Heading] = []
-    for i in heading_idx:
-        level = len(lines[i]) - len(lines[i].lstrip("*"))
+    for i in [i for i, line in enumerate(lines) if line[:1] == "*"]:
+        after = lines[i].lstrip("*")
+        if after[:1] != " ":  # sx.HEADING: stars, then a space
+            continue
+        heading_idx.append(i)
+        level = len(lines[i]) - len(after)
         while stack and stack[-1].level >= level:
             stack.pop().end = i
         h = _Heading(index=i, level=level, parent=stack[-1] if stack else None)
@@ -369,7 +373,7 @@ def _file_node(
     )
 
 
-def _parse_heading_line(line: str, h: _Heading, pattern: re.Pattern[str]) -> None:
+def _parse_heading_line(line: str, h: _Heading, pattern: sx.HeadingPattern) -> None:
     m = pattern.match(line)
     if not m:  # cannot happen: the pattern accepts any heading line
         return
@@ -441,17 +445,18 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
     """Every link org-roam records, with the node it belongs to."""
     owner = _link_owner(scan, file_node)
     links: list[Link] = []
-    chunks = [
-        (doc.starts[h.index] + h.title_span[0], doc.lines[h.index][slice(*h.title_span)])
-        for h in scan.headings if h.title_span
-    ]
-    chunks.extend(
-        (doc.starts[first], doc.text[doc.starts[first]:doc.starts[last] + len(doc.lines[last])])
-        for first, last in scan.text_runs
-    )
+    # Only text holding "[[" (a bracket link) or ":" (the `type:` of an angle or plain link)
+    # is searched: most titles and paragraphs hold neither.
+    chunks = [(doc.starts[h.index] + h.title_span[0], h.title) for h in scan.headings
+              if h.title_span and (":" in h.title or "[[" in h.title)]
+    for first, last in scan.text_runs:
+        if first == last:
+            chunk = doc.lines[first]
+        else:
+            chunk = doc.text[doc.starts[first]:doc.starts[last] + len(doc.lines[last])]
+        if ":" in chunk or "[[" in chunk:
+            chunks.append((doc.starts[first], chunk))
     for base, chunk in chunks:
-        if ":" not in chunk and "[[" not in chunk:
-            continue  # neither a bracket link nor the `type:` of an angle or plain link
         for m in sx.link_matches(chunk):
             if m.group("opaque") is not None:
                 continue

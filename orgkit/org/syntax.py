@@ -181,13 +181,33 @@ def _block_end(name: str) -> re.Pattern[str]:
     return re.compile(rf"[ \t]*#\+end_{re.escape(name)}[ \t]*$", re.I)
 
 
+class HeadingPattern:
+    """`org-complex-heading-regexp` for a file's TODO keywords; `match` as a pattern's.
+
+    Groups: 1 stars, 2 TODO keyword, 3 priority cookie, 4 title, 5 tags.
+    """
+
+    __slots__ = ("tagged", "untagged")
+
+    def __init__(self, todo_keywords: tuple[str, ...]) -> None:
+        todo = "|".join(re.escape(k) for k in sorted(todo_keywords, key=len, reverse=True))
+        head = rf"(\*+)(?: +({todo}))?(?: +(\[#.\]))?(?: +(.*?))??"
+        self.tagged = re.compile(rf"{head}(?:[ \t]+{TAGS})?[ \t]*$")
+        # Group 5 kept, never taking part: the same groups as `tagged` gives such a line.
+        self.untagged = re.compile(rf"{head}(?:(?!)(.))?[ \t]*$")
+
+    def match(self, line: str) -> re.Match[str] | None:
+        # Tags end the line (before blanks): a line that does not end in ":" has none,
+        # and the pattern without them skips trying tags after each character of the title.
+        if line.rstrip(" \t\n")[-1:] == ":":
+            return self.tagged.match(line)
+        return self.untagged.match(line)
+
+
 @lru_cache(maxsize=32)
-def heading_pattern(todo_keywords: tuple[str, ...]) -> re.Pattern[str]:
+def heading_pattern(todo_keywords: tuple[str, ...]) -> HeadingPattern:
     """`org-complex-heading-regexp` for a file's TODO keywords."""
-    todo = "|".join(re.escape(k) for k in sorted(todo_keywords, key=len, reverse=True))
-    return re.compile(
-        rf"(\*+)(?: +({todo}))?(?: +(\[#.\]))?(?: +(.*?))??(?:[ \t]+{TAGS})?[ \t]*$"
-    )
+    return HeadingPattern(todo_keywords)
 
 
 def link_display(text: str) -> str:
