@@ -62,12 +62,16 @@ class Chunk:
 
 
 @collector_paused()
-def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
-    """The passages of one file, in file order; text outside every node is skipped."""
+def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> list[Chunk]:
+    """The passages of one file, in file order; text outside every node is skipped.
+
+    `outline` is the file's outline when the caller has it (`parse_outlined`).
+    """
     if not parsed.nodes:
         return []
-    outline = Outline(text)
-    lines, pattern = outline.lines, outline.pattern
+    if outline is None:
+        outline = Outline(text)
+    lines = outline.lines
     starts = _line_starts(lines)
     enclosing = _Enclosing(parsed.nodes)
     chunks: list[Chunk] = []
@@ -77,9 +81,9 @@ def chunk_file(parsed: OrgFile, text: str) -> list[Chunk]:
         section = None
         if level:
             k = len(sections)
-            m = pattern.match(lines[first])
-            title = sx.olp_title(m.group(4) if m else None)
-            label = title if m and m.group(4) else lines[first].lstrip("* ")
+            raw = outline.title(k)
+            title = sx.olp_title(raw)
+            label = title if raw else lines[first].lstrip("* ")
             parent = outline.parents[k]
             section = Section(first, title, label, sections[parent] if parent >= 0 else None)
             sections.append(section)

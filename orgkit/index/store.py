@@ -19,6 +19,7 @@ from .outlines import olps
 from .schema import migrate
 
 DB_NAME = "index.sqlite"
+BULK_CACHE_KIB = 65536  # SQLite's page cache while an update writes (its default is 2 MiB)
 
 
 def default_state_dir(root: Path) -> Path:
@@ -142,6 +143,23 @@ class Index:
             paths = olps(conn, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], [])} for r in rows}
+
+
+@contextmanager
+def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
+    """A larger page cache for the block, then the one the connection had.
+
+    Inserting a file's passages and nodes updates indexes keyed by hash and
+    by ID, in random order: with the default 2 MiB cache their pages leave
+    and come back many times (on 100,000 headings, a third of those inserts'
+    time). Pages are taken only as they are used and given back after.
+    """
+    before = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(before)}")
 
 
 def _in_chunks(conn: sqlite3.Connection, sql: str, values: list) -> list[tuple]:

@@ -23,14 +23,14 @@ from typing import Callable, Iterator
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
-from ..org import OrgFile, parse_org
+from ..org import OrgFile, parse_outlined
 from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
 from .embedding import Progress, bump_generation, embed_pending, pending_count
 from .outlines import insert_sections
-from .store import DB_NAME, Index
+from .store import DB_NAME, Index, bulk_cache
 
 LOCK_NAME = "index.lock"
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
@@ -177,15 +177,15 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
             stats.warnings.append(str(exc))
             gone.append(rel)
             continue
-        parsed = parse_org(text, rel)
+        parsed, outline = parse_outlined(text, rel)
         stats.warnings.extend(str(w) for w in parsed.warnings)
-        changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text)))
+        changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text, outline)))
     gone.extend(p for p in known if p not in present)
     stats.parsed = len(changed)
     stats.removed = sum(1 for p in gone if p in known)
     if not (touched or changed or stats.removed):
         return
-    with write_transaction(conn):
+    with bulk_cache(conn), write_transaction(conn):
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
         for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
             _delete_file(conn, rel)

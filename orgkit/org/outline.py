@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import syntax as sx
 from .closers import Closers
 from .drawers import drawer_properties, entry_node_id, property_drawer_at
-from .parse import DEFAULT_TODO
+from .syntax import DEFAULT_TODO
 
 _TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:(.*)$", re.I | re.M)
 
@@ -69,6 +69,28 @@ class Outline:
                 stack.append(len(self.heading_lines))
                 self.heading_lines.append(i)
                 self.levels.append(level)
+        self._caches()
+
+    @classmethod
+    def of_headings(cls, text: str, lines: list[str], heading_lines: list[int], levels: list[int],
+                    parents: list[int], titles: list[str | None], todo: tuple[str, ...]) -> "Outline":
+        """The outline of `text` from its headings as the parser found them, without reading it again.
+
+        `titles` are the headings' titles as the parser read them with the TODO
+        keywords `todo`; they are kept when those are the keywords an outline
+        reads (`todo_keywords`), else each title is read again when asked for.
+        """
+        self = cls.__new__(cls)
+        self.lines = lines
+        outline_todo = todo_keywords(text)
+        self.pattern = sx.heading_pattern(outline_todo)
+        self.heading_lines, self.levels, self.parents = heading_lines, levels, parents
+        self._caches()
+        if outline_todo == todo:
+            self._titles = dict(enumerate(titles))
+        return self
+
+    def _caches(self) -> None:
         self._titles: dict[int, str | None] = {}
         self._ids: dict[int, str | None] = {}
         self._olp_titles: dict[int, str] = {}
@@ -125,6 +147,10 @@ class Outline:
             i += 1
         self._blocks[k] = spans
         return spans
+
+    def title(self, k: int) -> str | None:
+        """The title of heading `k` (None: a heading line with nothing after its stars)."""
+        return self._title(k)
 
     def _title(self, k: int) -> str | None:
         if k not in self._titles:

@@ -21,8 +21,8 @@ from .drawers import (drawer_line, drawer_properties, entry_node_id, entry_prope
                       opens_property_drawer, property_drawer_from)
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
-
-DEFAULT_TODO = ("TODO", "DONE")
+from .outline import Outline
+from .syntax import DEFAULT_TODO
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
 
@@ -32,6 +32,7 @@ class _Heading:
     """A heading line and what its property drawer says."""
 
     index: int
+    number: int  # its place among the file's headings
     level: int
     parent: "_Heading | None"
     end: int = 0  # the line after its subtree
@@ -79,9 +80,27 @@ class _Scan:
     extra_link_lines: list[int] = field(default_factory=list)
 
 
-@collector_paused()
 def parse_org(text: str, path: str) -> OrgFile:
     """Parse `text` (already decoded) of the file at relative `path`."""
+    return _parse(text, path)[0]
+
+
+def parse_outlined(text: str, path: str) -> tuple[OrgFile, Outline]:
+    """`parse_org`, and the file's `Outline` from the headings the parse found.
+
+    For callers that need both (cutting a file into passages): the outline is
+    not read from the text a second time.
+    """
+    out, doc, scan, todo = _parse(text, path)
+    headings = scan.headings
+    outline = Outline.of_headings(
+        text, doc.lines, [h.index for h in headings], [h.level for h in headings],
+        [h.parent.number if h.parent else -1 for h in headings], [h.title for h in headings], todo)
+    return out, outline
+
+
+@collector_paused()
+def _parse(text: str, path: str) -> tuple[OrgFile, "_Lines", "_Scan", tuple[str, ...]]:
     doc = _Lines.of(text)
     scan = _scan_structure(doc)
     todo = _todo_keywords(scan.keywords)
@@ -98,7 +117,7 @@ def parse_org(text: str, path: str) -> OrgFile:
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
     out.links = _links(doc, scan, file_node, path)
     warnings.extend(_problem_warnings(scan.problems, path))
-    return out
+    return out, doc, scan, todo
 
 
 MAX_PROBLEMS = 10  # per file: a file with thousands of unclosed blocks gets a count, not a flood
@@ -131,7 +150,7 @@ def _scan_structure(doc: _Lines) -> _Scan:
         level = len(lines[i]) - len(after)
         while stack and stack[-1].level >= level:
             stack.pop().end = i
-        h = _Heading(index=i, level=level, parent=stack[-1] if stack else None)
+        h = _Heading(index=i, number=len(scan.headings), level=level, parent=stack[-1] if stack else None)
         scan.headings.append(h)
         stack.append(h)
     for h in stack:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 HEADING = re.compile(r"\*+ ")
+DEFAULT_TODO = ("TODO", "DONE")  # a file's TODO keywords when it declares none
 TAGS = r"(:[\w@#%:]+:)"
 
 # Link types known to Emacs with Org, org-id, org-roam and the default `org-modules`.
