@@ -152,10 +152,10 @@ def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]
     for i in range(first, end):
         line = lines[i]
         if in_drawer:
-            in_drawer = not sx.DRAWER_END.match(line)
+            in_drawer = not sx.is_drawer_end(line)
             continue
         lead = line.lstrip(" \t")[:1]  # each pattern below needs its own first character
-        if lead == ":" and sx.DRAWER_BEGIN.match(line) and not sx.DRAWER_END.match(line):
+        if lead == ":" and sx.DRAWER_BEGIN.match(line) and not sx.is_drawer_end(line):
             in_drawer = True
             continue
         skip = ((lead == "#" and (sx.KEYWORD.match(line) or _FENCE.match(line)))

@@ -36,7 +36,7 @@ def opens_property_drawer(line: str) -> bool:
 def property_drawer_from(lines: list[str], i: int, end: int) -> tuple[int, int] | None:
     """The drawer opened by the `:PROPERTIES:` line `i`, if only property lines and `:END:` follow."""
     for j in range(i + 1, end):
-        if sx.DRAWER_END.match(lines[j]):
+        if sx.is_drawer_end(lines[j]):
             return i, j
         if not sx.PROPERTY_LINE.match(lines[j]):
             return None

@@ -157,13 +157,14 @@ def _scan_structure(doc: _Lines) -> _Scan:
         h.end = len(lines)
 
     closers = Closers(lines)
+    markup: set[int] = set()  # delimiter lines of greater blocks and drawers
     bounds = [0] + [i + 1 for i in heading_idx]
     ends = heading_idx + [len(lines)]
     for section, (start, end) in enumerate(zip(bounds, ends)):
         owner = scan.headings[section - 1] if section else None
         i = drawer_line(lines, start, end, owner is None)
         drawer = None
-        if i < end and opens_property_drawer(lines[i]):
+        if i < end and lines[i].lstrip(" \t")[:1] == ":" and opens_property_drawer(lines[i]):
             drawer = property_drawer_from(lines, i, end)
             if drawer is None and closers.drawer_end(i + 1, end) is not None:
                 scan.problems.append((i, "property drawer holds a line that is not a property; "
@@ -176,20 +177,23 @@ def _scan_structure(doc: _Lines) -> _Scan:
             else:
                 scan.file_props = props
             scan.extra_link_lines.extend(
-                first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"
+                [first + 1 + k for k, (key, _) in enumerate(props) if key.upper() != "ROAM_REFS"]
             )
-        _scan_section(lines, start, end, drawer, scan, closers)
+        _scan_section(lines, start, end, drawer, scan, closers, markup)
     return scan
 
 
 def _scan_section(
     lines: list[str], start: int, end: int, drawer: tuple[int, int] | None, scan: _Scan,
-    closers: Closers,
+    closers: Closers, markup: set[int],
 ) -> None:
-    """Find keywords and the runs of text where links count, within one section."""
+    """Find keywords and the runs of text where links count, within one section.
+
+    `markup` collects the delimiter lines of greater blocks and drawers (shared
+    by the file's sections: a line number belongs to one section only).
+    """
     runs = scan.text_runs
     run_start: int | None = None
-    markup: set[int] = set()
     i = start
     while i < end:
         if drawer and i == drawer[0]:
@@ -349,6 +353,8 @@ def _aliases_and_refs(
 
 def _lisp_words(props: list[tuple[str, str]], first: dict[str, str], name: str, where: _Where,
                 warnings: list[ParseWarning]) -> list[str]:
+    if name not in first and name + "+" not in first:  # most drawers: no aliases, no refs
+        return []
     value = entry_property(props, name, first)
     if value is None:
         return []

@@ -150,6 +150,12 @@ def lead(line: str) -> str:
 PLANNING_LEADS = frozenset("DSCdscſ")
 CLOCK_LEADS = frozenset("Cc")
 
+
+def is_drawer_end(line: str) -> bool:
+    """Whether `line` is an `:END:` line (`DRAWER_END`), trying the pattern only when
+    the fifth character after blanks is the closing colon."""
+    return line.lstrip(" \t")[4:5] == ":" and DRAWER_END.match(line) is not None
+
 # Blocks whose contents are code or raw text: no keywords, no links inside.
 OPAQUE_BLOCKS = frozenset({"src", "example", "export", "comment"})
 # Affiliated keywords (`org-element-affiliated-keywords`, plus ATTR_*): they belong
