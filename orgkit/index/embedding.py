@@ -39,6 +39,7 @@ class EmbedProgress:
     tokens: int = 0
     seconds: float = 0.0
     total_tokens: int = 0  # of every text in the run: long texts come last, so time left goes by tokens
+    unit: str = "passage texts"  # what `done` and `total` count
 
 
 Progress = Callable[[EmbedProgress], None]
