@@ -142,6 +142,8 @@ class Embedder:
                                           specific_model_path=str(prepared))
                 if hasattr(model.model, "load_onnx_model"):
                     model.model.load_onnx_model()
+                elif hasattr(model.model, "load_model"):  # a static model: a broken file fails here, not mid-run
+                    model.model.load_model()
                 self._model = model
         except Exception as exc:  # fastembed raises many kinds; all mean "no model"
             if self.path is None and "from any source" in str(exc):

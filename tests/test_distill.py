@@ -178,3 +178,21 @@ def test_the_shared_minilm_is_a_source_with_bert_special_tokens():
     source = find_source(shared_path("models", "all-MiniLM-L6-v2-int8"))
     assert source.onnx.name == "model.onnx"
     assert _special_tokens(_tokenizer(source.tokenizer)) == ([101], [102])
+
+
+def test_a_broken_static_model_falls_back_to_words_in_one_line(dense, tmp_path, cli, monkeypatch):
+    from conftest import write_notes
+    from orgkit.distill import distill
+
+    out = distill(dense[0], tmp_path / "static", dims=8).out
+    data = (out / "model.safetensors").read_bytes()
+    (out / "model.safetensors").write_bytes(data[: len(data) // 2])  # a copy cut short
+    notes = write_notes(tmp_path / "notes", {"a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: Pets\n\ncat dog\n"})
+    monkeypatch.setenv("ORGKIT_MODEL", STATIC)
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(out))
+    result = cli("index", "--notes", str(notes), "--json", "--quiet")
+    assert result.exit_code == 0
+    assert [line for line in result.stderr.splitlines() if "cannot load embedding model" in line] == \
+        result.stderr.splitlines()
+    hits = json.loads(cli("search", "--notes", str(notes), "--json", "cat").stdout)
+    assert [(h["id"], h["mode"]) for h in hits] == [("a", "lexical")]
