@@ -94,7 +94,6 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
     conn = index.conn
     fingerprint = embedder.fingerprint
     state = EmbedProgress()
-    started = time.perf_counter()
     if _known_complete(conn, index, fingerprint):
         return state
     todo = missing_vectors(conn, fingerprint)
@@ -104,6 +103,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
         texts = [text for _, text in todo]
         lengths = embedder.token_lengths(texts)
         state.total_tokens = sum(lengths)
+        started = time.perf_counter()  # after loading and counting: the rate and ETA are embedding's own
         for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
             with write_transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
