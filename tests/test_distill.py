@@ -196,3 +196,20 @@ def test_a_broken_static_model_falls_back_to_words_in_one_line(dense, tmp_path, 
         result.stderr.splitlines()
     hits = json.loads(cli("search", "--notes", str(notes), "--json", "cat").stdout)
     assert [(h["id"], h["mode"]) for h in hits] == [("a", "lexical")]
+
+
+def test_switching_between_distilled_models_re_embeds_and_drops_the_old_vector_file(dense, tmp_path, cli,
+                                                                                      monkeypatch):
+    from conftest import write_notes
+    from orgkit.distill import distill
+
+    notes = write_notes(tmp_path / "notes", {
+        "a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: Pets\n\ncat dog kitten puppy\n",
+        "b.org": ":PROPERTIES:\n:ID: b\n:END:\n#+title: Code\n\npython rust compiler borrow checker\n"})
+    monkeypatch.setenv("ORGKIT_MODEL", STATIC)
+    for dims in (8, 4):  # two models of different widths over the same index
+        monkeypatch.setenv("ORGKIT_MODEL_PATH", str(distill(dense[0], tmp_path / f"static{dims}", dims).out))
+        assert json.loads(cli("index", "--notes", str(notes), "--json", "--quiet").stdout)["embedded"] == 2
+        assert len(list((notes / ".orgkit").glob("vectors-*.bin"))) == 1
+        hits = json.loads(cli("search", "--notes", str(notes), "--json", "--mode", "dense", "kitten").stdout)
+        assert hits[0]["id"] == "a" and hits[0]["mode"] == "dense"
