@@ -9,7 +9,6 @@ it on.
 from __future__ import annotations
 
 from ..config import Config, without_notes
-from .schema import TEMPLATE_DIR
 
 NAME = "grounded-extraction"
 ROLES = ("extractor", "scribe", "auditor")
@@ -25,7 +24,8 @@ def enabled(config: Config | None) -> bool:
 
 def capability(config: Config | None = None) -> dict:
     """The capability record the skills registry collects."""
-    from ..llm.prompts import persona_path  # the model seam's imports are not for every command's gate
+    from ..llm.prompts import persona_path  # the model seam's imports are heavy: only when listed
+    from .schema import TEMPLATE_DIR
 
     roles = {role: str(persona_path(config, role)) for role in ROLES if persona_path(config, role).is_file()}
     return {"name": NAME, "enabled": enabled(config), "skills": [], "roles": roles,
