@@ -14,6 +14,8 @@ after the first fusion was chosen and before any ranking ran on it).
 --sweep ranks the fusion methods that were tried, over their constants, on the
 tuning split only (that is how the method in search.py was chosen). --compare
 then gives every method, at the constants the sweep chose, on both splits.
+--latency times warm in-process search (model and vectors loaded once) over
+every query, twice, per mode.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import math
 import os
 import re
 import shutil
+import statistics
 import tempfile
+import time
 from itertools import product
 from pathlib import Path
 from typing import Callable
@@ -247,12 +251,27 @@ def compare(runs: Runs, splits: dict[str, list[dict]]) -> None:
             print(row(name, r) + f" {margin(r, single):+.3f} |")
 
 
+def latency(index: Index, embedder: Embedder, queries: list[dict]) -> None:
+    cache = VectorCache()
+    search(index, "warm up", embedder=embedder, cache=cache)
+    for mode in MODES:
+        times = []
+        for item in queries * 2:
+            start = time.perf_counter()
+            search(index, item["query"], mode=mode, limit=K, embedder=embedder, cache=cache)
+            times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        print(f"{mode}: median {statistics.median(times):.1f} ms, p90 {times[int(len(times) * 0.9)]:.1f} ms "
+              f"({len(times)} searches)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=Path, help="an indexed copy of braindump to reuse")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--sweep", action="store_true", help="every fusion tried, over its constants, on tuning only")
     what.add_argument("--compare", action="store_true", help="every fusion tried, at its chosen constants, on both splits")
+    what.add_argument("--latency", action="store_true", help="warm in-process search time per mode")
     args = parser.parse_args()
     if not os.environ.get("ORGKIT_MODEL_PATH"):
         raise SystemExit("set ORGKIT_MODEL and ORGKIT_MODEL_PATH (see the docstring)")
@@ -267,6 +286,8 @@ def main() -> None:
               "held-out": [q for q in queries if q["split"] == "held-out"],
               "held-out, batch 1": [q for q in queries if q["split"] == "held-out" and q.get("batch") != 2],
               "held-out, batch 2": [q for q in queries if q.get("batch") == 2]}
+    if args.latency:
+        return latency(index, embedder, queries)
     if args.sweep or args.compare:
         runs = Runs(index, embedder, queries)
         if args.sweep:
