@@ -130,3 +130,18 @@ def test_rank_orders_hits_before_the_limit(notes: Path) -> None:
 def test_anchored_regex_matches_title_values(cli, notes: Path) -> None:
     hits = scan_json(cli, notes, "--regex", "^Garden")
     assert [(h["title"], h["level"], h["id"]) for h in hits] == [("Garden Planning", 0, FILE_ID)]
+
+
+def test_a_scan_loads_no_model_library(notes: Path) -> None:
+    """Start-up is most of a scan's cost: it must not import the embedding or model-seam stacks."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from orgkit.cli import main\n"
+            f"sys.argv = ['orgkit', 'scan', 'compost', '--json', '--notes', {str(notes)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = ['fastembed', 'onnxruntime', 'numpy', 'httpx', 'jsonschema', 'mcp']\n"
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout)[0]["title"] == "Soil and compost"
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -41,8 +41,8 @@ def warn(message: str) -> None:
 def emit(data: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     """Print `data` as JSON or through the human renderer."""
     if as_json:
-        json.dump(data, sys.stdout, ensure_ascii=False, indent=None)
-        sys.stdout.write("\n")
+        # One write of the C encoder's output: `json.dump` encodes in Python, piece by piece.
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         text = render(data)
         if text:

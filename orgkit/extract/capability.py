@@ -9,8 +9,6 @@ it on.
 from __future__ import annotations
 
 from ..config import Config, without_notes
-from ..llm.prompts import persona_path
-from .schema import TEMPLATE_DIR
 
 NAME = "grounded-extraction"
 ROLES = ("extractor", "scribe", "auditor")
@@ -26,6 +24,9 @@ def enabled(config: Config | None) -> bool:
 
 def capability(config: Config | None = None) -> dict:
     """The capability record the skills registry collects."""
+    from ..llm.prompts import persona_path  # the model seam's imports are heavy: only when listed
+    from .schema import TEMPLATE_DIR
+
     roles = {role: str(persona_path(config, role)) for role in ROLES if persona_path(config, role).is_file()}
     return {"name": NAME, "enabled": enabled(config), "skills": [], "roles": roles,
             "schemas": {p.stem: str(p) for p in sorted(TEMPLATE_DIR.glob("*.org"))}}

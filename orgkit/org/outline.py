@@ -57,8 +57,10 @@ class Outline:
         self.levels: list[int] = []
         self.parents: list[int] = []  # index (in heading_lines) of each heading's parent, or -1
         stack: list[int] = []
-        for i, line in enumerate(self.lines):
-            if line.startswith("*") and sx.HEADING.match(line):
+        lines = self.lines
+        for i in [i for i, line in enumerate(lines) if line[:1] == "*"]:  # few lines start with a star
+            line = lines[i]
+            if sx.HEADING.match(line):
                 level = len(line) - len(line.lstrip("*"))
                 while stack and self.levels[stack[-1]] >= level:
                     stack.pop()
@@ -95,6 +97,9 @@ class Outline:
     def in_block(self, index: int) -> bool:
         """Whether line `index` is inside a block, where `#+title:` is not a keyword."""
         k = bisect.bisect_right(self.heading_lines, index) - 1
+        start = self.heading_lines[k] + 1 if k >= 0 else 0
+        if not any(sx.BLOCK_BEGIN.match(line) for line in self.lines[start:index]):
+            return False  # no block opens above it in its section (a file's title lines, mostly)
         spans = self._section_blocks(k)
         at = bisect.bisect_right(spans, (index, len(self.lines))) - 1
         return at >= 0 and spans[at][0] < index < spans[at][1]
