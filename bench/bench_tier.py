@@ -10,7 +10,7 @@ model. For each query of bench/retrieval_dev.json the static model's hybrid
 search gives `--pool` notes with their best passage; only those passages are
 embedded with the dense model (ORGKIT_MODEL / ORGKIT_MODEL_PATH), each distinct
 text once, and the notes are re-ranked by the dense model's cosine, alone and
-fused with BM25 as hybrid search fuses. It reports MRR@10 and recall@10 per
+fused with BM25 by hybrid search's own fusion. It reports MRR@10 and recall@10 per
 split and query type, and what the re-ranking costs: passages and tokens
 embedded by the dense model, and its CPU time.
 """
@@ -29,7 +29,9 @@ from orgkit.distill import STATIC_MODEL_NAME
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.outlines import headings
-from orgkit.retrieve.search import LEXICAL_WEIGHT, RRF_K, VectorCache, search
+from orgkit.retrieve.search import (
+    POOL, Ranking, VectorCache, dense_ranking, fuse, lexical_ranking, title_match,
+)
 
 HERE = Path(__file__).resolve().parent
 BRAINDUMP = HERE.parents[1] / "shared" / "corpora" / "braindump"
@@ -68,24 +70,32 @@ class Reranker:
         self.cpu += time.process_time() - started
 
 
-def rrf(rankings: list[list[str]], weights: list[float]) -> list[str]:
-    scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights):
-        for rank, key in enumerate(ranking, 1):
-            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
-    return sorted(scores, key=lambda key: -scores[key])
+def ids(index: Index, ranking: Ranking) -> list[str]:
+    """The note IDs of a ranking, best first, each once (as search's hits are)."""
+    nodes = index.nodes_by_rowid([node for node, _, _ in ranking])
+    return list(dict.fromkeys(nodes[node]["id"] for node, _, _ in ranking if node in nodes))
 
 
 def rankings(index: Index, static: Embedder, reranker: Reranker, query: str, pool: int,
              cache: VectorCache) -> dict[str, list[str]]:
-    """The note IDs, best first, by the static model's hybrid search and by the two re-rankings."""
-    first = search(index, query, mode="hybrid", limit=pool, embedder=static, cache=cache).hits
-    reranker.embed([h.chunk for h in first])
-    q = reranker.dense.embed_query(query)
-    dense = [h.id for h in sorted(first, key=lambda h: -float(reranker.vectors[h.chunk] @ q))]
-    lexical = [h.id for h in search(index, query, mode="lexical", limit=pool).hits]
-    return {"static hybrid": [h.id for h in first], "re-ranked dense": dense,
-            "re-ranked hybrid": rrf([lexical, dense], [LEXICAL_WEIGHT, 1.0])}
+    """Note IDs, best first: the static model's hybrid ranking, and the two re-rankings of its top `pool`.
+
+    Built from search's own rankings and fusion, so "static hybrid" is what
+    `orgkit search` gives with the static model.
+    """
+    with index.snapshot() as conn:
+        vectors = cache.get(index, static.fingerprint, conn)
+        lexical = lexical_ranking(conn, query, POOL)
+        first = fuse(lexical, dense_ranking(vectors, static.embed_query(query), POOL),
+                     title_match(conn, lexical, query))
+        top = first[:pool]
+        reranker.embed([chunk for _, chunk, _ in top])
+        q = reranker.dense.embed_query(query)
+        dense = sorted(((node, chunk, float(reranker.vectors[chunk] @ q)) for node, chunk, _ in top),
+                       key=lambda row: -row[2])
+        fused = fuse(lexical, dense, title_match(conn, lexical, query))
+    return {"static hybrid": ids(index, first), "re-ranked dense": ids(index, dense),
+            "re-ranked hybrid": ids(index, fused)}
 
 
 def main() -> None:
