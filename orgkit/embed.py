@@ -128,6 +128,8 @@ class Embedder:
             self._error = f"model directory not found: {self.path} (ORGKIT_MODEL_PATH)"
         if self._error is not None:
             raise ModelUnavailable(self._error)
+        if self._load_direct():
+            return
         try:
             from fastembed import TextEmbedding
 
@@ -142,13 +144,60 @@ class Embedder:
                                           specific_model_path=str(prepared))
                 if hasattr(model.model, "load_onnx_model"):
                     model.model.load_onnx_model()
+                elif hasattr(model.model, "load_model"):  # a static model: a broken file fails here, not mid-run
+                    model.model.load_model()
                 self._model = model
+            self._keep_record(model)
         except Exception as exc:  # fastembed raises many kinds; all mean "no model"
             if self.path is None and "from any source" in str(exc):
                 self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
             else:
                 self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
             raise ModelUnavailable(self._error) from None
+
+    def _record_path(self) -> Path | None:
+        """Where the record for running this model without fastembed is kept (a local model only)."""
+        if self.path is None or self.work_dir is None:
+            return None
+        return self.work_dir / f"{self._work_name}.json"
+
+    @property
+    def _work_name(self) -> str:
+        return f"model-{hashlib.sha1(self.fingerprint.encode()).hexdigest()[:12]}"
+
+    def _load_direct(self) -> bool:
+        """Load the model from its record (see `embed_direct`), without importing fastembed; whether it did.
+
+        A missing, stale or unreadable record, or a model that no longer opens,
+        leaves the load to fastembed.
+        """
+        path = self._record_path()
+        if path is None or not path.is_file():
+            return False
+        from .embed_direct import DirectModel, read_record
+
+        record = read_record(path, self.fingerprint)
+        if record is None:
+            return False
+        try:
+            self._model = DirectModel.load(record)
+        except Exception:  # onnxruntime, tokenizers or the files: fastembed loads it instead
+            return False
+        return True
+
+    def _keep_record(self, model: Any) -> None:
+        """After fastembed loaded a local model, record how to run it without fastembed next time."""
+        path = self._record_path()
+        if path is None:
+            return
+        from .embed_direct import record_from_fastembed, write_record
+
+        try:
+            record = record_from_fastembed(model, self.fingerprint)
+            if record is not None:
+                write_record(path, record)
+        except Exception:  # a record is an optimisation: without it, fastembed loads the model
+            pass
 
     def missing(self) -> str | None:
         """Why the model cannot be loaded, found without loading it (no session, no network); else None.
@@ -193,7 +242,7 @@ class Embedder:
         model_file = str(description.model_file)
         if not model_file.endswith(".onnx") or description.additional_files:
             return None
-        target = self.work_dir / f"model-{hashlib.sha1(self.fingerprint.encode()).hexdigest()[:12]}"
+        target = self.work_dir / self._work_name
         if (target / model_file).is_file():
             return target
         try:
@@ -205,7 +254,8 @@ class Embedder:
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Each text's length in the model's tokens (truncated as the model truncates)."""
         self.load()
-        tokenizer = getattr(getattr(self._model, "model", None), "tokenizer", None)
+        tokenizer = getattr(self._model, "tokenizer", None) or getattr(getattr(self._model, "model", None),
+                                                                       "tokenizer", None)
         if tokenizer is None:
             return [max(1, len(t) // 4) for t in texts]
         # In slices: the tokenizer pads a call's texts to its longest, and holds every token.

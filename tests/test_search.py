@@ -123,3 +123,61 @@ def test_context_never_includes_a_text_twice(cli, notes: Path, tiny_model: Path)
     assert not any(a != b and a in b for a in texts for b in texts)
     assert len({d["id"] for d in doc["included"]}) == len(texts)
     assert {"cats"} <= {d["id"] for d in doc["included"]}
+
+
+def test_a_note_named_by_the_query_comes_first_in_hybrid(cli, tmp_path: Path, tiny_model: Path) -> None:
+    # Dense prefers "soil" (its passage is nothing but the word); the note titled
+    # exactly as the query is among BM25's top hits and is what the query asks for.
+    notes = write_notes(tmp_path / "titled", {
+        "compost.org": ":PROPERTIES:\n:ID: compost\n:END:\n#+title: Compost\n\n"
+                       "Garden work through the year: water the plants, sow the seeds, "
+                       "and you will have tomatoes, a cat on the wall and a dog in the way.\n",
+        "soil.org": ":PROPERTIES:\n:ID: soil\n:END:\n#+title: Soil\n\ncompost compost compost compost\n",
+        "seeds.org": ":PROPERTIES:\n:ID: seeds\n:END:\n#+title: Seeds\n\nSeeds need compost and water.\n",
+    })
+    assert search(cli, notes, "--mode", "dense", "compost")[0]["id"] == "soil"
+    hits = search(cli, notes, "--mode", "hybrid", "Compost")
+    assert hits[0]["id"] == "compost" and hits[0]["mode"] == "hybrid"
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[1]
+    # A title that only contains the query's words is not a name for it.
+    assert search(cli, notes, "--mode", "hybrid", "compost", "seeds")[0]["id"] != "compost"
+
+
+def test_a_note_only_meaning_finds_stays_at_the_top_of_hybrid(cli, tmp_path: Path, monkeypatch) -> None:
+    """A note with none of the query's words, dense's best by far, is not pushed down by BM25's list."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    from tiny_model import MODEL_NAME, build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model", ["pup"])
+    vocab = json.loads((model / "tokenizer.json").read_text())["model"]["vocab"]
+    matrix = load_file(str(model / "model.safetensors"))["embeddings"]
+    matrix[vocab["pup"]] = matrix[vocab["kitten"]]  # a synonym: the same meaning, another word
+    save_file({"embeddings": np.ascontiguousarray(matrix)}, str(model / "model.safetensors"))
+    monkeypatch.setenv("ORGKIT_MODEL", MODEL_NAME)
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
+    monkeypatch.delenv("ORGKIT_STATE_DIR", raising=False)
+    files = {"pup.org": ":PROPERTIES:\n:ID: pup\n:END:\n#+title: Pup\n\npup pup pup\n"}
+    for i, words in enumerate(["a kitten is a young cat", "the kitten and the dog play in the garden",
+                               "my kitten likes water", "kitten kitten: notes on a new pet",
+                               "one kitten, two cats and a dog", "a kitten in the garden soil"]):
+        files[f"k{i}.org"] = f":PROPERTIES:\n:ID: k{i}\n:END:\n#+title: Note {i}\n\n{words.capitalize()}.\n"
+    notes = write_notes(tmp_path / "synonyms", files)
+    assert "pup" not in [h["id"] for h in search(cli, notes, "--mode", "lexical", "kitten")]
+    assert search(cli, notes, "--mode", "dense", "kitten")[0]["id"] == "pup"
+    assert "pup" in [h["id"] for h in search(cli, notes, "--mode", "hybrid", "--limit", "3", "kitten")]
+
+
+def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
+    """Even from the bottom of both lists, against one outlier at the top of each, scores stay sorted."""
+    from orgkit.retrieve.search import fuse
+
+    lexical = [(1, 10, 100.0)] + [(n, n * 10, 1.0) for n in range(2, 50)] + [(99, 990, 0.5)]
+    dense = [(1, 11, 0.99)] + [(n, n * 10 + 1, 0.1) for n in range(2, 50)] + [(99, 991, 0.0)]
+    fused = fuse(lexical, dense, title_match=99)
+    assert [n for n, _, _ in fused[:2]] == [99, 1]
+    assert [s for _, _, s in fused] == sorted((s for _, _, s in fused), reverse=True)
+    assert fused[0][1] == 990  # the passage of the ranking that ranked it higher (tie: lexical's)
+    assert [n for n, _, _ in fuse(lexical, dense)][:2] == [1, 2]

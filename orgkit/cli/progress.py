@@ -28,7 +28,7 @@ def describe(state: EmbedProgress) -> str:
     left = state.total_tokens - state.tokens  # texts come shortest first: tokens tell the time left
     eta = left / rate if rate > 0 and state.total_tokens else None
     tail = f", ETA {_duration(eta)}" if eta is not None and state.done < state.total else ""
-    return (f"{state.done:,}/{state.total:,} passage texts ({share:.0%}), "
+    return (f"{state.done:,}/{state.total:,} {state.unit} ({share:.0%}), "
             f"{rate:,.0f} tokens/s{tail}")
 
 

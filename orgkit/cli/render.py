@@ -137,6 +137,11 @@ def model_pull(info: dict, options: dict) -> str:
     return f"{info['name']} is in {info['path']}; search and index load it from there"
 
 
+def model_distill(info: dict, options: dict) -> str:
+    return (f"wrote {info['out']}: {info['tokens']:,} tokens x {info['dims']} dimensions in {info['seconds']:.0f} s\n"
+            f"use it with ORGKIT_MODEL={info['model']} ORGKIT_MODEL_PATH={info['out']}")
+
+
 def tangle(data: dict, options: dict) -> str:
     if options.get("check"):
         if not data["stale"]:
@@ -252,7 +257,8 @@ def audit(report: dict, options: dict) -> str:
 
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
-    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "model_show": model_show, "model_pull": model_pull, "tangle": tangle,
+    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "model_show": model_show, "model_pull": model_pull,
+    "model_distill": model_distill, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
     "schema_list": schema_list, "schema_show": schema_show, "extract": extract, "audit": audit,

@@ -39,9 +39,11 @@ class EmbedProgress:
     tokens: int = 0
     seconds: float = 0.0
     total_tokens: int = 0  # of every text in the run: long texts come last, so time left goes by tokens
+    unit: str = "passage texts"  # what `done` and `total` count
 
 
 Progress = Callable[[EmbedProgress], None]
+_IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 
 
 def _complete_key(fingerprint: str) -> str:
@@ -53,14 +55,28 @@ def _known_complete(conn: sqlite3.Connection, index: Index, fingerprint: str) ->
     return row == (str(index.generation(conn)),)
 
 
+def _missing_hashes(conn: sqlite3.Connection, fingerprint: str) -> list[str]:
+    """The distinct passage text hashes without a vector from this model, sorted.
+
+    One set difference of two index scans: ten times cheaper at 60k passages
+    than looking a vector up for every passage (0.01 s against 0.1 s), which
+    a one-file update would pay twice.
+    """
+    return sorted(h for (h,) in conn.execute("SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?",
+                                              (fingerprint,)))
+
+
 def missing_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[str, str]]:
     """(hash, text) of passages without a vector from this model, one per distinct text."""
-    rows = conn.execute(
-        """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-           WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)
-           GROUP BY c.hash""",
-        (fingerprint,),
-    ).fetchall()
+    missing = _missing_hashes(conn, fingerprint)
+    rows = []
+    for start in range(0, len(missing), _IN_SLICE):
+        part = missing[start:start + _IN_SLICE]
+        rows += conn.execute(
+            f"""SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
+                WHERE c.hash IN ({','.join('?' * len(part))}) GROUP BY c.hash ORDER BY c.hash""",
+            part,
+        ).fetchall()
     paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
@@ -70,11 +86,7 @@ def pending_count(index: Index, fingerprint: str) -> int:
     with index.snapshot() as conn:
         if _known_complete(conn, index, fingerprint):
             return 0
-        return conn.execute(
-            """SELECT count(DISTINCT c.hash) FROM chunks c
-               WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash)""",
-            (fingerprint,),
-        ).fetchone()[0]
+        return len(_missing_hashes(conn, fingerprint))
 
 
 def embedded_count(index: Index, fingerprint: str) -> int:
@@ -93,7 +105,6 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
     conn = index.conn
     fingerprint = embedder.fingerprint
     state = EmbedProgress()
-    started = time.perf_counter()
     if _known_complete(conn, index, fingerprint):
         return state
     todo = missing_vectors(conn, fingerprint)
@@ -103,6 +114,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
         texts = [text for _, text in todo]
         lengths = embedder.token_lengths(texts)
         state.total_tokens = sum(lengths)
+        started = time.perf_counter()  # after loading and counting: the rate and ETA are embedding's own
         for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
             with write_transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -116,7 +128,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
             if stop is not None and stop.is_set():
                 return state
     with write_transaction(conn):
-        if not missing_vectors(conn, fingerprint):
+        if not _missing_hashes(conn, fingerprint):
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                          (_complete_key(fingerprint), str(index.generation(conn))))
     if cache_is_worth_rewriting(index, fingerprint, state.done):

@@ -2,9 +2,10 @@
 
 A question in plain words rarely has all its words in one headline, so the
 scan here looks for any significant word and ranks headlines by how many of
-the words they hold. Ranked lists are fused by reciprocal rank with the same
-small k as hybrid search (see search.py), so a note that both find rises to
-the top. `context` and the atomic-notes skill both start here.
+the words they hold. The two ranked lists are fused by reciprocal rank with a
+small k (the scan's word counts and search's scores share no scale), so a
+note that both find rises to the top. `context` and the atomic-notes skill
+both start here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Callable
 from ..embed import Embedder
 from ..index.store import Index
 from .scan import scan
-from .search import RRF_K, SearchResult, VectorCache, query_terms, search
+from .search import SearchResult, VectorCache, query_terms, search
+
+RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
 Ranker = Callable[[Path, str, int], tuple[list[dict], list[str]]]
