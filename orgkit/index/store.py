@@ -19,7 +19,7 @@ from .outlines import olps
 from .schema import migrate
 
 DB_NAME = "index.sqlite"
-BULK_CACHE_KIB = 65536  # SQLite's page cache while an update writes (its default is 2 MiB)
+BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
 
 
 def default_state_dir(root: Path) -> Path:
@@ -151,8 +151,9 @@ def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
 
     Inserting a file's passages and nodes updates indexes keyed by hash and
     by ID, in random order: with the default 2 MiB cache their pages leave
-    and come back many times (on 100,000 headings, a third of those inserts'
-    time). Pages are taken only as they are used and given back after.
+    and come back many times (83,000 passages into the hash index: 0.22 s,
+    0.14 s with this cache). Pages are taken only as they are used and
+    given back after.
     """
     before = conn.execute("PRAGMA cache_size").fetchone()[0]
     conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
