@@ -135,12 +135,13 @@ class _Enclosing:
         self.open: list[Node] = []
 
     def at(self, offset: int) -> Node | None:
-        while self.next < len(self.nodes) and self.nodes[self.next].start <= offset:
-            self.open.append(self.nodes[self.next])
+        nodes, opened = self.nodes, self.open
+        while self.next < len(nodes) and nodes[self.next].start <= offset:
+            opened.append(nodes[self.next])
             self.next += 1
-        while self.open and not offset < max(self.open[-1].end, self.open[-1].start + 1):
-            self.open.pop()
-        return self.open[-1] if self.open else None
+        while opened and offset >= opened[-1].end and offset > opened[-1].start:  # past its end
+            opened.pop()
+        return opened[-1] if opened else None
 
 
 def _paragraphs(lines: list[str], first: int, end: int) -> list[tuple[int, str]]:

@@ -402,11 +402,10 @@ def _parse_heading_line(line: str, h: _Heading, pattern: sx.HeadingPattern) -> N
     m = pattern.match(line)
     if not m:  # cannot happen: the pattern accepts any heading line
         return
-    h.todo = m.group(2)
-    h.priority = m.group(3)[2] if m.group(3) else None
-    h.title = m.group(4)
+    _, h.todo, priority, h.title, tags = m.groups()
+    h.priority = priority[2] if priority else None
     h.title_span = m.span(4) if h.title is not None else None
-    h.tags = [t for t in (m.group(5) or "").split(":") if t]
+    h.tags = [t for t in tags.split(":") if t] if tags else []
 
 
 def _heading_node(
