@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from conftest import shared_path, write_notes
 from orgkit.embed import Embedder
