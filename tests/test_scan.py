@@ -140,7 +140,7 @@ def test_a_scan_loads_no_model_library(notes: Path) -> None:
     code = ("import sys; from orgkit.cli import main\n"
             f"sys.argv = ['orgkit', 'scan', 'compost', '--json', '--notes', {str(notes)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "heavy = ['fastembed', 'onnxruntime', 'numpy', 'httpx', 'jsonschema', 'mcp']\n"
+            "heavy = ['fastembed', 'onnxruntime', 'numpy', 'httpx', 'jsonschema', 'mcp', 'orgkit.index', 'sqlite3']\n"
             "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert json.loads(done.stdout)[0]["title"] == "Soil and compost"

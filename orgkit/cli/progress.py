@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from ..index.embedding import EmbedProgress
+if TYPE_CHECKING:  # every command sets up progress; only embedding ones need the index
+    from ..index.embedding import EmbedProgress
 
 PLAIN_EVERY = 10.0  # seconds between plain lines when stderr is not a terminal
 BAR_WIDTH = 24
