@@ -17,18 +17,36 @@ from pathlib import Path
 def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
     """Put `data` at `path` in one rename (the temporary file is named `prefix`…`.tmp`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = staged_copy(path.parent, data, prefix or f".{path.name}.")
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        unlink_quietly(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def staged_copy(directory: Path, data: bytes, prefix: str, mode: int | None = None) -> str:
+    """`data` in a fsynced temporary file in `directory` (with `mode`, if given), ready to
+    be renamed or linked into place; nothing is left behind when this fails."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+        if mode is not None:
+            os.chmod(tmp, mode)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        unlink_quietly(tmp)
         raise
-    fsync_dir(path.parent)
+    return tmp
+
+
+def unlink_quietly(path: str | Path) -> None:
+    """Remove a file that may already be gone."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -24,12 +24,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..files import fsync_dir, process_umask
+from ..files import fsync_dir, process_umask, staged_copy, unlink_quietly
 
 NOTE_SUFFIXES = (".org",)
 
@@ -112,10 +111,10 @@ def _replace(target: Path, data: bytes, expected: bytes) -> None:
             raise ChangedUnderneath(f"{target}: changed since it was read; nothing written")
         os.replace(tmp, target)
     except OSError as exc:
-        _unlink(tmp)
+        unlink_quietly(tmp)
         raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
-        _unlink(tmp)
+        unlink_quietly(tmp)
         raise
     fsync_dir(target.parent)
 
@@ -129,30 +128,13 @@ def _create(target: Path, data: bytes) -> None:
     except OSError as exc:
         raise OrgkitError(f"{target}: cannot create ({exc.strerror or exc})") from None
     finally:
-        _unlink(tmp)
+        unlink_quietly(tmp)
     fsync_dir(target.parent)
 
 
 def _temp_copy(target: Path, data: bytes, mode: int) -> str:
     """`data` in a fsynced temporary file beside `target`, with `mode`."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".orgkit-", suffix=".tmp", dir=target.parent)
+        return staged_copy(target.parent, data, ".orgkit-", mode)
     except OSError as exc:
         raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-    except BaseException as exc:
-        _unlink(tmp)
-        if isinstance(exc, OSError):
-            raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None
-        raise
-    return tmp
-
-
-def _unlink(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)

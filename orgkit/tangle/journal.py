@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from ..files import fsync_dir, replace_file
+from ..files import fsync_dir, replace_file, unlink_quietly
 from .errors import TangleError
 
 RECORD_DIR = Path(".orgkit") / "tangle"
@@ -102,7 +102,7 @@ def recover(orgs: list[Path]) -> list[str]:
             done.append(f"finished an interrupted tangle of {primary}" +
                         (f" except {'; '.join(failed)}" if failed else ""))
         else:
-            _roll_back(journal)
+            discard_staged(journal)
             done.append(f"undid an interrupted tangle of {primary}")
         close(primary, journal, committed=journal.get("state") == "commit")
     return done
@@ -146,10 +146,10 @@ def _roll_forward(journal: dict) -> list[str]:
     return failed
 
 
-def _roll_back(journal: dict) -> None:
+def discard_staged(journal: dict) -> None:
+    """Remove the run's staged files: the run is undone (targets were never touched)."""
     for entry in _entries(journal):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(entry["temp"])
+        unlink_quietly(entry["temp"])
 
 
 def close(primary: Path, journal: dict, *, committed: bool) -> None:

@@ -10,14 +10,13 @@ a shebang) is applied as is.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 from pathlib import Path
 
 from ..files import fsync_dir, process_umask
 from .errors import TangleError
-from .journal import close, digest, locked, read_record, recover, write_record
+from .journal import close, digest, discard_staged, locked, read_record, recover, write_record
 from .plan import Target
 
 
@@ -53,11 +52,9 @@ def write_targets(targets: list[Target], *, force: bool = False) -> None:
             for target, entry in zip(targets, entries):
                 _stage(target, Path(entry["temp"]), umask)
         except BaseException as exc:
-            for entry in entries:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry["temp"])
+            discard_staged(journal)
             close(primary, journal, committed=False)
-            _discard([], made_dirs)
+            _remove_made_dirs(made_dirs)
             if isinstance(exc, OSError):
                 raise TangleError(f"cannot write {exc.filename or 'a target'}: {exc.strerror or exc}") from exc
             raise
@@ -135,7 +132,7 @@ def _make_directories(targets: list[Target], umask: int) -> list[Path]:
             try:
                 directory.mkdir(mode=0o777)
             except OSError as exc:
-                _discard([], created)
+                _remove_made_dirs(created)
                 raise TangleError(f"cannot create directory {directory}: {exc.strerror}") from exc
             created.append(directory)
     return created
@@ -156,12 +153,8 @@ def _stage(target: Target, temp: Path, umask: int) -> None:
     os.chmod(temp, final_mode(target, umask))
 
 
-def _discard(staged: list[tuple[str, Path]], made_dirs: list[Path]) -> None:
-    for temp, _ in staged:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+def _remove_made_dirs(made_dirs: list[Path]) -> None:
+    """Remove the directories this run created (deepest first), where they are still empty."""
     for directory in reversed(made_dirs):
         try:
             directory.rmdir()
