@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .errors import OrgkitError
 from .files import fsync_dir
 from .index.embedding import EmbedProgress
+from .tensors import safetensors_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -233,22 +234,6 @@ def sif_weights(vocabulary: int) -> "np.ndarray":
     inverse_rank = 1.0 / np.arange(2, vocabulary + 2, dtype=np.float64)
     probability = inverse_rank / inverse_rank.sum()
     return (SIF_COEFFICIENT / (SIF_COEFFICIENT + probability)).astype(np.float32)
-
-
-def safetensors_bytes(tensors: dict[str, "np.ndarray"]) -> bytes:
-    """The safetensors encoding of float32 `tensors`: an 8-byte header size, the JSON header, the data."""
-    import numpy as np
-
-    header: dict[str, Any] = {"__metadata__": {"format": "np"}}
-    blobs, offset = [], 0
-    for name, tensor in tensors.items():
-        blob = np.ascontiguousarray(tensor, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
-    return len(text).to_bytes(8, "little") + text + b"".join(blobs)
 
 
 def _write_model(out: Path, embeddings: "np.ndarray", tokenizer: Any, config: dict[str, Any]) -> None:

@@ -39,11 +39,6 @@ _CLASSES = {
     "fastembed.text.onnx_embedding.OnnxTextEmbedding": ("onnx", "cls", True),
     "fastembed.text.static_embedding.StaticTextEmbedding": ("static", "mean", True),
 }
-# safetensors dtypes a static model's tensors may have (BF16 is widened to float32, as fastembed does).
-_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
-                       "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?"}
-
-
 def _fastembed_version() -> str | None:
     """The installed fastembed's version, read from its metadata (fastembed itself not imported)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -132,7 +127,7 @@ class DirectModel:
 
         tokenizer = Tokenizer.from_str(record["tokenizer"])
         if record["kind"] == "static":
-            return cls(record, tokenizer, tensors=_read_safetensors(Path(record["model_file"])))
+            return cls(record, tokenizer, tensors=_static_tensors(Path(record["model_file"])))
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -193,25 +188,11 @@ class DirectModel:
         return _normalise(sums)
 
 
-def _read_safetensors(path: Path) -> dict[str, "np.ndarray"]:
-    """A static model's tensors, read with numpy as fastembed reads them (no `safetensors` package)."""
-    import numpy as np
+def _static_tensors(path: Path) -> dict[str, "np.ndarray"]:
+    """A static model's tensors (its token vectors are `embeddings`)."""
+    from .tensors import read_safetensors
 
-    with path.open("rb") as handle:
-        size = int.from_bytes(handle.read(8), "little")
-        header = json.loads(handle.read(size))
-    header.pop("__metadata__", None)
-    tensors: dict[str, np.ndarray] = {}
-    for name, info in header.items():
-        start, end = info["data_offsets"]
-        shape, dtype = tuple(info["shape"]), info["dtype"]
-        wide = dtype == "BF16"
-        if not wide and dtype not in _SAFETENSORS_DTYPES:
-            raise ValueError(f"unsupported safetensors dtype {dtype} for {name} in {path}")
-        raw = np.fromfile(path, dtype="<u2" if wide else _SAFETENSORS_DTYPES[dtype],
-                          count=(end - start) // (2 if wide else np.dtype(_SAFETENSORS_DTYPES[dtype]).itemsize),
-                          offset=8 + size + start).reshape(shape)
-        tensors[name] = (raw.astype(np.uint32) << 16).view(np.float32) if wide else raw
+    tensors = read_safetensors(path)
     if "embeddings" not in tensors:
         raise ValueError(f"no `embeddings` tensor in {path}")
     return tensors
