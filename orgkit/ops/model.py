@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
 
-if TYPE_CHECKING:
-    from ..config import Config
 
-
-def _config(ctx: OpContext) -> "Config":
-    """The notes directory's settings, else the environment's and the defaults."""
-    from ..config import load
+def _setting(ctx: OpContext, key: str) -> Any:
+    """A setting of the notes directory, else (with no notes directory) of the environment or default."""
+    from ..config import without_notes
 
     config = ctx.optional_config()
-    if config is None:
-        with tempfile.TemporaryDirectory() as empty:
-            config = load(Path(empty))
-    return config
+    return config[key] if config is not None else without_notes(key)
 
 
 def _embedder(ctx: OpContext):
-    """The configured model."""
+    """The configured model (kept work files only where a state dir is known)."""
+    from ..config import DEFAULT_MODEL
     from ..embed import Embedder
 
-    return Embedder.from_config(_config(ctx))
+    config = ctx.optional_config()
+    if config is not None:
+        return Embedder.from_config(config)
+    return Embedder(_setting(ctx, "model") or DEFAULT_MODEL, _setting(ctx, "model_path"), _setting(ctx, "state_dir"))
 
 
 def model_show(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -50,7 +46,7 @@ def model_distill(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..distill import distill
 
     progress = None if args["quiet"] else ctx.progress
-    return distill(_config(ctx)["model_path"], ctx.path(args["out"]), args["dims"], progress).to_json()
+    return distill(_setting(ctx, "model_path"), ctx.path(args["out"]), args["dims"], progress).to_json()
 
 
 declare(Op("model_show", "The embedding model in use, where it comes from, and whether it loads (never asks "
