@@ -15,7 +15,6 @@ import argparse
 import shutil
 import statistics
 import time
-from pathlib import Path
 
 from corpus import BRAINDUMP, REPO
 

@@ -12,10 +12,11 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import IO, Iterator
 
 from .errors import OrgkitError
 from .vault import is_org_file, iter_org_files, read_org_text
@@ -27,10 +28,14 @@ def find_rg() -> str | None:
     explicit = os.environ.get("ORGKIT_RG")
     if explicit:
         return explicit if Path(explicit).is_file() or shutil.which(explicit) else None
-    for scripts in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
-        candidate = Path(scripts) / "rg"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
+    beside = os.path.join(os.path.dirname(sys.executable), "rg")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    import sysconfig  # only when rg is not beside the interpreter: loading it costs a scan 2 ms
+
+    scripts = os.path.join(sysconfig.get_path("scripts"), "rg")
+    if os.path.isfile(scripts) and os.access(scripts, os.X_OK):
+        return scripts
     return shutil.which("rg")
 
 
@@ -42,15 +47,22 @@ class RgResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
-    """Lines of `*.org` files under `root` matching any of `patterns`.
+Lines = list[tuple[int, str]]
+"""Matching lines of one file: (1-based line number, line text)."""
+
+# rg's `--null` record: a path (which may hold newlines but no NUL), its line number, the line.
+_RECORD = re.compile(rb"([^\0]*)\0(\d+):([^\n]*)\n")
+
+
+def _rg_args(rg: str, patterns: list[str], ignore_case: bool) -> tuple[list[str], list[str]]:
+    """rg's arguments, and the patterns it reads from stdin (one a line).
 
     Hidden directories are searched (org-roam reads them too) except orgkit's
     state directory; .gitignore files are not honoured, for the same reason.
+    Patterns go through stdin so no query or ID list is too long for the
+    command line; one that holds a newline (which rg refuses there) goes as an
+    argument.
     """
-    rg = find_rg()
-    if rg is None:
-        raise OrgkitError("ripgrep (rg) not found: pip install ripgrep, or put rg on PATH")
     args = [
         rg, "--no-config", "--null", "--line-number", "--no-heading", "--with-filename",
         "--color=never", "--hidden", "--no-ignore", "--follow",
@@ -58,8 +70,6 @@ def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) 
     ]
     if ignore_case:
         args.append("--ignore-case")
-    # Patterns go through stdin, one a line, so no query or ID list is too long for the
-    # command line; one that holds a newline (which rg refuses) goes as an argument.
     piped = [p for p in patterns if "\n" not in p]
     for pattern in patterns:
         if "\n" in pattern:
@@ -67,51 +77,117 @@ def rg_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) 
     if piped:
         args += ["-f", "-"]
     args.append("./")
+    return args, piped
+
+
+def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *,
+                 ignore_case: bool = False) -> Iterator[tuple[str, Lines]]:
+    """Lines of `*.org` files under `root` matching any of `patterns`, a file at a time.
+
+    Files come as ripgrep finishes them (in no set order), so a caller works on
+    one while rg searches the rest; rg's complaints are added to `warnings` once
+    it is done. A caller that stops early stops rg.
+    """
+    rg = find_rg()
+    if rg is None:
+        raise OrgkitError("ripgrep (rg) not found: pip install ripgrep, or put rg on PATH")
+    args, piped = _rg_args(rg, patterns, ignore_case)
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: rg never blocks on its complaints
+        try:
+            proc = subprocess.Popen(args, cwd=root, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=errors)
+        except OSError as exc:
+            raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
+        done = False
+        try:
+            if piped:
+                _feed(proc, "\n".join(piped).encode("utf-8", "surrogateescape") + b"\n")
+            yield from _records(proc.stdout)
+            done = True
+        finally:
+            if not done:
+                proc.kill()
+            proc.stdout.close()
+            status = proc.wait()
+        errors.seek(0)
+        complaints = errors.read().decode("utf-8", "replace").strip().splitlines()
+    warnings.extend(f"ripgrep: {line}" for line in complaints)
+    if status not in (0, 1) and not complaints:
+        warnings.append(f"ripgrep exited with status {status}")
+
+
+def _feed(proc: subprocess.Popen, data: bytes) -> None:
+    """Hand rg its patterns; rg reads them all before it writes a line, so this cannot block on it."""
     try:
-        proc = subprocess.run(args, cwd=root, capture_output=True, check=False,
-                              input="\n".join(piped).encode("utf-8", "surrogateescape") + b"\n" if piped else None)
-    except OSError as exc:
-        raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
-    result = RgResult()
-    complaints = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-    result.warnings.extend(f"ripgrep: {line}" for line in complaints)
-    if proc.returncode not in (0, 1) and not complaints:
-        result.warnings.append(f"ripgrep exited with status {proc.returncode}")
-    for raw in proc.stdout.split(b"\n"):
-        if not raw:
+        proc.stdin.write(data)
+        proc.stdin.close()
+    except BrokenPipeError:  # rg stopped first (it says why on stderr)
+        pass
+
+
+def _records(stream: IO[bytes]) -> Iterator[tuple[str, Lines]]:
+    """rg's output read as it comes, grouped into runs of one file's lines."""
+    parts: list[bytes] = []
+    name: bytes | None = None
+    lines: Lines = []
+    while chunk := stream.read1(1 << 16):
+        parts.append(chunk)
+        if b"\n" not in chunk:  # no record ends here: keep a long line's pieces without rescanning them
             continue
-        name, _, rest = raw.partition(b"\0")
-        number, _, text = rest.partition(b":")
-        path = name.decode("utf-8", "surrogateescape")
-        result.matches.append((path[2:] if path.startswith("./") else path, int(number),
-                               text.decode("utf-8", "replace").rstrip("\r")))
-    return result
+        pending = b"".join(parts)
+        pos = 0
+        while m := _RECORD.match(pending, pos):
+            pos = m.end()
+            if m[1] != name:
+                if lines:
+                    yield _relative(name), lines
+                name, lines = m[1], []
+            lines.append((int(m[2]), m[3].decode("utf-8", "replace").rstrip("\r")))
+        parts = [pending[pos:]]
+    if lines:
+        yield _relative(name), lines
 
 
-def grep_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
-    """Lines of the notes' org files matching any of `patterns` (regexps both engines read).
+def _relative(name: bytes) -> str:
+    path = name.decode("utf-8", "surrogateescape")
+    return path[2:] if path.startswith("./") else path
+
+
+def org_files_matching(root: Path, patterns: list[str], warnings: list[str], *,
+                       ignore_case: bool = False) -> Iterator[tuple[str, Lines]]:
+    """Lines of the notes' org files matching any of `patterns` (regexps both engines read), by file.
 
     ripgrep does the work when there is one; without it a Python walk gives the
     same matches, slower, and says so once.
     """
     if find_rg() is not None:
-        result = rg_org_lines(root, patterns, ignore_case=ignore_case)
+        found = rg_org_files(root, patterns, warnings, ignore_case=ignore_case)
     else:
-        result = _python_org_lines(root, patterns, ignore_case)
-    result.matches = [m for m in result.matches if is_org_file(m[0])]
+        found = _python_org_files(root, patterns, warnings, ignore_case)
+    for rel, lines in found:
+        if is_org_file(rel):
+            yield rel, lines
+
+
+def grep_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
+    """Every line of the notes' org files matching any of `patterns`, and the search's warnings."""
+    result = RgResult()
+    for rel, lines in org_files_matching(root, patterns, result.warnings, ignore_case=ignore_case):
+        result.matches.extend((rel, number, text) for number, text in lines)
     return result
 
 
-def _python_org_lines(root: Path, patterns: list[str], ignore_case: bool) -> RgResult:
-    result = RgResult(warnings=["ripgrep (rg) not found; searching with the slower built-in search"])
+def _python_org_files(root: Path, patterns: list[str], warnings: list[str],
+                      ignore_case: bool) -> Iterator[tuple[str, Lines]]:
+    warnings.append("ripgrep (rg) not found; searching with the slower built-in search")
     compiled = [re.compile(p, re.I if ignore_case else 0) for p in patterns]
     for rel in iter_org_files(root):
         try:
             text = read_org_text(root, rel)
         except OrgkitError as exc:
-            result.warnings.append(str(exc))
+            warnings.append(str(exc))
             continue
-        for number, line in enumerate(text.split("\n"), 1):
-            if any(c.search(line) for c in compiled):
-                result.matches.append((rel, number, line))
-    return result
+        lines = [(number, line) for number, line in enumerate(text.split("\n"), 1)
+                 if any(c.search(line) for c in compiled)]
+        if lines:
+            yield rel, lines

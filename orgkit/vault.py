@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from .config import STATE_DIR_NAME
 from .errors import NotFound, OrgkitError
-from .org import Link, Node, OrgFile, decode_org, parse_org
-from .org.text import UndecodableFile
+from .org.text import UndecodableFile, decode_org
+
+if TYPE_CHECKING:
+    from .org import Link, Node, OrgFile
 
 _EXCLUDED_DIRS = {STATE_DIR_NAME, ".git"}
 
@@ -71,10 +73,19 @@ def require_dir(root: Path) -> None:
 
 def read_org_bytes(root: Path, rel: str) -> bytes:
     """A note file's bytes; an unreadable file is an OrgkitError naming it, in one line."""
+    # Plain file descriptors, not pathlib or buffered files: a scan reads a thousand of these
+    # while ripgrep runs, and this is half the cost of each.
     try:
-        return (root / rel).read_bytes()
+        fd = os.open(os.path.join(root, rel), os.O_RDONLY)
+        try:
+            parts = []
+            while chunk := os.read(fd, 1 << 16):
+                parts.append(chunk)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise OrgkitError(f"{rel}: cannot read ({exc.strerror or exc}), skipped") from None
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def decode_note(rel: str, data: bytes) -> str:
@@ -91,6 +102,8 @@ def read_org_text(root: Path, rel: str) -> str:
 
 def read_org_file(root: Path, rel: str) -> OrgFile:
     """Parse one file; unreadable or undecodable files raise OrgkitError."""
+    from .org.parse import parse_org  # here, so reading files (a scan) does not load the parser
+
     return parse_org(read_org_text(root, rel), rel)
 
 

@@ -145,3 +145,60 @@ def test_a_scan_loads_no_model_library(notes: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert json.loads(done.stdout)[0]["title"] == "Soil and compost"
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_an_outline_cut_after_a_line_places_it_as_the_whole_file_does() -> None:
+    """A scan reads a file only as far as its last hit's section; every answer must be the same."""
+    import random
+
+    from orgkit.org.outline import Outline
+
+    pieces = ["* Top", "** TODO Child [1/2]", "*** Deep :tag:", "*bold* text", "*", "**  ", "text",
+              ":PROPERTIES:", ":ID: id-{n}", ":CUSTOM: x", ":END:", "#+title: T{n}", "#+TODO: NEXT | DONE",
+              "#+begin_src org", "* fake heading in a block", "#+end_src", "#+begin_example", "#+end_example",
+              "SCHEDULED: <2024-01-01>", ""]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "\n".join(rng.choice(pieces).format(n=n) for n in range(rng.randint(1, 30)))
+        whole = Outline(text)
+        for through in range(len(whole.lines)):
+            cut = Outline(text, through=through)
+            for line in range(through + 1):
+                assert cut.place(line) == whole.place(line), (text, through, line)
+                assert cut.in_block(line) == whole.in_block(line), (text, through, line)
+
+
+def test_odd_file_names_and_ripgrep_complaints(cli, tmp_path: Path) -> None:
+    """A name holding a newline is one file, not a broken record; a dangling link is a warning."""
+    notes = write_notes(tmp_path / "notes", {"a\nb.org": "* Compost one\n", "c.org": "* compost two\n"})
+    (notes / "broken.org").symlink_to(tmp_path / "nowhere.org")
+    result = cli("scan", "compost", "--notes", str(notes), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [(h["file"], h["title"]) for h in json.loads(result.stdout)] == [
+        ("a\nb.org", "Compost one"), ("c.org", "compost two")]
+    assert "broken.org" in result.stderr
+
+
+def test_a_caller_that_stops_early_stops_ripgrep(tmp_path: Path) -> None:
+    """Files stream from rg while it searches; leaving after the first must not leave rg running."""
+    from orgkit.rg import rg_org_files
+
+    notes = write_notes(tmp_path / "notes", {f"n{i:03}.org": "* Compost\n" * 2000 for i in range(200)})
+    warnings: list[str] = []
+    files = rg_org_files(notes, ["Compost"], warnings)
+    rel, lines = next(files)
+    assert len(lines) == 2000 and lines[0] == (1, "* Compost")
+    files.close()
+
+    def running_in(directory: Path) -> list[str]:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and Path(proc / "cwd").resolve() == directory.resolve():
+                    found.append(proc.name)
+            except OSError:
+                pass
+        return found
+
+    assert running_in(notes) == []
+    assert warnings == []

@@ -35,8 +35,8 @@ def _listing_config():
         return None
 
 
-def _op_commands(listing: bool = False) -> dict[str, click.Command]:
-    """A command (or a group of them) for every operation, by its first word.
+def _op_commands(listing: bool = False, only: str | None = None) -> dict[str, click.Command]:
+    """A command (or a group of them) for every operation, by its first word (or for the word `only`).
 
     A listing leaves out the operations of disabled capabilities; calling one
     by name still works, and says how to turn its capability on.
@@ -50,6 +50,8 @@ def _op_commands(listing: bool = False) -> dict[str, click.Command]:
         if op.command is None:
             continue
         head, *rest = op.command
+        if only is not None and head != only:
+            continue
         if not rest:
             top[head] = command(op, RENDERERS.get(op.name), head)
             continue
@@ -69,7 +71,7 @@ class LazyGroup(click.Group):
             module = next((m for m, names in SERVER_MODULES.items() if name in names), None)
             if module is not None:
                 importlib.import_module(f"{__name__}.{module}").register(self)
-            elif name in (made := _op_commands()):
+            elif name in (made := _op_commands(only=name)):
                 self.add_command(made[name], name)
         return self.commands.get(name)
 

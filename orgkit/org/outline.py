@@ -42,6 +42,21 @@ def todo_keywords(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words if w)) or DEFAULT_TODO
 
 
+def _section_prefix(text: str, through: int) -> list[str]:
+    """The lines of `text` up to the end of the section that holds line `through` (0-based)."""
+    lines = text.split("\n", through + 1)
+    if len(lines) <= through + 1:
+        return lines
+    rest = lines.pop()  # the text after line `through`, unsplit
+    if sx.HEADING.match(rest):
+        return lines
+    end = rest.find("\n*")
+    while end != -1 and not sx.HEADING.match(rest, end + 1):
+        end = rest.find("\n*", end + 1)
+    lines += (rest if end == -1 else rest[:end]).split("\n")
+    return lines
+
+
 class Outline:
     """A file's heading lines, levels and parents, found once, for many lookups.
 
@@ -50,9 +65,16 @@ class Outline:
     heading's title and ID are read at most once.
     """
 
-    def __init__(self, text: str) -> None:
-        self.lines = text.split("\n")
-        self.pattern = sx.heading_pattern(todo_keywords(text))
+    def __init__(self, text: str, through: int | None = None) -> None:
+        """The outline of `text`, or with `through`, only as much of it as line `through` needs.
+
+        Everything a lookup of a line reads lies above it or in its own section
+        (ancestors, their property drawers, the blocks around it), so the lines
+        past the next heading are not split or indexed; a scan whose hits are
+        near the top of long files reads little more than their tops.
+        """
+        self._text = text
+        self.lines = text.split("\n") if through is None else _section_prefix(text, through)
         self.heading_lines: list[int] = []
         self.levels: list[int] = []
         self.parents: list[int] = []  # index (in heading_lines) of each heading's parent, or -1
@@ -71,6 +93,13 @@ class Outline:
                 self.levels.append(level)
         self._caches()
 
+    @property
+    def pattern(self) -> sx.HeadingPattern:
+        """How this file's headings read; its TODO keywords are looked for when a title is first read."""
+        if self._pattern is None:
+            self._pattern = sx.heading_pattern(todo_keywords(self._text))
+        return self._pattern
+
     @classmethod
     def of_headings(cls, text: str, lines: list[str], heading_lines: list[int], levels: list[int],
                     parents: list[int], titles: list[str | None], todo: tuple[str, ...]) -> "Outline":
@@ -81,16 +110,17 @@ class Outline:
         reads (`todo_keywords`), else each title is read again when asked for.
         """
         self = cls.__new__(cls)
-        self.lines = lines
-        outline_todo = todo_keywords(text)
-        self.pattern = sx.heading_pattern(outline_todo)
+        self._text, self.lines = text, lines
         self.heading_lines, self.levels, self.parents = heading_lines, levels, parents
         self._caches()
+        outline_todo = todo_keywords(text)
+        self._pattern = sx.heading_pattern(outline_todo)
         if outline_todo == todo:
             self._titles = dict(enumerate(titles))
         return self
 
     def _caches(self) -> None:
+        self._pattern: sx.HeadingPattern | None = None
         self._titles: dict[int, str | None] = {}
         self._ids: dict[int, str | None] = {}
         self._olp_titles: dict[int, str] = {}

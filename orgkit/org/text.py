@@ -21,6 +21,6 @@ def decode_org(data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UndecodableFile(f"not UTF-8 (byte {exc.start}), skipped") from None
-    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+    if b"\r" in data and text.count("\r\n") == text.count("\n"):  # the bytes test is the cheap one
         text = text.replace("\r\n", "\n")
     return text

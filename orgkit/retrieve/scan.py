@@ -14,9 +14,8 @@ from typing import Callable
 from ..errors import OrgkitError
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
-from ..rg import grep_org_lines
-from ..vault import require_dir
-from .files import TextCache
+from ..rg import org_files_matching
+from ..vault import read_org_text, require_dir
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
 
@@ -60,34 +59,51 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     """Headlines and `#+title` lines matching every term of `query`.
 
     Hits come in file and line order, or best first by `rank` (smallest first) of
-    the matched line's headline text; either way only the first `limit` matching
-    lines are resolved to their node and outline path, which is the costly part.
+    the matched line's headline text. Resolving a line to its node and outline
+    path is the costly part: with a limit only the first `limit` matching lines
+    are resolved, and without one each file is resolved as ripgrep hands it
+    over, while it searches on.
     """
     require_dir(root)
     patterns = term_patterns(query, regex)
     checks = [re.compile(p, re.I) for p in patterns]
     result = ScanResult()
-    found = grep_org_lines(root, [_rg_pattern(patterns[0])], ignore_case=True)
-    result.warnings.extend(found.warnings)
-    candidates = found.matches
-    candidates.sort(key=lambda c: (c[0], c[1]))
+    found = org_files_matching(root, [_rg_pattern(patterns[0])], result.warnings, ignore_case=True)
+    files = ((rel, [(n, text) for n, text in lines if _wanted(text, checks)]) for rel, lines in found)
+    if limit is None and rank is None:
+        for rel, lines in files:
+            outline = _outline(root, rel, max(n for n, _ in lines), result.warnings) if lines else None
+            result.hits.extend(hit for number, _ in lines if (hit := _hit(outline, rel, number)))
+        result.hits.sort(key=lambda h: (h.file, h.line))
+        return result
+    candidates = sorted((rel, number, text) for rel, lines in files for number, text in lines)
+    last = {rel: number for rel, number, _ in candidates}
     if rank is not None:
         candidates.sort(key=lambda c: rank(_searchable(c[2])))
-    cache = TextCache(root)
     outlines: dict[str, Outline | None] = {}
-    for rel, number, text in candidates:
-        if not _is_headline(text) or not all(c.search(_searchable(text)) for c in checks):
-            continue
+    for rel, number, _ in candidates:
         if rel not in outlines:
-            body = cache.text(rel)
-            outlines[rel] = None if body is None else Outline(body)
+            outlines[rel] = _outline(root, rel, last[rel], result.warnings)
         hit = _hit(outlines[rel], rel, number)
         if hit is not None:
             result.hits.append(hit)
-            if limit is not None and len(result.hits) >= limit:
+            if len(result.hits) == limit:
                 break
-    result.warnings.extend(cache.warnings)
     return result
+
+
+def _wanted(text: str, checks: list[re.Pattern]) -> bool:
+    """Whether a line ripgrep found is a headline whose text holds every term."""
+    return _is_headline(text) and all(c.search(_searchable(text)) for c in checks)
+
+
+def _outline(root: Path, rel: str, last: int, warnings: list[str]) -> Outline | None:
+    """A matching file's outline as far as its line `last` (None, with a warning, when it cannot be read)."""
+    try:
+        return Outline(read_org_text(root, rel), through=last - 1)
+    except OrgkitError as exc:
+        warnings.append(str(exc))
+        return None
 
 
 def _rg_pattern(first: str) -> str:
