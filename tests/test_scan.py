@@ -156,14 +156,14 @@ def test_an_outline_cut_after_a_line_places_it_as_the_whole_file_does() -> None:
     pieces = ["* Top", "** TODO Child [1/2]", "*** Deep :tag:", "*bold* text", "*", "**  ", "text",
               ":PROPERTIES:", ":ID: id-{n}", ":CUSTOM: x", ":END:", "#+title: T{n}", "#+TODO: NEXT | DONE",
               "#+begin_src org", "* fake heading in a block", "#+end_src", "#+begin_example", "#+end_example",
-              "SCHEDULED: <2024-01-01>", ""]
+              "SCHEDULED: <2024-01-01>", "# a comment", "#", "", "  :PROPERTIES:"]
     rng = random.Random(7)
-    for _ in range(300):
+    for _ in range(600):
         text = "\n".join(rng.choice(pieces).format(n=n) for n in range(rng.randint(1, 30)))
         whole = Outline(text)
         for through in range(len(whole.lines)):
             cut = Outline(text, through=through)
-            for line in range(through + 1):
+            for line in rng.sample(range(through + 1), through + 1):  # any order: lookups share caches
                 assert cut.place(line) == whole.place(line), (text, through, line)
                 assert cut.in_block(line) == whole.in_block(line), (text, through, line)
 
@@ -180,25 +180,31 @@ def test_odd_file_names_and_ripgrep_complaints(cli, tmp_path: Path) -> None:
 
 
 def test_a_caller_that_stops_early_stops_ripgrep(tmp_path: Path) -> None:
-    """Files stream from rg while it searches; leaving after the first must not leave rg running."""
+    """Files stream from rg while it searches, at a lower priority than their reader;
+    leaving after the first must not leave rg running."""
+    import os
+
     from orgkit.rg import rg_org_files
 
     notes = write_notes(tmp_path / "notes", {f"n{i:03}.org": "* Compost\n" * 2000 for i in range(200)})
-    warnings: list[str] = []
-    files = rg_org_files(notes, ["Compost"], warnings)
-    rel, lines = next(files)
-    assert len(lines) == 2000 and lines[0] == (1, "* Compost")
-    files.close()
 
-    def running_in(directory: Path) -> list[str]:
+    def running_in(directory: Path) -> list[Path]:
         found = []
         for proc in Path("/proc").iterdir():
             try:
-                if proc.name.isdigit() and Path(proc / "cwd").resolve() == directory.resolve():
-                    found.append(proc.name)
+                if proc.name.isdigit() and (proc / "cwd").resolve() == directory.resolve():
+                    found.append(proc)
             except OSError:
                 pass
         return found
 
+    warnings: list[str] = []
+    files = rg_org_files(notes, ["Compost"], warnings, caller_first=True)
+    rel, lines = next(files)
+    assert len(lines) == 2000 and lines[0] == (1, "* Compost")
+    [rg] = running_in(notes)  # blocked on its full pipe, its search threads started
+    niceness = {int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]) for task in (rg / "task").iterdir()}
+    assert niceness == {min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)}
+    files.close()
     assert running_in(notes) == []
     assert warnings == []

@@ -42,21 +42,6 @@ def todo_keywords(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words if w)) or DEFAULT_TODO
 
 
-def _section_prefix(text: str, through: int) -> list[str]:
-    """The lines of `text` up to the end of the section that holds line `through` (0-based)."""
-    lines = text.split("\n", through + 1)
-    if len(lines) <= through + 1:
-        return lines
-    rest = lines.pop()  # the text after line `through`, unsplit
-    if sx.HEADING.match(rest):
-        return lines
-    end = rest.find("\n*")
-    while end != -1 and not sx.HEADING.match(rest, end + 1):
-        end = rest.find("\n*", end + 1)
-    lines += (rest if end == -1 else rest[:end]).split("\n")
-    return lines
-
-
 class Outline:
     """A file's heading lines, levels and parents, found once, for many lookups.
 
@@ -66,15 +51,17 @@ class Outline:
     """
 
     def __init__(self, text: str, through: int | None = None) -> None:
-        """The outline of `text`, or with `through`, only as much of it as line `through` needs.
+        """The outline of `text`, or with `through`, only of its lines up to line `through`.
 
-        Everything a lookup of a line reads lies above it or in its own section
-        (ancestors, their property drawers, the blocks around it), so the lines
-        past the next heading are not split or indexed; a scan whose hits are
-        near the top of long files reads little more than their tops.
+        A lookup of a line reads what lies above it (its ancestors, their
+        drawers, the blocks opened around it); only a drawer or block that runs
+        on past `through` needs more, and then the rest of that section is
+        split. So a scan whose hits sit near the top of long files reads
+        little more than their tops.
         """
         self._text = text
-        self.lines = text.split("\n") if through is None else _section_prefix(text, through)
+        self.lines = text.split("\n", -1 if through is None else through + 1)
+        self._rest = self.lines.pop() if through is not None and len(self.lines) > through + 1 else None
         self.heading_lines: list[int] = []
         self.levels: list[int] = []
         self.parents: list[int] = []  # index (in heading_lines) of each heading's parent, or -1
@@ -110,7 +97,7 @@ class Outline:
         reads (`todo_keywords`), else each title is read again when asked for.
         """
         self = cls.__new__(cls)
-        self._text, self.lines = text, lines
+        self._text, self.lines, self._rest = text, lines, None
         self.heading_lines, self.levels, self.parents = heading_lines, levels, parents
         self._caches()
         outline_todo = todo_keywords(text)
@@ -118,6 +105,19 @@ class Outline:
         if outline_todo == todo:
             self._titles = dict(enumerate(titles))
         return self
+
+    def _section_rest(self) -> None:
+        """Split the rest of the last section (up to the next heading): a drawer or block there runs on."""
+        if self._rest is None:
+            return
+        rest, self._rest = self._rest, None
+        if sx.HEADING.match(rest):
+            return
+        end = rest.find("\n*")
+        while end != -1 and not sx.HEADING.match(rest, end + 1):
+            end = rest.find("\n*", end + 1)
+        self.lines += (rest if end == -1 else rest[:end]).split("\n")
+        self._closers = None  # the closing lines found so far stopped at `through`
 
     def _caches(self) -> None:
         self._pattern: sx.HeadingPattern | None = None
@@ -136,10 +136,12 @@ class Outline:
         while k >= 0:
             chain.append(k)
             k = self.parents[k]
-        node_id = next((nid for h in chain if self._title(h) is not None
-                        for nid in [self._heading_id(h)] if nid), None)
-        if node_id is None and not (self.heading_lines and self.heading_lines[0] == 0):
-            node_id = self._top_id()
+        node_id = None
+        for h in chain:  # the innermost heading that is a node
+            if self._title(h) is not None and (node_id := self._heading_id(h)):
+                break
+        if not node_id:  # else the file's node, unless the file starts with a heading
+            node_id = None if self.heading_lines and self.heading_lines[0] == 0 else self._top_id()
         ancestors = chain[1:] if own_level else chain
         return Place(
             id=node_id, level=own_level,
@@ -161,6 +163,8 @@ class Outline:
         """(begin, end) lines of the closed blocks of the section under heading `k`."""
         if k in self._blocks:
             return self._blocks[k]
+        if k == len(self.heading_lines) - 1:
+            self._section_rest()
         if self._closers is None:
             self._closers = Closers(self.lines)
         start = self.heading_lines[k] + 1 if k >= 0 else 0
@@ -195,12 +199,17 @@ class Outline:
 
     def _heading_id(self, k: int) -> str | None:
         if k not in self._ids:
+            if k == len(self.heading_lines) - 1:
+                self._section_rest()
             drawer = property_drawer_at(self.lines, self.heading_lines[k] + 1, len(self.lines), False)
             self._ids[k] = entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None
         return self._ids[k]
 
     def _top_id(self) -> str | None:
         if not self._file_id:
+            last = self.lines[-1]
+            if not self.heading_lines and (sx.COMMENT.match(last) or last.lstrip(" \t")[:1] == ":"):
+                self._section_rest()  # the top drawer may run on: its comments and drawer lines reach the end
             drawer = property_drawer_at(self.lines, 0, len(self.lines), True)
             self._file_id.append(entry_node_id(drawer_properties(self.lines, *drawer)) if drawer else None)
         return self._file_id[0]

@@ -68,9 +68,11 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     patterns = term_patterns(query, regex)
     checks = [re.compile(p, re.I) for p in patterns]
     result = ScanResult()
-    found = org_files_matching(root, [_rg_pattern(patterns[0])], result.warnings, ignore_case=True)
+    every = limit is None and rank is None
+    found = org_files_matching(root, [_rg_pattern(patterns[0])], result.warnings, ignore_case=True,
+                               caller_first=every)
     files = ((rel, [(n, text) for n, text in lines if _wanted(text, checks)]) for rel, lines in found)
-    if limit is None and rank is None:
+    if every:
         for rel, lines in files:
             outline = _outline(root, rel, max(n for n, _ in lines), result.warnings) if lines else None
             result.hits.extend(hit for number, _ in lines if (hit := _hit(outline, rel, number)))
@@ -94,7 +96,8 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
 
 def _wanted(text: str, checks: list[re.Pattern]) -> bool:
     """Whether a line ripgrep found is a headline whose text holds every term."""
-    return _is_headline(text) and all(c.search(_searchable(text)) for c in checks)
+    lead = _LEAD.match(text)
+    return lead is not None and all(c.search(text[lead.end():]) for c in checks)
 
 
 def _outline(root: Path, rel: str, last: int, warnings: list[str]) -> Outline | None:
@@ -109,10 +112,6 @@ def _outline(root: Path, rel: str, last: int, warnings: list[str]) -> Outline | 
 def _rg_pattern(first: str) -> str:
     """Candidate lines for ripgrep; a regex anchored with ^ is checked in Python."""
     return _HEADLINE if "^" in first else f"{_HEADLINE}.*(?:{first})"
-
-
-def _is_headline(text: str) -> bool:
-    return re.match(_HEADLINE, text) is not None
 
 
 _LEAD = re.compile(_HEADLINE + r"[ \t]*")
