@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -59,7 +58,7 @@ def main() -> None:
 
     corpus = args.out / "graph-corpus"
     n = replicate(BRAINDUMP, corpus, args.copies)
-    orgkit = [shutil.which("orgkit") or "orgkit"]
+    orgkit = [str(Path(sys.executable).parent / "orgkit")]  # the console script, not a shell shim before it
     rg = find_rg()
     some_id = UUID_RE.search((corpus / "copy07" / "main" / "decision_tree_learning.org").read_text()).group(0)
 
