@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -93,27 +93,30 @@ def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *, ignore
     if rg is None:
         raise OrgkitError("ripgrep (rg) not found: pip install ripgrep, or put rg on PATH")
     args, piped = _rg_args(rg, patterns, ignore_case)
-    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: rg never blocks on its complaints
-        try:
-            proc = subprocess.Popen(args, cwd=root, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=errors)
-        except OSError as exc:
-            raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
-        done = False
-        try:
-            if caller_first and hasattr(os, "setpriority") and piped:  # piped: rg waits for its patterns
-                _lower_priority(proc.pid)
-            if piped:
-                _feed(proc, "\n".join(piped).encode("utf-8", "surrogateescape") + b"\n")
-            yield from _records(proc.stdout)
-            done = True
-        finally:
-            if not done:
-                proc.kill()
-            proc.stdout.close()
-            status = proc.wait()
-        errors.seek(0)
-        complaints = errors.read().decode("utf-8", "replace").strip().splitlines()
+    try:
+        proc = subprocess.Popen(args, cwd=root, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
+    errors: list[bytes] = []  # drained as rg writes them, so it never blocks on its complaints
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    drain.start()
+    done = False
+    try:
+        if caller_first and hasattr(os, "setpriority") and piped:  # piped: rg waits for its patterns
+            _lower_priority(proc.pid)
+        if piped:
+            _feed(proc, "\n".join(piped).encode("utf-8", "surrogateescape") + b"\n")
+        yield from _records(proc.stdout)
+        done = True
+    finally:
+        if not done:
+            proc.kill()
+        proc.stdout.close()
+        status = proc.wait()
+        drain.join()
+        proc.stderr.close()
+    complaints = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
     warnings.extend(f"ripgrep: {line}" for line in complaints)
     if status not in (0, 1) and not complaints:
         warnings.append(f"ripgrep exited with status {status}")

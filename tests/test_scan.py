@@ -208,3 +208,21 @@ def test_a_caller_that_stops_early_stops_ripgrep(tmp_path: Path) -> None:
     files.close()
     assert running_in(notes) == []
     assert warnings == []
+
+
+def test_a_flood_of_ripgrep_complaints_does_not_stall_it(tmp_path: Path) -> None:
+    """rg's complaints are drained as it writes them: more than a pipe holds must not block it."""
+    import threading
+
+    from orgkit.retrieve.scan import scan
+
+    notes = write_notes(tmp_path / "notes", {"real.org": "* Compost\n"})
+    for i in range(1500):  # ~100 bytes of complaint each: more than a 64 KiB pipe
+        (notes / f"dangling-{i:04}.org").symlink_to(tmp_path / f"nowhere-{i}.org")
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(scan(notes, "compost")), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done, "the scan stalled"
+    assert [h.title for h in done[0].hits] == ["Compost"]
+    assert sum("dangling-" in w for w in done[0].warnings) == 1500
