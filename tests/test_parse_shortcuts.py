@@ -49,8 +49,7 @@ def test_heading_pattern_without_tags_gives_the_same_groups() -> None:
 
 @pytest.mark.parametrize("text", [
     "#+TODO: FOO | BAR\n* FOO bar :t:\n:PROPERTIES:\n:ID: x\n:END:\ntext\n** BAR baz\nmore\n",
-    # The outline reads TODO keywords from every line, the parser not inside blocks: the
-    # passages keep the outline's reading.
+    # A `#+TODO:` line inside a source block declares nothing, for the parser and a fresh outline alike.
     "#+begin_src\n#+TODO: FOO\n#+end_src\n* FOO bar\n:PROPERTIES:\n:ID: x\n:END:\ntext\n** FOO baz\nmore\n",
     ":PROPERTIES:\n:ID: top\n:END:\n#+title: T\n* [50%] A [[id:q][link]]\n** \n*** C :tag:\nbody\n",
 ])

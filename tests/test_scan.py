@@ -165,7 +165,7 @@ def test_an_outline_cut_after_a_line_places_it_as_the_whole_file_does() -> None:
             cut = Outline(text, through=through)
             for line in rng.sample(range(through + 1), through + 1):  # any order: lookups share caches
                 assert cut.place(line) == whole.place(line), (text, through, line)
-                assert cut.in_block(line) == whole.in_block(line), (text, through, line)
+                assert cut.in_opaque(line) == whole.in_opaque(line), (text, through, line)
 
 
 def test_odd_file_names_and_ripgrep_complaints(cli, tmp_path: Path) -> None:
@@ -226,3 +226,46 @@ def test_a_flood_of_ripgrep_complaints_does_not_stall_it(tmp_path: Path) -> None
     assert done, "the scan stalled"
     assert [h.title for h in done[0].hits] == ["Compost"]
     assert sum("dangling-" in w for w in done[0].warnings) == 1500
+
+
+def test_scan_reads_titles_todo_keywords_and_ids_as_the_parser_does(tmp_path: Path) -> None:
+    """Notes that mix blocks, LaTeX environments, drawers and keyword lines in any order: a scan's
+    first title line is the parser's file title, and each heading node it finds has the
+    parser's title, ID and outline path, whatever TODO keywords the file declares (or only
+    seems to, inside a source block)."""
+    import random
+
+    from orgkit.org import parse_org
+    from orgkit.retrieve.scan import scan
+
+    drawer = "\n:PROPERTIES:\n:ID: id-{n}\n:END:"
+    pieces = ["* FOO One {n}" + drawer, "** TODO Two {n}" + drawer, "*** BAR Three [1/2] {n}" + drawer,
+              "* FOO One {n}", "** TODO Two {n}", "*** BAR Three [1/2] {n}", "text {n}",
+              ":PROPERTIES:\n:ID: id-{n}\n:END:", "#+title: Title {n}", "#+ToDo: FOO | BAR",
+              "#+begin_src org", "#+end_src", "#+begin_quote", "#+end_quote", "#+begin_example",
+              "#+end_example", "\\begin{{equation}}", "\\end{{equation}}", ":LOGBOOK:", ":END:", ""]
+    rng = random.Random(11)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    texts = {}
+    for n in range(200):
+        pieces_here = [rng.choice(pieces).format(n=f"{n}-{k}") for k in range(rng.randint(1, 25))]
+        texts[f"f{n:03}.org"] = "\n".join(pieces_here) + "\n"
+        (notes / f"f{n:03}.org").write_text(texts[f"f{n:03}.org"])
+    found = scan(notes, "^", regex=True)  # every headline and title line
+    assert not found.warnings
+    hits: dict[str, list] = {}
+    for hit in found.hits:
+        hits.setdefault(hit.file, []).append(hit)
+    checked = 0
+    for rel, text in texts.items():
+        parsed = parse_org(text, rel)
+        titles = [h.title for h in hits.get(rel, []) if h.level == 0]
+        assert parsed.title == (titles[0] if titles else rel[:-4]), (rel, text)
+        at_line = {h.line: h for h in hits.get(rel, [])}
+        for node in parsed.nodes:
+            if node.level:
+                hit = at_line[node.line]
+                assert (hit.title, hit.id, hit.olp) == (node.title, node.id, node.olp), (rel, text)
+                checked += 1
+    assert checked > 100

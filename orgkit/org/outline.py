@@ -30,16 +30,24 @@ class Place:
 
 
 def todo_keywords(text: str) -> tuple[str, ...]:
-    """The TODO keywords a file declares, else Org's defaults."""
-    if "odo:" not in text and "ODO:" not in text:  # cheap test before the regexp
+    """The TODO keywords a file declares, else Org's defaults.
+
+    Few files declare any, so a cheap test comes first; for those that may,
+    the parser reads them, by its rules of where a `#+TODO:` line counts (not
+    inside a source or example block), so both always agree.
+    """
+    if "todo:" not in text.lower() or not _TODO_LINE.search(text):
         return DEFAULT_TODO
-    words = [
-        re.sub(r"\(.*\)$", "", w)
-        for value in _TODO_LINE.findall(text)
-        for w in value.split()
-        if w != "|"
-    ]
-    return tuple(dict.fromkeys(w for w in words if w)) or DEFAULT_TODO
+    from .parse import todo_keywords_of  # only for the few files that declare keywords
+
+    return todo_keywords_of(text)
+
+
+def _opens_opaque(line: str) -> bool:
+    """Whether `line` may open a block or LaTeX environment (the cheap test before the patterns)."""
+    lead = line.lstrip(" \t")[:1]
+    return (lead == "#" and sx.BLOCK_BEGIN.match(line) is not None) or (
+        lead == "\\" and sx.LATEX_BEGIN.match(line) is not None)
 
 
 class Outline:
@@ -90,20 +98,14 @@ class Outline:
     @classmethod
     def of_headings(cls, text: str, lines: list[str], heading_lines: list[int], levels: list[int],
                     parents: list[int], titles: list[str | None], todo: tuple[str, ...]) -> "Outline":
-        """The outline of `text` from its headings as the parser found them, without reading it again.
-
-        `titles` are the headings' titles as the parser read them with the TODO
-        keywords `todo`; they are kept when those are the keywords an outline
-        reads (`todo_keywords`), else each title is read again when asked for.
-        """
+        """The outline of `text` from its headings and titles as the parser read them with the
+        file's TODO keywords `todo`, without reading the text again."""
         self = cls.__new__(cls)
         self._text, self.lines, self._rest = text, lines, None
         self.heading_lines, self.levels, self.parents = heading_lines, levels, parents
         self._caches()
-        outline_todo = todo_keywords(text)
-        self._pattern = sx.heading_pattern(outline_todo)
-        if outline_todo == todo:
-            self._titles = dict(enumerate(titles))
+        self._pattern = sx.heading_pattern(todo)
+        self._titles = dict(enumerate(titles))
         return self
 
     def _section_rest(self) -> None:
@@ -126,7 +128,7 @@ class Outline:
         self._olp_titles: dict[int, str] = {}
         self._file_id: list[str | None] = []
         self._closers: Closers | None = None
-        self._blocks: dict[int, list[tuple[int, int]]] = {}
+        self._opaque: dict[int, list[tuple[int, int]]] = {}
 
     def place(self, index: int) -> Place:
         """The place of line `index`: a heading there, or e.g. the file's title line."""
@@ -149,20 +151,24 @@ class Outline:
             olp=[self._olp_title(h) for h in reversed(ancestors)],
         )
 
-    def in_block(self, index: int) -> bool:
-        """Whether line `index` is inside a block, where `#+title:` is not a keyword."""
+    def in_opaque(self, index: int) -> bool:
+        """Whether line `index` lies inside a block or LaTeX environment whose contents Org does
+        not parse (a source or example block, say), where a `#+title:` line is not a keyword.
+
+        The parser's rule: quote and other greater blocks, and drawers, are parsed inside.
+        """
         k = bisect.bisect_right(self.heading_lines, index) - 1
         start = self.heading_lines[k] + 1 if k >= 0 else 0
-        if not any(sx.BLOCK_BEGIN.match(line) for line in self.lines[start:index]):
-            return False  # no block opens above it in its section (a file's title lines, mostly)
-        spans = self._section_blocks(k)
+        if not any(_opens_opaque(line) for line in self.lines[start:index]):
+            return False  # nothing opens above it in its section (a file's title lines, mostly)
+        spans = self._section_opaque(k)
         at = bisect.bisect_right(spans, (index, len(self.lines))) - 1
         return at >= 0 and spans[at][0] < index < spans[at][1]
 
-    def _section_blocks(self, k: int) -> list[tuple[int, int]]:
-        """(begin, end) lines of the closed blocks of the section under heading `k`."""
-        if k in self._blocks:
-            return self._blocks[k]
+    def _section_opaque(self, k: int) -> list[tuple[int, int]]:
+        """(begin, end) lines of the section's closed blocks and environments that Org does not parse."""
+        if k in self._opaque:
+            return self._opaque[k]
         if k == len(self.heading_lines) - 1:
             self._section_rest()
         if self._closers is None:
@@ -172,15 +178,25 @@ class Outline:
         spans: list[tuple[int, int]] = []
         i = start
         while i < end:
-            m = sx.BLOCK_BEGIN.match(self.lines[i])
-            if m:
-                close = self._closers.block_end(m.group(1), i + 1, end)
-                if close is not None:
-                    spans.append((i, close))
-                    i = close
+            close = self._opaque_end(self.lines[i], i, end)
+            if close is not None:
+                spans.append((i, close))
+                i = close
             i += 1
-        self._blocks[k] = spans
+        self._opaque[k] = spans
         return spans
+
+    def _opaque_end(self, line: str, i: int, end: int) -> int | None:
+        """The closing line of the unparsed block or environment that line `i` opens, if any."""
+        if not _opens_opaque(line):
+            return None
+        block = sx.BLOCK_BEGIN.match(line)
+        if block:
+            if block.group(1).lower() not in sx.OPAQUE_BLOCKS:
+                return None  # a greater block: its contents are read
+            return self._closers.block_end(block.group(1), i + 1, end)
+        latex = sx.LATEX_BEGIN.match(line)
+        return self._closers.latex_end(latex.group(1), i + 1, end) if latex else None
 
     def title(self, k: int) -> str | None:
         """The title of heading `k` (None: a heading line with nothing after its stars)."""

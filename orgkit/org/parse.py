@@ -85,6 +85,11 @@ def parse_org(text: str, path: str) -> OrgFile:
     return _parse(text, path)[0]
 
 
+def todo_keywords_of(text: str) -> tuple[str, ...]:
+    """The TODO keywords `text` declares (else Org's defaults), read where Org reads keywords."""
+    return _todo_keywords(_scan_structure(_Lines.of(text)).keywords)
+
+
 def parse_outlined(text: str, path: str) -> tuple[OrgFile, Outline]:
     """`parse_org`, and the file's `Outline` from the headings the parse found.
 

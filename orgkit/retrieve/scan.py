@@ -129,7 +129,7 @@ def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
     """The hit for line `number` of a file (None when the file is unreadable)."""
     if outline is None or number - 1 >= len(outline.lines):
         return None
-    if not HEADING.match(outline.lines[number - 1]) and outline.in_block(number - 1):
+    if not HEADING.match(outline.lines[number - 1]) and outline.in_opaque(number - 1):
         return None
     place = outline.place(number - 1)
     if place.level:
