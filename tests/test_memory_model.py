@@ -111,3 +111,26 @@ def test_the_deposit_is_never_cut_for_related_notes() -> None:
     assert seen.notes == [] and seen.left_out == ["id0", "id1", "id2"]
     roomy = within_budget(chunks[:1], related, budget=1200)
     assert [n.id for n in roomy.notes] == ["id0", "id1"] and roomy.notes[1].content.endswith("[...]")
+
+
+def test_proposals_that_would_change_nothing_are_rejected(cli, notes: Path, llm_server) -> None:
+    """The same finding deposited again: appending what a note already holds (spacing aside), or
+    a link it already has, is stored rejected with the reason, not offered for review."""
+    again = {"proposals": [
+        {"kind": "append", "target": NOWEB, "text": "Prefer noweb over :var when tangling.", "chunks": [2]},
+        {"kind": "link", "target": NOWEB, "dest": TANGLE, "description": "tangling", "chunks": [1]},
+    ]}
+    llm_server.reply(again)
+    deposit(cli, notes)
+    first = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' ORDER BY created, seq")
+    assert [p["status"] for p in first] == ["pending", "pending"]
+    accepted = cli("review", "accept", *[p["id"] for p in first], "--notes", str(notes), "--json")
+    assert accepted.exit_code == 0, accepted.stderr
+    again["proposals"][0]["text"] = "Prefer noweb over :var\n  when tangling."
+    llm_server.reply(again)
+    result = cli("deposit", "--notes", str(notes), "--title", "Tangling and var, again", "--body", FINDING, "--json")
+    assert result.exit_code == 0, result.stderr
+    second = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' AND deposit = ? ORDER BY seq",
+                  (json.loads(result.stdout)["id"],))
+    assert [(p["status"], p["reason"]) for p in second] == [
+        ("rejected", "the target already holds this text"), ("rejected", "the target already links to that note")]

@@ -237,12 +237,14 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
             return Outcome("failed", model, error=str(exc), warnings=warnings)
         items, status = model_items(reply.data, deposit_id), "proposed"
     evidence = {deposit_id: {"id": deposit_id, "file": rel, "sha": sha}}
+    held = {deposit_id: text}
     for note in seen.notes:
-        note_text = files.read(note.file)
-        evidence[note.id] = {"id": note.id, "file": note.file, "sha": digest(note_text)}
+        held[note.id] = files.read(note.file)
+        evidence[note.id] = {"id": note.id, "file": note.file, "sha": digest(held[note.id])}
     with store.tx() as conn:
         stored = store_proposals(store, conn, deposit_id, model, items, evidence,
-                                 {n for n, _ in chunks}, {n.id for n in seen.notes} | {deposit_id}, actor)
+                                 {n for n, _ in chunks}, {n.id for n in seen.notes} | {deposit_id}, actor,
+                                 held)
         conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
                      (status, model, now(), deposit_id))
         conn.execute("INSERT OR REPLACE INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?)",

@@ -97,11 +97,24 @@ def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown
     return None
 
 
+def redundant(kind: str, payload: dict, held: str | None) -> str | None:
+    """Why a proposal would change nothing (None when it would, or the target's text is not known):
+    the target already holds the text to append (spacing aside), or already links to the note."""
+    if held is None:
+        return None
+    if kind == "append" and " ".join(str(payload["text"]).split()) in " ".join(held.split()):
+        return "the target already holds this text"
+    if kind == "link" and f"id:{payload['dest']}" in held:
+        return "the target already links to that note"
+    return None
+
+
 def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list[dict],
                     evidence: dict[str, dict], shown_chunks: set[int], shown_notes: set[str],
-                    actor: str) -> list[Proposal]:
-    """Insert the librarian's proposals (inside the caller's transaction); invalid ones
-    are stored rejected with their reason and an audit record."""
+                    actor: str, held: dict[str, str | None] | None = None) -> list[Proposal]:
+    """Insert the librarian's proposals (inside the caller's transaction); invalid ones, and
+    those that would change nothing in the notes' texts `held` (by ID), are stored rejected
+    with their reason and an audit record."""
     out = []
     base = conn.execute("SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = ?",
                         (deposit_id,)).fetchone()[0]
@@ -111,6 +124,8 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
         cited = item.get("chunks") or []
         chunks = sorted({c for c in cited if isinstance(c, int) and not isinstance(c, bool)})
         reason = check(kind, target, payload, chunks, shown_chunks, shown_notes)
+        if reason is None and held is not None:
+            reason = redundant(str(kind), payload, held.get(str(target)))
         if reason is None and len(chunks) != len(set(map(str, cited))):
             reason = f"cites chunks that are not chunk numbers: {cited!r}"
         if kind == "new" and reason is None:
