@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
@@ -37,14 +36,6 @@ def find_rg() -> str | None:
     if os.path.isfile(scripts) and os.access(scripts, os.X_OK):
         return scripts
     return shutil.which("rg")
-
-
-@dataclass
-class RgResult:
-    """Matches as (relative path, 1-based line, line text) and rg's complaints."""
-
-    matches: list[tuple[str, int, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 Lines = list[tuple[int, str]]
@@ -191,14 +182,6 @@ def org_files_matching(root: Path, patterns: list[str], warnings: list[str], *, 
     for rel, lines in found:
         if is_org_file(rel):
             yield rel, lines
-
-
-def grep_org_lines(root: Path, patterns: list[str], *, ignore_case: bool = False) -> RgResult:
-    """Every line of the notes' org files matching any of `patterns`, and the search's warnings."""
-    result = RgResult()
-    for rel, lines in org_files_matching(root, patterns, result.warnings, ignore_case=ignore_case):
-        result.matches.extend((rel, number, text) for number, text in lines)
-    return result
 
 
 def _python_org_files(root: Path, patterns: list[str], warnings: list[str],

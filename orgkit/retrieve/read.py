@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..org import Node, OrgFile, parse_org
-from ..rg import grep_org_lines
+from ..rg import org_files_matching
 from ..vault import require_dir
 from .files import TextCache
 
@@ -68,10 +68,12 @@ def rg_locator(root: Path) -> Locator:
         pattern = rf"^[ \t]*:[Ii][Dd]:[ \t]+({alternatives})[ \t]*$"
         found: dict[str, list[str]] = {}
         compiled = re.compile(pattern)
-        for rel, _, text in grep_org_lines(root, [pattern]).matches:
-            m = compiled.match(text)
-            if m and rel not in found.setdefault(m.group(1), []):
-                found[m.group(1)].append(rel)
+        unread: list[str] = []  # the reader names a file it cannot read when it needs it
+        for rel, lines in org_files_matching(root, [pattern], unread):
+            for _, text in lines:
+                m = compiled.match(text)
+                if m and rel not in found.setdefault(m.group(1), []):
+                    found[m.group(1)].append(rel)
         return found
 
     return locate
