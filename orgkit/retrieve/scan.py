@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import OrgkitError
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
-from ..rg import org_files_matching
+from ..rg import Lines, org_files_matching
 from ..vault import read_org_text, require_dir
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
@@ -71,21 +71,24 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     every = limit is None and rank is None
     found = org_files_matching(root, [_rg_pattern(patterns[0])], result.warnings, ignore_case=True,
                                caller_first=every)
-    files = ((rel, [(n, text) for n, text in lines if _wanted(text, checks)]) for rel, lines in found)
+    files = ((rel, wanted) for rel, lines in found
+             if (wanted := [(n, text) for n, text in lines if _wanted(text, checks)]))
     if every:
         for rel, lines in files:
-            outline = _outline(root, rel, max(n for n, _ in lines), result.warnings) if lines else None
+            outline = _outline(root, rel, lines, result.warnings)
             result.hits.extend(hit for number, _ in lines if (hit := _hit(outline, rel, number)))
         result.hits.sort(key=lambda h: (h.file, h.line))
         return result
-    candidates = sorted((rel, number, text) for rel, lines in files for number, text in lines)
-    last = {rel: number for rel, number, _ in candidates}
+    by_file: dict[str, Lines] = {}
+    for rel, lines in files:
+        by_file.setdefault(rel, []).extend(lines)
+    candidates = sorted((rel, number, text) for rel, lines in by_file.items() for number, text in lines)
     if rank is not None:
         candidates.sort(key=lambda c: rank(_searchable(c[2])))
     outlines: dict[str, Outline | None] = {}
     for rel, number, _ in candidates:
         if rel not in outlines:
-            outlines[rel] = _outline(root, rel, last[rel], result.warnings)
+            outlines[rel] = _outline(root, rel, by_file[rel], result.warnings)
         hit = _hit(outlines[rel], rel, number)
         if hit is not None:
             result.hits.append(hit)
@@ -100,10 +103,10 @@ def _wanted(text: str, checks: list[re.Pattern]) -> bool:
     return lead is not None and all(c.search(text[lead.end():]) for c in checks)
 
 
-def _outline(root: Path, rel: str, last: int, warnings: list[str]) -> Outline | None:
-    """A matching file's outline as far as its line `last` (None, with a warning, when it cannot be read)."""
+def _outline(root: Path, rel: str, lines: Lines, warnings: list[str]) -> Outline | None:
+    """A matching file's outline as far as its last matching line (None, with a warning, when it cannot be read)."""
     try:
-        return Outline(read_org_text(root, rel), through=last - 1)
+        return Outline(read_org_text(root, rel), through=max(n for n, _ in lines) - 1)
     except OrgkitError as exc:
         warnings.append(str(exc))
         return None
