@@ -85,7 +85,7 @@ def read_org_bytes(root: Path, rel: str) -> bytes:
             os.close(fd)
     except OSError as exc:
         raise OrgkitError(f"{rel}: cannot read ({exc.strerror or exc}), skipped") from None
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)  # one part: the same bytes object, not a copy
 
 
 def decode_note(rel: str, data: bytes) -> str:

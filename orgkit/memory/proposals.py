@@ -124,8 +124,8 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
         cited = item.get("chunks") or []
         chunks = sorted({c for c in cited if isinstance(c, int) and not isinstance(c, bool)})
         reason = check(kind, target, payload, chunks, shown_chunks, shown_notes)
-        if reason is None and held is not None:
-            reason = redundant(str(kind), payload, held.get(str(target)))
+        if reason is None and held is not None:  # a valid kind, so its fields are there
+            reason = redundant(kind, payload, held.get(target))
         if reason is None and len(chunks) != len(set(map(str, cited))):
             reason = f"cites chunks that are not chunk numbers: {cited!r}"
         if kind == "new" and reason is None:
