@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import OrgkitError
-from .files import fsync_dir
+from .files import fsync_dir, replace_file
 from .index.embedding import EmbedProgress
 from .tensors import safetensors_bytes
 
@@ -247,11 +247,7 @@ def _write_model(out: Path, embeddings: "np.ndarray", tokenizer: Any, config: di
                  "tokenizer.json": tokenizer.to_str().encode(),
                  "config.json": (json.dumps(config, indent=2) + "\n").encode()}
         for name, data in files.items():
-            with open(staging / name, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        fsync_dir(staging)
+            replace_file(staging / name, data)
         try:
             os.rename(staging, out)  # replaces an empty directory; refuses one that filled meanwhile
         except OSError as exc:
