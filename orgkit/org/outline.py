@@ -16,7 +16,7 @@ from .closers import Closers
 from .drawers import drawer_properties, entry_node_id, property_drawer_at
 from .syntax import DEFAULT_TODO
 
-_TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:(.*)$", re.I | re.M)
+_TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:", re.I | re.M)
 
 
 @dataclass(slots=True)
