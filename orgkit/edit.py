@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .errors import NotFound, OrgkitError
 from .org import decode_org
+from .org.escape import one_line
 from .org.ids import Added, add_ids, id_line, new_id
 from .org.text import UndecodableFile
 from .org.write import AlreadyExists, atomic_write, update_note
@@ -74,12 +75,6 @@ def new_note(
     stamp = (now or datetime.now()).strftime("%Y%m%d%H%M%S")
     rel = _create_unique(root, f"{stamp}-{slugify(title) or 'note'}", text.encode("utf-8"))
     return NewNote(id=node_id, file=rel, title=title)
-
-
-def one_line(title: str) -> str:
-    """A title as one line: control characters and line breaks folded to single spaces."""
-    folded = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in title)
-    return re.sub(r"\s+", " ", folded).strip()
 
 
 _MAX_SUFFIX = 1000

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..org import parse_org
+from ..org.escape import escape_lines, link_description, one_line
 from ..org.write import atomic_write
 from .schema import Schema
 
@@ -46,16 +47,8 @@ def slug(text: str, limit: int = 40) -> str:
     return s[:limit].rstrip("-") or "note"
 
 
-def one_line(text: str, limit: int = 0) -> str:
-    flat = " ".join(text.split())
-    if limit and len(flat) > limit:
-        flat = flat[: limit - 1].rstrip() + "…"
-    return flat
-
-
 def link(node_id: str, description: str) -> str:
-    desc = one_line(description, 80).replace("[", "(").replace("]", ")")
-    return f"[[id:{node_id}][{desc}]]"
+    return f"[[id:{node_id}][{link_description(description)}]]"
 
 
 def drawer(props: list[tuple[str, str]]) -> str:
@@ -65,8 +58,7 @@ def drawer(props: list[tuple[str, str]]) -> str:
 
 def quote_block(text: str) -> str:
     """`text` in a quote block, lines that org would read as syntax comma-escaped."""
-    lines = [("," + line) if re.match(r"^(\*|[ \t]*#\+|[ \t]*,)", line) else line for line in text.split("\n")]
-    return "#+begin_quote\n" + "\n".join(lines) + "\n#+end_quote\n"
+    return "#+begin_quote\n" + escape_lines(text) + "\n#+end_quote\n"
 
 
 def write_note(path: Path, text: str, node_id: str) -> Written:

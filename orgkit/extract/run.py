@@ -24,6 +24,7 @@ from ..llm import ModelUnavailable, resolve
 from . import notes as nt
 from .anchor import find_quote
 from .audit import verify_source
+from ..org.escape import one_line
 from .model import extract_with_model, judge_with_model
 from .offline import extract_offline
 from .schema import Schema, parse_schema, resolve_schema
@@ -182,7 +183,7 @@ def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
         return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance)
     picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed)
-    return [{"dimension": p.dimension, "claim": f"{p.dimension}: {nt.one_line(p.quote, 100)}",
+    return [{"dimension": p.dimension, "claim": f"{p.dimension}: {one_line(p.quote, 100)}",
              "quote": p.quote, "start": p.start, "end": p.end} for p in picks]
 
 
