@@ -71,6 +71,12 @@ def notes_of(notes: Path, kind: str) -> list[Path]:
     return sorted((notes / "extractions").glob(f"*/{kind}/*.org"))
 
 
+def quote_nodes(notes: Path) -> list:
+    """Every quote node: the one heading of each claim note."""
+    return [n for p in notes_of(notes, "claims") for n in parse_org(p.read_text(encoding="utf-8"), str(p)).nodes
+            if n.level == 1]
+
+
 def run_json(cli, *args: str, env: dict | None = None):
     result = cli("extract", *args, "--notes", "notes", "--json", env=env)
     return result, (json.loads(result.stdout) if result.stdout.strip() else None)
@@ -86,13 +92,14 @@ def test_offline_run_writes_linked_tagged_claim_and_quote_notes(workspace: Path,
         assert set(claim) == {"source", "dimension", "claim", "quote", "start", "end", "claim_id", "quote_id"}
         assert texts[claim["source"]][claim["start"]:claim["end"]] == claim["quote"]
     dims = {(c["source"], c["dimension"]) for c in out["claims"]}
-    assert {("a.md", "status"), ("a.md", "problem"), ("a.md", "decision"), ("a.md", "consequences"),
-            ("b.md", "decision")} <= dims
-    status = next(c for c in out["claims"] if c["dimension"] == "status")
+    assert {("a.md", "adr_status"), ("a.md", "adr_problem"), ("a.md", "adr_decision"), ("a.md", "adr_consequences"),
+            ("b.md", "adr_decision")} <= dims  # the schema's tags, the machine keys
+    status = next(c for c in out["claims"] if c["dimension"] == "adr_status")
     assert status["quote"] == "Accepted"
     assert out["audit"]["verified"] == out["audit"]["quotes"] == len(out["claims"])
-    quote_file = notes_of(workspace, "quotes")[0]
-    quote = parse_org(quote_file.read_text(encoding="utf-8"), str(quote_file)).nodes[0]
+    # one file per claim: the claim is its node, the quote its one heading
+    assert len(notes_of(workspace, "claims")) == len(out["claims"]) and not notes_of(workspace, "quotes")
+    quote = quote_nodes(workspace)[0]
     assert {"quote"} < set(quote.tags) and quote.properties["SOURCE_SHA256"]
     claim = next(c for c in out["claims"] if c["quote_id"] == quote.id)
     assert (int(quote.properties["START"]), int(quote.properties["END"])) == (claim["start"], claim["end"])
@@ -105,7 +112,7 @@ def test_offline_run_writes_linked_tagged_claim_and_quote_notes(workspace: Path,
     assert {c["claim_id"] for c in out["claims"] if c["source"] == "a.md"} <= out_of(hub_id)
     nodes = json.loads(cli("nodes", "--notes", "notes", "--json").stdout)
     tagged = [n for n in nodes if "adr_decision" in n["tags"]]
-    assert len(tagged) == 2 * sum(c["dimension"] == "decision" for c in out["claims"])
+    assert len(tagged) == 2 * sum(c["dimension"] == "adr_decision" for c in out["claims"])
 
 
 def test_corrective_retry_succeeds(workspace: Path, cli, llm_server) -> None:
@@ -126,7 +133,7 @@ def test_both_attempts_failing_fails_the_task_and_writes_nothing(workspace: Path
     assert out["claims"] == [] and out["audit"]["failed"][0]["task"] == "extract:0"
     assert "after one corrective retry" in out["audit"]["failed"][0]["error"]
     assert "--resume" in result.stderr
-    assert notes_of(workspace, "claims") == [] and notes_of(workspace, "quotes") == []
+    assert notes_of(workspace, "claims") == []
 
 
 def test_a_length_cut_reply_fails_the_task(workspace: Path, cli, llm_server) -> None:
@@ -144,7 +151,7 @@ def test_ungrounded_quotes_are_dropped_and_folded_ones_kept(workspace: Path, cli
     result, out = run_json(cli, "a.md", "--schema", "adr", env={"ORGKIT_LLM_ENDPOINT": llm_server.url})
     assert result.exit_code == 0, result.stderr
     assert [c["quote"] for c in out["claims"]] == ["The cache is rebuilt on every start, which takes minutes."]
-    assert out["audit"]["dropped"] == 1 and len(notes_of(workspace, "quotes")) == 1
+    assert out["audit"]["dropped"] == 1 and len(quote_nodes(workspace)) == 1
     assert out["audit"]["flags"] == [{"claim_id": out["claims"][0]["claim_id"], "reason": "says nothing of slowness"}]
 
 
@@ -152,8 +159,8 @@ def test_a_note_without_a_schema_tag_is_rejected(workspace: Path, cli, llm_serve
     llm_server.reply(claims_reply(("decision", "SQLite.", "We will keep the cache in SQLite."),
                                   ("mood", "Calm.", "Starts take seconds.")), {"verdicts": []})
     result, out = run_json(cli, "a.md", "--schema", "adr", env={"ORGKIT_LLM_ENDPOINT": llm_server.url})
-    assert out["audit"]["rejected"] == 1 and [c["dimension"] for c in out["claims"]] == ["decision"]
-    for path in notes_of(workspace, "claims") + notes_of(workspace, "quotes"):
+    assert out["audit"]["rejected"] == 1 and [c["dimension"] for c in out["claims"]] == ["adr_decision"]
+    for path in notes_of(workspace, "claims"):
         assert ":adr_decision:" in path.read_text(encoding="utf-8")
 
 
@@ -214,18 +221,24 @@ def test_plan_then_commit_runs_the_checks(workspace: Path, cli) -> None:
 def test_audit_reanchors_moved_quotes_and_marks_lost_ones_stale(workspace: Path, cli) -> None:
     result, out = run_json(cli, "a.md", "--schema", "adr")
     moved = next(c for c in out["claims"] if c["quote"] == "We will keep the cache in SQLite.")
-    kept = next(c for c in out["claims"] if c["dimension"] == "status")
+    kept = next(c for c in out["claims"] if c["dimension"] == "adr_status")
     source = workspace.parent / "a.md"
     source.write_text(SOURCE_A.replace("# Use SQLite", "# Preface\n\nA new line.\n\n# Use SQLite")
                       .replace("Accepted", "Superseded"), encoding="utf-8")
     report = json.loads(cli("audit", out["run"], "--notes", "notes", "--json").stdout)
     assert report["reanchored"] >= 1 and report["stale"] == 1
     text = source.read_text(encoding="utf-8")
-    quote_note = next(p for p in notes_of(workspace, "quotes") if moved["quote_id"] in p.read_text())
-    props = parse_org(quote_note.read_text(encoding="utf-8"), str(quote_note)).nodes[0].properties
-    assert text[int(props["START"]):int(props["END"])] == moved["quote"] and int(props["START"]) > moved["start"]
-    stale_note = next(p for p in notes_of(workspace, "quotes") if kept["quote_id"] in p.read_text())
-    assert ":STALE:    t" in stale_note.read_text(encoding="utf-8")
+    quote_note = next(p for p in notes_of(workspace, "claims") if moved["quote_id"] in p.read_text())
+    props = next(n for n in quote_nodes(workspace) if n.id == moved["quote_id"]).properties
+    start, end = int(props["START"]), int(props["END"])
+    assert text[start:end] == moved["quote"] and start > moved["start"]
+    assert f"characters {start}-{end}." in quote_note.read_text(encoding="utf-8")  # every place the offsets are
+    assert f"characters {moved['start']}-" not in quote_note.read_text(encoding="utf-8")
+    stale_note = next(p for p in notes_of(workspace, "claims") if kept["quote_id"] in p.read_text())
+    stale = parse_org(stale_note.read_text(encoding="utf-8"), str(stale_note)).nodes
+    assert [n.properties.get("STALE") for n in stale] == ["t", "t"]  # claim and quote alike
+    hub = next((workspace / "extractions").glob("*/hub-00-a.org")).read_text(encoding="utf-8")
+    assert f"(quote lost) [[id:{kept['claim_id']}]" in hub
     again = json.loads(cli("audit", "--all", "--notes", "notes", "--json").stdout)
     assert again["stale"] == 1 and again["verified"] == again["quotes"] - 1
 
@@ -262,7 +275,7 @@ def test_resume_after_a_kill_finishes_without_duplicate_notes(workspace: Path, l
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert sorted(c["claim"] for c in out["claims"]) == ["Accepted.", "Remove XML.", "SQLite."]
-    assert len(notes_of(workspace, "claims")) == 3 and len(notes_of(workspace, "quotes")) == 3
+    assert len(notes_of(workspace, "claims")) == 3 and len(quote_nodes(workspace)) == 3
     ids = [parse_org(p.read_text(), str(p)).nodes[0].id for p in notes_of(workspace, "claims")]
     assert len(set(ids)) == 3
     extractor_calls = [r for r in llm_server.requests if "verdicts" not in r["messages"][-1]["content"]]
@@ -291,14 +304,14 @@ def test_offline_extraction_of_the_adr_corpus_is_grounded_and_agrees_with_the_an
     texts = {str(p): p.read_text(encoding="utf-8") for p in corpus.iterdir()}
     assert all(texts[c["source"]][c["start"]:c["end"]] == c["quote"] for c in out["claims"])
     assert out["audit"]["verified"] == len(out["claims"]) and out["audit"]["stale"] == 0
-    for dim in ("problem", "decision", "consequences", "status"):
+    for dim in ("adr_problem", "adr_decision", "adr_consequences", "adr_status"):
         assert len({c["source"] for c in out["claims"] if c["dimension"] == dim}) >= 13, dim
     sys.path.insert(0, str(REPO / "bench"))
     from bench_extract import score
 
     predictions: dict[str, list] = {}
     for c in out["claims"]:
-        predictions.setdefault(Path(c["source"]).name, []).append((c["dimension"], c["start"], c["end"]))
+        predictions.setdefault(Path(c["source"]).name, []).append((c["dimension"][4:], c["start"], c["end"]))
     gold = json.loads((REPO / "bench" / "extract_gold.json").read_text(encoding="utf-8"))
     overall = score(predictions, gold)["all"]
     assert overall["precision"] >= 0.55 and overall["recall"] >= 0.65, overall

@@ -15,31 +15,35 @@ import re
 from pathlib import Path
 
 from ..files import replace_file
+from ..org import parse_org
+from ..org.escape import read_verbatim_block
 from ..org.write import atomic_write
 from .anchor import find_quote
+from .notes import quote_section
 from .sources import decode_source, sources_dir
 
 _DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.M | re.I)
-_BLOCK = re.compile(r"^#\+begin_quote\n(.*?)\n#\+end_quote$", re.S | re.M | re.I)
 
 
-def read_quote_note(path: Path) -> dict | None:
-    """The quote, offsets, hash and stale flag a quote note holds; None when it is gone."""
+def read_quote_note(path: Path, quote_id: str) -> dict | None:
+    """The quote, offsets, hash and stale flag of the quote node `quote_id` in the claim note at
+    `path`, with the note's text and the quote heading's line; None when either is gone."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return None
-    head, _ = _split_drawer(text)
-    props = dict(re.findall(r"^:([A-Z_0-9]+):[ \t]*(.*?)[ \t]*$", head, re.M))
-    block = _BLOCK.search(text)
-    quote = "\n".join(line[1:] if line.startswith(",") else line
-                      for line in block.group(1).split("\n")) if block else ""
+    node = next((n for n in parse_org(text, str(path)).nodes if n.id == quote_id), None)
+    if node is None:
+        return None
+    lines = text.split("\n")
+    quote = read_verbatim_block("\n".join(lines[node.line:])) or ""
+    props = node.properties
     try:
         start, end = int(props.get("START", "")), int(props.get("END", ""))
     except ValueError:
         start = end = -1
     return {"quote": quote, "start": start, "end": end, "sha256": props.get("SOURCE_SHA256", ""),
-            "stale": props.get("STALE", "nil") not in ("", "nil"), "text": text}
+            "stale": props.get("STALE", "nil") not in ("", "nil"), "text": text, "line": node.line}
 
 
 def copy_text(data_dir: Path, sha256: str, suffix: str) -> str | None:
@@ -54,26 +58,29 @@ def copy_text(data_dir: Path, sha256: str, suffix: str) -> str | None:
     return decode_source(data, str(copy))
 
 
-def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict], dimensions: list[str],
+def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict], tags: dict[str, str],
                   reanchor: bool) -> dict:
-    """Check every quote of one source; with `reanchor`, follow a changed original too."""
+    """Check every quote of one source (`tags`: each dimension's tag); with `reanchor`, follow a
+    changed original too, and mark each claim `stale` or not."""
+    dimensions = list(tags)
     suffix = Path(source["path"]).suffix.lower()
     current = _current_original(source)
     report = {"source": source["given"], "quotes": len(claims), "verified": 0, "reanchored": 0, "stale": 0,
               "missing": 0, "coverage": {d: 0 for d in dimensions}, "problems": []}
     for claim in claims:
         report["coverage"][claim["dimension"]] = report["coverage"].get(claim["dimension"], 0) + 1
-        path = notes / claim["quote_file"]
-        note = read_quote_note(path)
+        path = notes / claim["claim_file"]
+        note = read_quote_note(path, claim["quote_id"])
         if note is None:
             report["missing"] += 1
-            report["problems"].append(f"{claim['quote_file']}: quote note is missing")
+            report["problems"].append(f"{claim['claim_file']}: claim note or its quote is missing")
             continue
         text = copy_text(data_dir, note["sha256"], suffix)
         intact = text is not None and note["start"] >= 0 and text[note["start"]:note["end"]] == note["quote"]
         if reanchor and current is not None and current[0] != note["sha256"]:
-            outcome = _follow(path, note, current, data_dir, suffix)
+            outcome = _follow(path, note, current, data_dir, suffix, source, claim, tags.get(claim["dimension"], ""))
             report[outcome] += 1
+            claim["stale"] = outcome == "stale"
             if outcome == "reanchored":
                 claim.update(start=note["start"], end=note["end"])
             continue
@@ -81,7 +88,7 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
             report["verified"] += 1
         else:
             report["stale"] += 1
-            report["problems"].append(f"{claim['quote_file']}: quote not at {note['start']}-{note['end']} "
+            report["problems"].append(f"{claim['claim_file']}: quote not at {note['start']}-{note['end']} "
                                       f"of its source ({note['sha256'][:12]})")
     return report
 
@@ -95,28 +102,45 @@ def _current_original(source: dict) -> tuple[str, str, bytes] | None:
         return None
 
 
-def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str) -> str:
-    """Re-anchor a quote note in the changed original, or mark it stale."""
+def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str,
+            source: dict, claim: dict, tag: str) -> str:
+    """Re-anchor a quote in the changed original, or mark it stale: the quote heading is written
+    again whole (drawer, sentence and text agree) and the claim's own drawer says `:STALE:`."""
     sha, text, data = current
     found = find_quote(text, note["quote"], near=note["start"])
     old = note["text"]
     if found is None:
-        new = _set_props(old, {"STALE": "t"})
+        start, end, quote, stale = note["start"], note["end"], note["quote"], True
+        anchored = {**source, "sha256": note["sha256"]}
         outcome = "stale"
     else:
         copy = sources_dir(data_dir) / f"{sha}{suffix}"
         if not copy.exists():
             replace_file(copy, data)
         start, end = found
-        new = _set_props(old, {"START": str(start), "END": str(end), "SOURCE_SHA256": sha, "STALE": "nil"})
-        new = _BLOCK.sub(lambda m: "#+begin_quote\n" + "\n".join(
-            ("," + line) if re.match(r"^(\*|[ \t]*#\+|[ \t]*,)", line) else line
-            for line in text[start:end].split("\n")) + "\n#+end_quote", new, count=1)
+        quote, stale = text[start:end], False
+        anchored = {**source, "sha256": sha}
         note.update(start=start, end=end, sha256=sha)
         outcome = "reanchored"
+    rewrite_quote(path, note, anchored, {**claim, "start": start, "end": end, "quote": quote}, tag, stale)
+    return outcome
+
+
+def rewrite_quote(path: Path, note: dict, source: dict, claim: dict, tag: str, stale: bool) -> None:
+    """Write the claim note's quote heading again for `claim`'s offsets and text (`source`: its
+    hash), through the one writer; the claim's drawer says `:STALE: t` when the quote is lost."""
+    old = note["text"]
+    lines = old.split("\n")
+    section = quote_section(claim["quote_id"], source, claim, tag, _prop(old, "RUN"), stale=stale)
+    flag = {"STALE": "t"} if stale else ({"STALE": "nil"} if _prop(old, "STALE") else {})
+    new = _set_props("\n".join(lines[: note["line"] - 1]) + "\n", flag) + section
     if new != old:
         atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"))
-    return outcome
+
+
+def _prop(text: str, key: str) -> str:
+    m = re.search(rf"^:{key}:[ \t]*(.*?)[ \t]*$", _split_drawer(text)[0], re.M)
+    return m.group(1) if m else ""
 
 
 def _set_props(text: str, values: dict[str, str]) -> str:

@@ -3,8 +3,10 @@
 Layout under `NOTES/extractions/` (ordinary notes: indexed, searchable, linked):
 - `sources/NAME-SHA8.org`: one source note per source content (hash), reused by later runs;
 - `RUN/hub-NAME.org`: per run and source, the hub linking every claim, by dimension;
-- `RUN/claims/…` and `RUN/quotes/…`: one claim note and one quote note per candidate,
-  both tagged with the dimension's tag (a note without a tag of the schema is refused);
+- `RUN/claims/…`: one note per claim, tagged with the dimension's tag (a note without a
+  tag of the schema is refused); the claim is the file's node and its quote the note's
+  one heading, a node of its own (`:quote:`) holding the source offsets and the text
+  verbatim. One file per claim rather than two keeps a run to about one note per claim;
 - `RUN/run.org`: what the run extracted, its coverage, and links to every hub.
 IDs are derived from the run, the source hash and the span, so a resumed run
 finds the notes it already wrote instead of writing them twice.
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..org import parse_org
-from ..org.escape import escape_lines, link_description, one_line
+from ..org.escape import escape_lines, link_description, one_line, verbatim_block
 from ..org.write import atomic_write
 from .schema import Schema
 
@@ -54,11 +56,6 @@ def link(node_id: str, description: str) -> str:
 def drawer(props: list[tuple[str, str]]) -> str:
     lines = [":PROPERTIES:"] + [f"{':' + k + ':':<10} {v}" for k, v in props] + [":END:"]
     return "\n".join(lines) + "\n"
-
-
-def quote_block(text: str) -> str:
-    """`text` in a quote block, lines that org would read as syntax comma-escaped."""
-    return "#+begin_quote\n" + escape_lines(text) + "\n#+end_quote\n"
 
 
 def write_note(path: Path, text: str, node_id: str) -> Written:
@@ -105,47 +102,73 @@ def hub_path(notes: Path, run: str, index: int, name: str) -> Path:
     return notes / NOTES_DIR / run / f"hub-{index:02d}-{slug(Path(name).stem)}.org"
 
 
-def hub_text(hub_id: str, run: str, schema: Schema, source_id: str, name: str,
-             claims: list[dict]) -> str:
-    parts = [drawer([("ID", hub_id), ("SOURCE", source_id), ("RUN", run), ("SCHEMA", schema.name)]),
+def hub_text(hub_id: str, run: str, schema: Schema, source: dict, claims: list[dict],
+             vanished: list[dict] = ()) -> str:
+    """The hub of one source in one run: a link to every claim by dimension (a claim whose quote
+    the audit lost says so), the earlier run's claims no longer found, and the hub it supersedes."""
+    name = source["name"]
+    parts = [drawer([("ID", hub_id), ("SOURCE", source["source_id"]), ("RUN", run), ("SCHEMA", schema.name)]),
              f"#+title: Claims from {one_line(name)} ({schema.name})\n#+filetags: :extraction:\n\n",
-             f"Source: {link(source_id, name)}\n"]
+             f"Source: {link(source['source_id'], name)}\n"]
+    earlier = source.get("supersedes")
+    if earlier:
+        parts.append(f"Supersedes: {link(earlier['hub_id'], 'Claims from ' + name + ' (run ' + earlier['run'] + ')')}"
+                     f"; claims found again keep their notes.\n")
     for dim in schema.dimensions:
         mine = [c for c in claims if c["dimension"] == dim.name]
         parts.append(f"\n* {dim.name} ({len(mine)})\n")
-        parts.extend(f"- {link(c['claim_id'], c['claim'])}\n" for c in mine)
+        parts.extend(f"- {'(quote lost) ' if c.get('stale') else ''}{link(c['claim_id'], c['claim'])}\n"
+                     for c in mine)
+    if vanished:
+        parts.append(f"\n* No longer found ({len(vanished)})\n")
+        parts.extend(f"- {link(c['claim_id'], c['claim'])}\n" for c in vanished)
     return "".join(parts)
 
 
+def quote_section(quote_id: str, source: dict, candidate: dict, tag: str, run: str,
+                  stale: bool = False) -> str:
+    """The quote as the claim note's one heading: its own node, with offsets, hash and the verbatim text.
+
+    Written whole by the scribe and again by the audit when the quote moves or
+    is lost, so the offsets in the drawer and in the sentence always agree.
+    """
+    props = [("ID", quote_id), ("SOURCE", source["source_id"]), ("START", str(candidate["start"])),
+             ("END", str(candidate["end"])), ("SOURCE_SHA256", source["sha256"]),
+             ("DIMENSION", one_line(candidate["dimension"])), ("RUN", run)]
+    if stale:
+        props.append(("STALE", "t"))
+    tags = f":{tag}:quote:" if tag else ":quote:"
+    where = (f"characters {candidate['start']}-{candidate['end']}" if not stale
+             else f"no longer found in the source (was at characters {candidate['start']}-{candidate['end']})")
+    return (f"* Quote from {one_line(source['name'], 60)} {tags}\n" + drawer(props)
+            + f"From {link(source['source_id'], source['name'])}, {where}.\n\n"
+            + verbatim_block(candidate["quote"]))
+
+
 def claim_and_quote(notes: Path, run: str, schema: Schema, source: dict, hub_id: str,
-                    candidate: dict) -> tuple[str, str, str, str]:
-    """The (claim id, claim text, quote id, quote text) notes for one grounded candidate."""
+                    candidate: dict) -> tuple[str, str, str]:
+    """The (claim id, quote id, note text) of one grounded candidate: the claim as the file's
+    node, its quote as the note's one heading (one file per claim, two nodes)."""
     dim = schema.dimension(candidate["dimension"])
     tag = dim.tag if dim else ""
     key = (run, source["sha256"], candidate["dimension"], str(candidate["start"]), str(candidate["end"]),
            candidate["claim"])
     claim_id, quote_id = stable_id("claim", *key), stable_id("quote", *key)
-    quote_text = (drawer([("ID", quote_id), ("SOURCE", source["source_id"]), ("START", str(candidate["start"])),
-                          ("END", str(candidate["end"])), ("SOURCE_SHA256", source["sha256"]),
-                          ("DIMENSION", candidate["dimension"]), ("RUN", run)])
-                  + f"#+title: Quote: {one_line(candidate['quote'], 70)}\n"
-                  + (f"#+filetags: :{tag}:quote:\n" if tag else "#+filetags: :quote:\n")
-                  + f"\nFrom {link(source['source_id'], source['name'])}, characters "
-                  + f"{candidate['start']}-{candidate['end']}.\n\n" + quote_block(candidate["quote"]))
-    claim_text = (drawer([("ID", claim_id), ("DIMENSION", candidate["dimension"]), ("SCHEMA", schema.name),
-                          ("RUN", run), ("QUOTE", quote_id)])
-                  + f"#+title: {one_line(candidate['claim'], 120)}\n"
-                  + (f"#+filetags: :{tag}:claim:\n" if tag else "#+filetags: :claim:\n")
-                  + f"\n{candidate['claim'].strip()}\n\n"
-                  + f"- quote: {link(quote_id, 'Quote: ' + candidate['quote'])}\n"
-                  + f"- hub: {link(hub_id, 'Claims from ' + source['name'])}\n")
-    return claim_id, claim_text, quote_id, quote_text
+    claim = one_line(candidate["claim"])
+    text = (drawer([("ID", claim_id), ("DIMENSION", one_line(candidate["dimension"])), ("SCHEMA", schema.name),
+                    ("RUN", run), ("QUOTE", quote_id)])
+            + f"#+title: {one_line(claim, 120)}\n"
+            + (f"#+filetags: :{tag}:claim:\n" if tag else "#+filetags: :claim:\n")
+            + f"\n{escape_lines(claim)}\n\n"
+            + f"- quote: {link(quote_id, 'Quote: ' + candidate['quote'])}\n"
+            + f"- hub: {link(hub_id, 'Claims from ' + source['name'])}\n\n"
+            + quote_section(quote_id, source, candidate, tag, run))
+    return claim_id, quote_id, text
 
 
-def claim_paths(notes: Path, run: str, index: int, candidate: dict, claim_id: str) -> tuple[Path, Path]:
+def claim_path(notes: Path, run: str, index: int, candidate: dict, claim_id: str) -> Path:
     stem = f"{index:02d}-{slug(candidate['dimension'], 20)}-{candidate['start']}-{claim_id[:8]}.org"
-    base = notes / NOTES_DIR / run
-    return base / "claims" / stem, base / "quotes" / stem
+    return notes / NOTES_DIR / run / "claims" / stem
 
 
 def run_note_text(run_id: str, run: str, schema: Schema, sources: list[dict], audits: list[dict],

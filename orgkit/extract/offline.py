@@ -33,6 +33,7 @@ from .units import Document, Unit
 PROSE_CAP = 3  # sentences from a prose section
 LIST_CAP = 6  # items from a list-shaped section
 CUE_CAP = 2  # units admitted by a cue phrase alone
+MIN_WORDS = 4  # a shorter unit is a fragment ("HTTP routes and middleware"), not a point
 _NORM = re.compile(r"[^a-z0-9]+")
 _LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,40})[\"”]")
@@ -45,6 +46,34 @@ class Pick:
     end: int
     quote: str
     score: float
+
+    @property
+    def claim(self) -> str:
+        """The claim in the reader's words: the quote's own sentence without its markup."""
+        return statement(self.quote)
+
+
+_LINK_MD = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINK_ORG = re.compile(r"\[\[[^\]]*\](?:\[([^\]]*)\])?\]")
+_EMPHASIS = re.compile(r"(?<![\w*_~=`])([*_~=`]{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*_~=`])")
+_LIST_MARK = re.compile(r"^(?:[-*+>]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]+")
+
+
+def statement(text: str) -> str:
+    """`text` as a plain sentence: one line, without list markers, emphasis, code marks or link
+    targets (a link counts as its description), its first letter a capital."""
+    flat = " ".join(text.split())
+    flat = _LIST_MARK.sub("", flat)
+    flat = _LINK_ORG.sub(lambda m: m.group(1) or "", _LINK_MD.sub(r"\1", flat))
+    for _ in range(2):  # **_nested_** marks
+        flat = _EMPHASIS.sub(r"\2", flat)
+    flat = flat.strip()
+    return flat[:1].upper() + flat[1:]
+
+
+def words_of(text: str) -> list[str]:
+    """The words of `text` as a reader counts them (markup and punctuation aside)."""
+    return re.findall(r"[^\W_]+(?:['’][^\W_]+)?", text)
 
 
 def _norm(text: str) -> str:
@@ -86,8 +115,10 @@ def _cues(dim: Dimension) -> list[re.Pattern[str]]:
             if p.strip()]
 
 
-def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None) -> list[Pick]:
-    """The best grounded spans of `doc` for every dimension of `schema`."""
+def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None,
+                    demote: Demotions | None = None) -> list[Pick]:
+    """The best grounded spans of `doc` for every dimension of `schema`, less what `demote` says
+    people keep deleting (see `demoted`)."""
     units = [u for u in doc.units if not u.extra.get("title")]
     if not units:
         return []
@@ -103,12 +134,45 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     picks: list[Pick] = []
     for d_index, dim in enumerate(schema.dimensions):
         picks += _label_lines(units, dim, taken)
+    labelled = {p.dimension for p in picks}
     for d_index, dim in enumerate(schema.dimensions):
-        picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
+        if dim.name not in labelled:  # a `Status: accepted` line says it all
+            picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
+    if demote:
+        picks = demoted(picks, demote)
     return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
+
+
+@dataclass(frozen=True)
+class Demotions:
+    """What the corrections say the offline extractor should write less of."""
+
+    dimensions: frozenset[str] = frozenset()  # dimensions whose claims people keep deleting
+    shapes: frozenset[tuple[str, ...]] = frozenset()  # opening words of the claims they keep deleting
+
+    def __bool__(self) -> bool:
+        return bool(self.dimensions or self.shapes)
+
+
+def shape(claim: str) -> tuple[str, ...]:
+    """A claim's sentence shape: its first two words, lower-case ("good because")."""
+    return tuple(w.lower() for w in words_of(claim)[:2])
+
+
+def demoted(picks: list[Pick], demote: Demotions) -> list[Pick]:
+    """Picks less those of a demoted shape; a demoted dimension keeps only its best pick."""
+    kept = [p for p in picks if shape(p.claim) not in demote.shapes]
+    out = []
+    for pick in kept:
+        if pick.dimension in demote.dimensions:
+            best = max((p for p in kept if p.dimension == pick.dimension), key=lambda p: (p.score, -p.start))
+            if pick is not best:
+                continue
+        out.append(pick)
+    return out
 
 
 def _section_label(unit: Unit, schema: Schema) -> tuple[str | None, bool]:
@@ -129,10 +193,8 @@ def _label_lines(units: list[Unit], dim: Dimension, taken: set[int]) -> list[Pic
         if not _is_label_line(unit, dim):
             continue
         first_line = unit.text.split("\n", 1)[0]
-        m = _LABEL.match(first_line)
-        value = m.group(2).rstrip(" *_")
-        start = unit.start + first_line.index(value, m.start(2) if m.start(2) < len(first_line) else 0)
-        out.append(Pick(dim.name, start, start + len(value), value, 2.0))
+        line = first_line.rstrip(" *_")  # the label with its value: "Status: accepted"
+        out.append(Pick(dim.name, unit.start, unit.start + len(line), line, 2.0))
         if unit.kind != "heading":
             taken.add(k)
         break
@@ -147,7 +209,9 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
               if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
               and not _is_reference(units[k])]
     wants_questions = "question" in dim.rubric.lower()
-    inside = [k for k in inside if wants_questions or not units[k].text.rstrip("*_ ").endswith("?")]
+    alone = _alone(units, inside)
+    inside = [k for k in inside if (wants_questions or not units[k].text.rstrip("*_ ").endswith("?"))
+              and (k in alone or _says_something(units[k]))]
     if not inside:
         return []
     cues = _cues(dim)
@@ -190,6 +254,23 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
         taken.add(k)
         out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
     return out
+
+
+def _alone(units: list[Unit], inside: list[int]) -> set[int]:
+    """The units that are the whole text of their section (a bare `Accepted` under "Status")."""
+    count: dict[tuple[str, ...], int] = {}
+    for k in inside:
+        if units[k].kind != "heading":
+            count[units[k].section] = count.get(units[k].section, 0) + 1
+    return {k for k in inside if units[k].kind != "heading" and count[units[k].section] == 1}
+
+
+def _says_something(unit: Unit) -> bool:
+    """Whether a unit can stand as a claim: not a heading, a table row, a list's lead-in or a fragment."""
+    if unit.kind in ("heading", "row"):
+        return False
+    text = unit.text.rstrip("*_ ")
+    return not text.endswith(":") and len(words_of(text)) >= MIN_WORDS
 
 
 def _repeats(text: str, earlier: str) -> bool:

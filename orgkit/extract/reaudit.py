@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import Config
 from .audit import verify_source
-from .run import open_run
+from .run import dimension_tags, open_run, rewrite_hub
 from .store import list_runs
 
 
@@ -15,15 +15,16 @@ def audit_runs(config: Config, runs: list[str] | None) -> dict:
     for name in names:
         ctx = open_run(config, name)
         sources = ctx.store.read("run.json")["sources"]
-        dimensions = [d.name for d in ctx.schema.dimensions]
+        tags = dimension_tags(ctx.schema)
         for i, source in enumerate(sources):
             written = ctx.store.read(f"claims-{i}.json")
             if written is None:
                 continue
-            report = verify_source(config.notes, config.data_dir, source, written["claims"], dimensions,
-                                   reanchor=True)
-            if report["reanchored"]:
+            before = [dict(c) for c in written["claims"]]
+            report = verify_source(config.notes, config.data_dir, source, written["claims"], tags, reanchor=True)
+            if written["claims"] != before:  # moved or lost quotes: the run's record and the hub follow
                 ctx.store.write(f"claims-{i}.json", written)
+                rewrite_hub(ctx, i)
             problems += report.pop("problems")
             rows.append({"run": name, **report})
     totals = {k: sum(r[k] for r in rows) for k in ("quotes", "verified", "reanchored", "stale", "missing")}

@@ -30,6 +30,7 @@ from .offline import extract_offline
 from .schema import Schema, parse_schema, resolve_schema
 from .sources import ingest, read_copy
 from .store import RunStore, new_run_id
+from .supersede import earlier_claims, earlier_source, keep, key, mark_vanished
 from .units import segment
 
 MAX_WORKERS = 4
@@ -47,6 +48,7 @@ class Context:
     embed: Callable | None = None
     use_model: bool = False
     guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
+    demote: dict = field(default_factory=dict)  # what the offline extractor demotes (--use-extraction-feedback)
 
     @property
     def notes(self) -> Path:
@@ -88,7 +90,8 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
         sources.append({"given": src.given, "path": str(src.path), "name": src.name, "sha256": src.sha256,
                         "fmt": src.fmt, "copy": str(src.copy), "source_id": written.id,
                         "source_note": rel(config, written.path), "hub_id": hub_id,
-                        "hub_note": rel(config, nt.hub_path(config.notes, run, index, src.name))})
+                        "hub_note": rel(config, nt.hub_path(config.notes, run, index, src.name)),
+                        "supersedes": earlier_source(config.data_dir, schema.name, str(src.path), src.sha256, run)})
     store.write("run.json", {"run": run, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                              "schema": {"name": schema.name, "id": schema.id, "path": str(schema.path),
                                         "origin": schema.origin},
@@ -168,7 +171,8 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
         try:
             text = read_copy(Path(source["copy"]))
             raw = candidates_for(index, source, text) if candidates_for else _extract(ctx, source, text)
-            store.write(f"candidates-{index}.json", ground(ctx.schema, text, raw))
+            store.write(f"candidates-{index}.json",
+                        ground(ctx.schema, text, raw, ctx.config["extraction.min_quote_chars"]))
             store.set_task(f"extract:{index}", "done")
         except OrgkitError as exc:
             store.set_task(f"extract:{index}", "failed", str(exc))
@@ -182,19 +186,24 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
 def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
         return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance)
-    picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed)
-    return [{"dimension": p.dimension, "claim": f"{p.dimension}: {one_line(p.quote, 100)}",
-             "quote": p.quote, "start": p.start, "end": p.end} for p in picks]
+    picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed, ctx.demote)
+    return [{"dimension": p.dimension, "claim": p.claim, "quote": p.quote, "start": p.start, "end": p.end}
+            for p in picks]
 
 
-def ground(schema: Schema, text: str, raw: list[dict]) -> dict:
-    """Anchor each candidate's quote in the text; drop (and count) the ones not found when grounded."""
+def ground(schema: Schema, text: str, raw: list[dict], min_quote: int = 0) -> dict:
+    """Anchor each candidate's quote in the text; drop (and count) the ones not found when grounded,
+    and those shorter than `min_quote` characters unless they are a whole line of the text (a
+    one-letter quote is found almost anywhere, so it shows nothing)."""
     kept, dropped = [], []
     for cand in raw:
         quote = str(cand.get("quote") or "")
-        dimension = _dimension_name(schema, str(cand.get("dimension") or ""))
-        claim = " ".join(str(cand.get("claim") or "").split()) or dimension
+        dimension = _dimension_name(schema, one_line(str(cand.get("dimension") or "")))
+        claim = one_line(str(cand.get("claim") or "")) or dimension
         hint = cand.get("start") if isinstance(cand.get("start"), int) else None
+        if len(quote.strip()) < min_quote and not _whole_line(text, quote):  # grounds nothing
+            dropped.append({"dimension": dimension, "claim": claim, "quote": quote, "reason": "short"})
+            continue
         span = find_quote(text, quote, near=hint)
         if span is None:
             if schema.grounded:
@@ -209,43 +218,67 @@ def ground(schema: Schema, text: str, raw: list[dict]) -> dict:
     return {"grounded": kept, "dropped": dropped}
 
 
+def _whole_line(text: str, quote: str) -> bool:
+    """Whether `quote` is a whole line of `text` (a bare `Accepted` under a Status heading)."""
+    wanted = quote.strip()
+    return bool(wanted) and any(line.strip() == wanted for line in text.splitlines())
+
+
 def _dimension_name(schema: Schema, name: str) -> str:
-    """The schema's own spelling of a dimension name given loosely (case, spaces); else as given."""
+    """The schema's own spelling of a dimension given loosely (its name or tag, any case); else as given."""
     wanted = " ".join(name.lower().split())
-    return next((d.name for d in schema.dimensions if d.name.lower() == wanted), name)
+    return next((d.name for d in schema.dimensions if wanted in (d.name.lower(), d.tag.lower())), name)
 
 
 def scribe(ctx: Context, index: int, source: dict) -> None:
-    """Write a quote note and a claim note per candidate, then the hub; refuse untagged notes."""
+    """Write a claim note (its quote inside) per candidate, then the hub; refuse untagged notes.
+
+    When an earlier run extracted the same source under the same schema, its
+    claims are carried over instead of written again (see `supersede`).
+    """
     found = ctx.store.read(f"candidates-{index}.json", {"grounded": []})
-    claims, rejected = [], []
-    source = {**source, "name": source["name"]}
+    claims, rejected, declined = [], [], 0
+    earlier = source.get("supersedes")
+    before = {key(c): c for c in earlier_claims(ctx.config.data_dir, earlier)} if earlier else {}
     for cand in found["grounded"]:
-        claim_id, claim_text, quote_id, quote_text = nt.claim_and_quote(
-            ctx.notes, ctx.store.run, ctx.schema, source, source["hub_id"], cand)
-        claim_path, quote_path = nt.claim_paths(ctx.notes, ctx.store.run, index, cand, claim_id)
+        dim = ctx.schema.dimension(cand["dimension"])
+        old = before.pop(key(cand), None)
+        if old is not None:
+            with _WRITER:
+                kept = keep(ctx.notes, old, cand, source, dim.tag if dim else "")
+            if kept is None:
+                declined += 1
+            else:
+                claims.append({**kept, "source": source["given"], "kept_from": old.get("run", earlier["run"])})
+            continue
+        claim_id, quote_id, text = nt.claim_and_quote(ctx.notes, ctx.store.run, ctx.schema, source,
+                                                      source["hub_id"], cand)
+        path = nt.claim_path(ctx.notes, ctx.store.run, index, cand, claim_id)
         try:
-            nt.check_tags(quote_text, quote_path, ctx.schema)
-            nt.check_tags(claim_text, claim_path, ctx.schema)
+            nt.check_tags(text, path, ctx.schema)
         except nt.NoteRejected as exc:
             rejected.append({"dimension": cand["dimension"], "claim": cand["claim"], "reason": str(exc)})
             continue
         with _WRITER:
-            quote_note = nt.write_note(quote_path, quote_text, quote_id)
-            claim_note = nt.write_note(claim_path, claim_text, claim_id)
-        _generated(ctx, "extractor", "quote", quote_note, quote_text, source["given"])
-        _generated(ctx, "extractor", "claim", claim_note, claim_text, source["given"])
+            note = nt.write_note(path, text, claim_id)
+        _generated(ctx, "extractor", "claim", note, text, source["given"])
         claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
                        "quote": cand["quote"], "start": cand["start"], "end": cand["end"],
-                       "claim_id": claim_id, "quote_id": quote_id,
-                       "claim_file": rel(ctx.config, claim_path), "quote_file": rel(ctx.config, quote_path)})
-    _write_hub(ctx, index, source, claims)
-    ctx.store.write(f"claims-{index}.json", {"claims": claims, "rejected": rejected})
+                       "claim_id": claim_id, "quote_id": quote_id, "run": ctx.store.run,
+                       "claim_file": rel(ctx.config, path)})
+    vanished = []
+    for old in before.values():
+        with _WRITER:
+            if mark_vanished(ctx.notes, old, ctx.store.run):
+                vanished.append(old)
+    _write_hub(ctx, index, source, claims, vanished)
+    ctx.store.write(f"claims-{index}.json", {"claims": claims, "rejected": rejected, "vanished": vanished,
+                                             "declined": declined})
     ctx.store.set_task(f"scribe:{index}", "done")
 
 
-def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict]) -> None:
-    text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source["source_id"], source["name"], claims)
+def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict], vanished: list[dict] = ()) -> None:
+    text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source, claims, vanished)
     with _WRITER:
         written = nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
     _generated(ctx, "scribe", "hub", written, text, source["given"], always=True)
@@ -266,8 +299,8 @@ def _generated(ctx: Context, role: str, node_type: str, written: nt.Written, tex
 def audit_source(ctx: Context, index: int, source: dict) -> None:
     """Verify every quote of the source; with an auditor model, flag weak support."""
     written = ctx.store.read(f"claims-{index}.json", {"claims": []})
-    report = verify_source(ctx.notes, ctx.config.data_dir, source, written["claims"],
-                           [d.name for d in ctx.schema.dimensions], reanchor=False)
+    report = verify_source(ctx.notes, ctx.config.data_dir, source, written["claims"], dimension_tags(ctx.schema),
+                           reanchor=False)
     report["flags"] = []
     try:
         report["flags"] = judge_with_model(ctx.config, written["claims"])
@@ -279,6 +312,17 @@ def audit_source(ctx: Context, index: int, source: dict) -> None:
         report["problems"].append(f"auditor model: {exc}")
     ctx.store.write(f"audit-{index}.json", report)
     ctx.store.set_task(f"audit:{index}", "done")
+
+
+def dimension_tags(schema: Schema) -> dict[str, str]:
+    return {d.name: d.tag for d in schema.dimensions}
+
+
+def rewrite_hub(ctx: Context, index: int) -> None:
+    """Write source `index`'s hub again from what the run recorded (after an audit or a deletion)."""
+    source = ctx.store.read("run.json")["sources"][index]
+    written = ctx.store.read(f"claims-{index}.json", {"claims": []})
+    _write_hub(ctx, index, source, written["claims"], written.get("vanished", []))
 
 
 def _write_run_note(ctx: Context, sources: list[dict]) -> None:
@@ -310,7 +354,9 @@ def result(ctx: Context) -> dict:
     claims, per_source, dropped, rejected = [], [], 0, 0
     for i, _ in enumerate(sources):
         written = ctx.store.read(f"claims-{i}.json", {"claims": [], "rejected": []})
-        claims += [{k: c[k] for k in keys} for c in written["claims"]]
+        tags = dimension_tags(ctx.schema)
+        claims += [{k: c[k] for k in keys} | {"dimension": tags.get(c["dimension"], c["dimension"])}
+                   for c in written["claims"]]
         rejected += len(written["rejected"])
         dropped += len(ctx.store.read(f"candidates-{i}.json", {"dropped": []})["dropped"])
         report = ctx.store.read(f"audit-{i}.json")

@@ -239,7 +239,5 @@ class _Walker:
             cuts.append(m.end())
         cuts.append(len(body))
         pieces = [(cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1) if body[cuts[k]:cuts[k + 1]].strip()]
-        if kind == "item" and len(body.split()) <= 60:
-            pieces = [(0, len(body))]
         for k, (a, b) in enumerate(pieces):
             self._add(start + a, start + b, kind if k == 0 else "sentence", depth, k == 0, block)

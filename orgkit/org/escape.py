@@ -45,3 +45,42 @@ def escape_lines(text: str) -> str:
 def link_description(text: str, limit: int = 80) -> str:
     """`text` fit to stand between a link's brackets: one line, no brackets."""
     return one_line(text, limit).translate(_LINK_BRACKETS)
+
+
+# Lines org would read as something other than text inside a quote block: a
+# heading (stars then a space), a keyword, block or comment line, a drawer or
+# property line. Org does not unescape commas in a quote block, so these cannot
+# be comma-escaped there without the reader seeing a comma the text lacks.
+_NOT_TEXT = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#(?:\+|[ \t]|$)|[ \t]*:[^\s:]*:(?:[ \t]|$))")
+_FIXED_WIDTH = re.compile(r"^:(?: (.*))?$")
+
+
+def verbatim_block(text: str) -> str:
+    """`text` as org shows it verbatim: a quote block when every line is plain text, else a
+    fixed-width area (`: ` before each line), whose lines org never reads as structure.
+
+    Either way what the reader sees between the markers is `text` itself, with
+    no escape character added (line breaks other than LF made LF).
+    """
+    lines = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text).split("\n")
+    if any(_NOT_TEXT.match(line) for line in lines):
+        return "\n".join(f": {line}" if line else ":" for line in lines) + "\n"
+    return "#+begin_quote\n" + "\n".join(lines) + "\n#+end_quote\n"
+
+
+def read_verbatim_block(text: str) -> str | None:
+    """The text of the first block `verbatim_block` wrote in `text`; None when there is none."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip().lower() == "#+begin_quote":
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().lower() == "#+end_quote"), None)
+            return None if end is None else "\n".join(lines[i + 1:end])
+        if _FIXED_WIDTH.match(line):
+            area = []
+            for other in lines[i:]:
+                m = _FIXED_WIDTH.match(other)
+                if not m:
+                    break
+                area.append(m.group(1) or "")
+            return "\n".join(area)
+    return None
