@@ -158,8 +158,9 @@ class Demotions:
 
 
 def shape(claim: str) -> tuple[str, ...]:
-    """A claim's sentence shape: its first two words, lower-case ("good because")."""
-    return tuple(w.lower() for w in words_of(claim)[:2])
+    """A claim's sentence shape: its first two words, lower-case, enumeration aside
+    ("Option 2: good, because" -> ("option", "good"))."""
+    return tuple(w.lower() for w in words_of(claim) if not w.isdigit() and len(w) > 1)[:2]
 
 
 def demoted(picks: list[Pick], demote: Demotions) -> list[Pick]:

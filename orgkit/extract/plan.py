@@ -74,6 +74,10 @@ def commit(config: Config, path: Path) -> dict:
     run, candidates = read_candidates(path)
     ctx = runs.open_run(config, run)
     sources = ctx.store.read("run.json")["sources"]
+    if all(ctx.store.state(f"extract:{i}") == "done" for i in range(len(sources))):
+        written = sum(len(ctx.store.read(f"claims-{i}.json", {"claims": []})["claims"]) for i in range(len(sources)))
+        raise OrgkitError(f"run {run} was committed already ({written} claim(s) written then); nothing done: "
+                          f"plan a new run (orgkit extract SOURCE... --plan) to commit other candidates")
     known = {s["given"] for s in sources} | {s["path"] for s in sources} | {s["sha256"] for s in sources}
     strays = sorted({c["source"] for c in candidates if c["source"] not in known})
     if strays:

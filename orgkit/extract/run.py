@@ -26,7 +26,7 @@ from .anchor import find_quote
 from .audit import verify_source
 from ..org.escape import one_line
 from .model import extract_with_model, judge_with_model
-from .offline import extract_offline
+from .offline import Demotions, extract_offline
 from .schema import Schema, parse_schema, resolve_schema
 from .sources import ingest, read_copy
 from .store import RunStore, new_run_id
@@ -48,7 +48,7 @@ class Context:
     embed: Callable | None = None
     use_model: bool = False
     guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
-    demote: dict = field(default_factory=dict)  # what the offline extractor demotes (--use-extraction-feedback)
+    demote: Demotions | None = None  # what the offline extractor demotes (--use-extraction-feedback)
 
     @property
     def notes(self) -> Path:
@@ -107,6 +107,10 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
 def open_run(config: Config, run: str) -> Context:
     """The context of an existing run, with the schema it started with."""
     require_enabled(config)
+    return _reopen(config, run)
+
+
+def _reopen(config: Config, run: str) -> Context:
     store = RunStore.open(config.data_dir, run)
     info = store.read("run.json")
     text = (store.root / "schema.org").read_text(encoding="utf-8")
@@ -115,10 +119,13 @@ def open_run(config: Config, run: str) -> Context:
 
 
 def use_feedback(ctx: Context) -> None:
-    """Give the extractor's prompt the guidance for the notes it writes (claims and quotes)."""
+    """Give the extractor's prompt the guidance for the notes it writes (claims and quotes), and
+    the offline extractor what the deletions of claims teach (see `corrections`)."""
     from ..feedback.guidance import guidance_prompt
+    from .corrections import demotions
 
     ctx.guidance = guidance_prompt(ctx.config, "extractor", ["claim", "quote"])
+    ctx.demote = demotions(ctx.config)
 
 
 def choose_extractor(ctx: Context) -> None:
@@ -323,6 +330,39 @@ def rewrite_hub(ctx: Context, index: int) -> None:
     source = ctx.store.read("run.json")["sources"][index]
     written = ctx.store.read(f"claims-{index}.json", {"claims": []})
     _write_hub(ctx, index, source, written["claims"], written.get("vanished", []))
+
+
+def drop_deleted_claims(config: Config) -> int:
+    """Take the claims whose notes a person deleted out of their runs' records and hubs (through the
+    one writer), so no hub links a note that is gone; the number taken out. Costs a directory
+    listing when nothing was ever extracted."""
+    from .store import list_runs
+
+    dropped = 0
+    for name in list_runs(config.data_dir):
+        ctx = None
+        store = RunStore.open(config.data_dir, name)
+        for index, _ in enumerate(store.read("run.json")["sources"]):
+            written = store.read(f"claims-{index}.json")
+            if not written:
+                continue
+            gone = [c for c in written["claims"] if not _holds(config.notes / c["claim_file"], c["claim_id"])]
+            if not gone:
+                continue
+            written["claims"] = [c for c in written["claims"] if c not in gone]
+            written["deleted"] = written.get("deleted", []) + gone
+            store.write(f"claims-{index}.json", written)
+            ctx = ctx or _reopen(config, name)
+            rewrite_hub(ctx, index)
+            dropped += len(gone)
+    return dropped
+
+
+def _holds(path: Path, node_id: str) -> bool:
+    try:
+        return node_id in path.read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def _write_run_note(ctx: Context, sources: list[dict]) -> None:

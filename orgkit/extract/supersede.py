@@ -34,9 +34,11 @@ def earlier_source(data_dir: Path, schema_name: str, path: str, sha256: str, run
 
 
 def earlier_claims(data_dir: Path, earlier: dict) -> list[dict]:
-    """The claims the earlier run wrote for the source, as it recorded them (kept ones included)."""
+    """The claims the earlier run wrote for the source, as it recorded them (kept ones included, and
+    those a person deleted since, so that they are not written again)."""
     store = RunStore.open(data_dir, earlier["run"])
-    return (store.read(f"claims-{earlier['index']}.json") or {}).get("claims", [])
+    written = store.read(f"claims-{earlier['index']}.json") or {}
+    return written.get("claims", []) + written.get("deleted", [])
 
 
 def key(claim: dict) -> tuple[str, str]:

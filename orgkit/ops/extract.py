@@ -94,10 +94,13 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 
 def _record_corrections(ctx: OpContext) -> None:
-    """Before generating more notes, record the corrections made to those generated before."""
+    """Before generating more notes, record the corrections made to those generated before
+    (and take the claims a person deleted off their hubs)."""
+    from ..extract.run import drop_deleted_claims
     from ..feedback.observe import IndexLookup, observe
     from ..feedback.paths import generated_path
 
+    drop_deleted_claims(ctx.config)
     if not generated_path(ctx.config).exists():
         return
     index = ctx.lookup_index()
