@@ -262,3 +262,42 @@ def test_a_rewrapped_bullet_is_unchanged_and_left_as_written(tmp_path, cli):
     data = _evolve(cli, cfg.notes)
     assert data["clusters"][0]["status"] == "unchanged" and not data["written"]
     assert path.read_text(encoding="utf-8") == wrapped
+
+
+def test_without_a_model_a_cluster_with_nothing_concrete_gets_no_bullet(tmp_path, cli):
+    from orgkit.feedback.events import record_review
+
+    cfg = generate_claims(tmp_path / "notes", 1)
+    for n in range(3):  # accepted as proposed: "X became X" is no example
+        record_review(cfg, item_id=f"p{n}", action="accept", source_path=f"d{n}.md", canonical_node_id=f"n{n}",
+                      before="Progressive Summarization", after="Progressive Summarization")
+    data = _evolve(cli, cfg.notes)
+    assert [(c["status"], c["bullet"]) for c in data["clusters"]] == [("vague", None)]
+    assert not data["written"] and not guidance_path(cfg).exists()
+
+
+def test_without_a_model_a_bullet_names_the_dimension_and_two_real_edits(tmp_path, cli, monkeypatch):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    sources = {"db.md": "the cache in SQLite", "queue.md": "the jobs in Redis", "log.md": "the logs in Loki"}
+    for name, what in sources.items():
+        (tmp_path / name).write_text(f"# {name}\n\n## Decision\n\nWe will keep {what} from now on.\n",
+                                     encoding="utf-8")
+        result = cli("extract", str(tmp_path / name), "--schema", "adr", "--notes", str(notes), "--json",
+                     env=NO_MODEL)
+        assert result.exit_code == 0, result.stderr
+    for path in sorted(notes.glob("extractions/*/claims/*.org")):
+        text = path.read_text(encoding="utf-8")
+        for what in sources.values():
+            text = text.replace(f"\nWe will keep {what} from now on.\n", f"\n{what.split()[-1]}.\n", 1)
+        path.write_text(text, encoding="utf-8")
+    _index(cli, notes)
+    data = _evolve(cli, notes)
+    bullets = [c["bullet"] for c in data["clusters"] if c["status"] == "new"]
+    assert len(bullets) == 1, data["clusters"]
+    assert "claim notes under decision from 3 documents" in bullets[0]
+    assert "each edit made the text shorter" in bullets[0]
+    assert bullets[0].count("” became “") == 2
+    assert not any(was == now for was, now in
+                   [pair.split("” became “") for pair in bullets[0].split("example “", 1)[1].split("” and “")])

@@ -7,7 +7,8 @@ the same note twice) counts once, as its latest event. A cluster with at least
 `feedback.min_events` members earns one bullet: phrased by the model seam (role
 `guidance`) and cached by the hash of the cluster's members, so an unchanged
 cluster makes no model call on a re-run; with no model, a deterministic
-template. The guardrail drops bullets that teach saying less. Bullets are
+template, written only when it can say something concrete (what the edits did,
+with two real before/after pairs; else the cluster is `vague`). The guardrail drops bullets that teach saying less. Bullets are
 merged into the guidance file, respecting the user's edits and deletions.
 """
 
@@ -55,7 +56,7 @@ class Cluster:
 @dataclass
 class ClusterReport:
     cluster: Cluster
-    status: str  # below_min, new, updated, unchanged, edited, deleted, dropped
+    status: str  # below_min, vague (no two real examples), new, updated, unchanged, edited, deleted, dropped
     bullet: str | None = None
     by: str | None = None  # model name, "template", or None when nothing was phrased
     pattern: str | None = None  # the guardrail pattern a dropped bullet matched
@@ -121,30 +122,70 @@ def changed_words(before, after) -> tuple[str, str]:
     return " ".join(a[i:len(a) - j]), " ".join(b[i:len(b) - j])
 
 
-def template_bullet(cluster: Cluster) -> str:
-    """A deterministic bullet built from the cluster alone (no model)."""
+def template_bullet(cluster: Cluster, dimensions: dict[str, str] | None = None) -> str | None:
+    """A deterministic bullet built from the cluster alone (no model), or None when the cluster
+    gives nothing concrete to say: fewer than two real examples (an accept that changed nothing,
+    "X became X", is no example). `dimensions` maps claim IDs to their dimension, so a pattern
+    confined to one dimension can say so."""
     key, members = cluster.key, cluster.members
     n = len(members)
     docs = len({e.source_path for e in members})
     actions = Counter(e.action for e in members)
     counts = ", ".join(f"{actions[a]} {a}" + ("ed" if not a.endswith("e") else "d") for a in sorted(actions))
-    latest = members[-1]
     where = f"from {docs} document{'s' if docs != 1 else ''}"
-    if key.source == "review":
-        return (f"Reviewers decided on {n} proposed {key.node_type} notes {where} ({counts}); for example "
-                f"“{_clip(latest.before)}” became “{_clip(latest.after)}”. Propose notes the way the "
-                f"accepted and edited ones read.")
+    under = _common_dimension(members, dimensions or {})
     if key.source == "link_change":
-        target = latest.target_slug or _clip(latest.after or latest.before)
-        return (f"People changed the links of {n} generated {key.node_type} notes {where} ({counts}), for "
-                f"example a link to “{target}”. Link {key.node_type} notes the way these corrections do.")
-    if key.field == "note":
-        return (f"People deleted {n} generated {key.node_type} notes {where}, for example "
-                f"“{_clip(latest.before)}”. Check that each {key.node_type} states what its source says "
-                f"before writing it.")
-    was, now = changed_words(latest.before, latest.after)
-    return (f"People corrected the {key.field} of {n} generated {key.node_type} notes {where} ({counts}); for "
-            f"example “{_clip(was)}” became “{_clip(now)}”. Write the {key.field} the way these corrections do.")
+        targets = _distinct(e.target_slug or _clip(e.after or e.before) for e in reversed(members))
+        if len(targets) < 2:
+            return None
+        return (f"People changed the links of {n} generated {key.node_type} notes{under} {where} ({counts}), for "
+                f"example links to “{targets[0]}” and “{targets[1]}”. Link {key.node_type} notes the way these "
+                f"corrections do.")
+    if key.field == "note" and key.source == "override":
+        titles = _distinct(_clip(e.before) for e in reversed(members) if normalized(e.before))
+        if len(titles) < 2:
+            return None
+        return (f"People deleted {n} generated {key.node_type} notes{under} {where}, for example “{titles[0]}” "
+                f"and “{titles[1]}”. Check that each {key.node_type} states what its source says before "
+                f"writing it.")
+    pairs = _distinct(changed_words(e.before, e.after) for e in reversed(members)
+                      if normalized(e.before) != normalized(e.after))
+    if len(pairs) < 2:
+        return None
+    examples = " and ".join(f"“{_clip(was)}” became “{_clip(now)}”" for was, now in pairs[:2])
+    if key.source == "review":
+        return (f"Reviewers decided on {n} proposed {key.node_type} notes {where} ({counts}); {_trend(pairs)}, "
+                f"for example {examples}. Propose notes the way the accepted and edited ones read.")
+    return (f"People corrected the {key.field} of {n} generated {key.node_type} notes{under} {where} ({counts}); "
+            f"{_trend(pairs)}, for example {examples}. Write the {key.field} the way these corrections do.")
+
+
+def _distinct(values) -> list:
+    """The values in order, each once, empty ones left out."""
+    out: list = []
+    for value in values:
+        if value and value not in out:
+            out.append(value)
+    return out
+
+
+def _trend(pairs: list[tuple[str, str]]) -> str:
+    """What the edits did to the changed words, when they all did the same."""
+    grew = [len(now.split()) - len(was.split()) for was, now in pairs]
+    if all(g < 0 for g in grew):
+        return "each edit made the text shorter"
+    if all(g > 0 for g in grew):
+        return "each edit added words"
+    return "the edits reworded the text"
+
+
+def _common_dimension(members: list[Event], dimensions: dict[str, str]) -> str:
+    """" under DIMENSION" when most of the corrected notes are claims of one dimension, else ""."""
+    found = Counter(dimensions[e.node_id] for e in members if e.node_id in dimensions)
+    if not found:
+        return ""
+    name, count = found.most_common(1)[0]
+    return f" under {name}" if 2 * count > len(members) else ""
 
 
 def _cluster_prompt(cluster: Cluster) -> str:
@@ -161,25 +202,28 @@ def _cluster_prompt(cluster: Cluster) -> str:
 class _Phraser:
     """Bullets for clusters: from the cache, the model seam, or the template."""
 
-    def __init__(self, config: Config, result: EvolveResult) -> None:
+    def __init__(self, config: Config, result: EvolveResult, dimensions: dict[str, str]) -> None:
         self.config = config
         self.result = result
         self.cache = _read_cache(config)
         self.dirty = False
         self.no_model = False
+        self.dimensions = dimensions
 
     def generated(self, membership: str) -> str | None:
         """The bullet evolve wrote for a membership hash, if it remembers one."""
         entry = self.cache.get(membership)
         return entry.get("bullet") if isinstance(entry, dict) else None
 
-    def phrase(self, cluster: Cluster) -> tuple[str, str]:
+    def phrase(self, cluster: Cluster) -> tuple[str | None, str]:
         cached = self.cache.get(cluster.hash)
         if isinstance(cached, dict) and cached.get("bullet") and cached.get("by") != TEMPLATE:
             return cached["bullet"], cached["by"]
         text, by = self._from_model(cluster) if not self.no_model else (None, TEMPLATE)
         if text is None:
-            text, by = template_bullet(cluster), TEMPLATE
+            text, by = template_bullet(cluster, self.dimensions), TEMPLATE
+            if text is None:
+                return None, TEMPLATE
         self.cache[cluster.hash] = {"bullet": text, "by": by}
         self.dirty = True
         return text, by
@@ -210,14 +254,17 @@ class _Phraser:
                          json.dumps(self.cache, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
 
-def evolve(config: Config) -> EvolveResult:
-    """Distil the recorded events into the guidance file; what happened to each cluster."""
+def evolve(config: Config, dimensions: dict[str, str] | None = None) -> EvolveResult:
+    """Distil the recorded events into the guidance file; what happened to each cluster.
+
+    `dimensions` maps extracted claims' IDs to their dimensions (bullets name the
+    dimension a pattern of corrections lives in)."""
     events = load_events(config)
     path = guidance_path(config)
     result = EvolveResult(guidance=_display(config, path), events=len(events))
     doc, before = read_guidance(config)
     guard = patterns(config)
-    phraser = _Phraser(config, result)
+    phraser = _Phraser(config, result, dimensions or {})
     minimum = config["feedback.min_events"]
     for cluster in cluster_events(events):
         if len(cluster.members) < minimum:
@@ -258,6 +305,8 @@ def _merge(cluster: Cluster, entry: Entry | None, phraser: _Phraser, guard) -> C
                 entry.set_cluster(cluster.ref())
                 return ClusterReport(cluster, "edited", current)
     bullet, by = phraser.phrase(cluster)
+    if bullet is None:
+        return ClusterReport(cluster, "vague")  # nothing concrete to say: no bullet
     bad = offending(bullet, guard)
     if bad is not None:
         return ClusterReport(cluster, "dropped", bullet, by, bad)

@@ -10,9 +10,10 @@ from .spec import Op, Param
 
 
 def evolve(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..extract.corrections import claim_dimensions
     from ..feedback.evolve import evolve as run
 
-    result = run(ctx.config)
+    result = run(ctx.config, claim_dimensions(ctx.config))
     if result.model_note:
         ctx.warn(result.model_note)
     for message in result.warnings:
