@@ -53,6 +53,13 @@ class LLMServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    def prompt_chars(self, where: Callable[[dict], bool] = lambda body: True) -> int:
+        """Characters of every message content received (in the requests `where` selects): what the
+        model would have had to read, so a prompt's cost can be measured without a model."""
+        with self._lock:
+            bodies = [b for b in self.requests if where(b)]
+        return sum(len(m.get("content") or "") for b in bodies for m in b.get("messages", []))
+
     def reply(self, *values: Any) -> "LLMServer":
         """Queue canned replies, used in order."""
         with self._lock:

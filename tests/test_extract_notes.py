@@ -139,3 +139,20 @@ def test_deleted_shapes_are_demoted_offline_only_with_the_flag(workspace: Path, 
     text = (workspace.parent / "d.md").read_text(encoding="utf-8")
     picks = extract_offline(segment(text), resolve_schema(workspace, "adr"))
     assert [(p.claim, p.start) for p in picks] == [(c[1], c[2]) for c in plain(off)]  # flag off: as if no events
+
+
+def test_the_model_reads_each_source_once_with_every_dimension(workspace: Path, cli, llm_server) -> None:
+    llm_server.respond = lambda body: ({"verdicts": []} if "verdicts" in body["messages"][-1]["content"]
+                                       else {"claims": []})
+    result, _ = run_json(cli, "a.md", "b.md", "--schema", "adr", env={"ORGKIT_LLM_ENDPOINT": llm_server.url})
+    assert result.exit_code == 0, result.stderr
+    texts = [(workspace.parent / n).read_text(encoding="utf-8") for n in ("a.md", "b.md")]
+    prompts = [" ".join(m["content"] for m in r["messages"]) for r in llm_server.requests]
+    for text in texts:
+        assert sum(p.count(text) for p in prompts) == 1  # one request per source, all dimensions in it
+    extractor = [p for p in prompts if any(t in p for t in texts)]
+    assert len(extractor) == 2 and all(f"- {d}:" in p for p in extractor
+                                       for d in ("problem", "decision", "alternatives", "consequences", "status"))
+    assert all(r["response_format"]["type"] == "json_schema" for r in llm_server.requests)
+    assert llm_server.prompt_chars() == sum(len(p) for p in prompts) - sum(len(r["messages"]) - 1
+                                                                           for r in llm_server.requests)
