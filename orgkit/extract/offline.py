@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .rank import bm25_scores, embedding_scores, words
+from ..retrieve.search import query_terms
+from .rank import bm25_scores, embedding_scores
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
@@ -276,7 +277,7 @@ def _says_something(unit: Unit) -> bool:
 
 def _repeats(text: str, earlier: str) -> bool:
     """Whether `text` mostly says again what `earlier` said (an option that is also the decision)."""
-    mine, theirs = set(words(text)), set(words(earlier))
+    mine, theirs = set(query_terms(text)), set(query_terms(earlier))
     return len(mine) >= 2 and len(mine & theirs) >= 0.6 * len(mine | theirs)
 
 

@@ -1,4 +1,4 @@
-"""How similar each unit is to each dimension's rubric: BM25, or embeddings when a model loads.
+"""How similar each unit is to each dimension's rubric: BM25 (search's own), or embeddings too.
 
 Both rankers return, per dimension, one score per unit scaled to 0..1 within
 the document, so the extractor's other signals (section headings, cue
@@ -7,54 +7,39 @@ phrases, position) weigh the same whichever ranker ran.
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
+import sqlite3
 from typing import Callable, Sequence
+
+from ..index.schema import FTS_TOKENIZE
+from ..retrieve.search import fts_match
 
 EMBED_BATCH = 16
 EMBED_CHARS = 600  # a unit's first characters say what it is about
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STOP = frozenset("""a an and are as at be been but by for from has have in into is it its of on or
-that the their them then there these they this to was were which with will would can could our we
-you your not no so such than also may might should must shall do does did what when where who how""".split())
 
 
-def words(text: str) -> list[str]:
-    """Lower-case content words, a light suffix strip so "decided" meets "decision"."""
-    out = []
-    for w in _WORD.findall(text.lower()):
-        if w in _STOP or len(w) < 2:
-            continue
-        for suffix in ("ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s"):
-            if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-                w = w[: -len(suffix)]
-                break
-        out.append(w)
-    return out
+def bm25_scores(units: Sequence[str], queries: Sequence[str]) -> list[list[float]]:
+    """scores[q][u]: BM25 of unit u for query q, the units being the collection.
 
-
-def bm25_scores(units: Sequence[str], queries: Sequence[str], k1: float = 1.2, b: float = 0.75) -> list[list[float]]:
-    """scores[q][u]: BM25 of unit u for query q, the units being the collection."""
-    docs = [Counter(words(u)) for u in units]
-    n = len(docs) or 1
-    avg = sum(sum(d.values()) for d in docs) / n or 1.0
-    df = Counter(w for d in docs for w in d)
-    out = []
-    for query in queries:
-        terms = set(words(query))
-        row = []
-        for d in docs:
-            length = sum(d.values())
-            s = 0.0
-            for t in terms:
-                f = d.get(t, 0)
-                if f:
-                    idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                    s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg))
-            row.append(s)
-        out.append(_scaled(row))
-    return out
+    The same ranker as search's: SQLite FTS5's bm25() over a table with the
+    index's tokenizer (Porter stems, so "decided" meets "decide"), queried with
+    any of the query's meaningful words; the table lives in memory for one call.
+    """
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE units USING fts5 (body, tokenize = '{FTS_TOKENIZE}')")
+        conn.executemany("INSERT INTO units (rowid, body) VALUES (?, ?)", enumerate(units))
+        out = []
+        for query in queries:
+            row = [0.0] * len(units)
+            match = fts_match(query)
+            if match is not None:
+                for rowid, score in conn.execute("SELECT rowid, -bm25(units) FROM units WHERE units MATCH ?",
+                                                 (match,)):
+                    row[rowid] = score
+            out.append(_scaled(row))
+        return out
+    finally:
+        conn.close()
 
 
 def embedding_scores(embed: Callable[[list[str]], "object"], units: Sequence[str],

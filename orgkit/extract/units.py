@@ -6,7 +6,8 @@ exclusive, in characters of the decoded text), so any unit can be quoted with
 section path they sit under (the headings above them), their list depth and
 whether they lead their paragraph or item: the offline extractor ranks on
 all of these. Markdown, org and plain text are read by the same line walker;
-fenced code, org blocks, drawers, front matter and keyword lines are skipped.
+fenced code, org blocks, drawers, front matter and keyword lines are skipped
+(org's own lines recognised by the parser's patterns, `orgkit/org/syntax.py`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..org import syntax
+
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_ORG_HEADING = re.compile(r"^(\*+)[ \t]+(.*?)(?:[ \t]+:[\w@#%:]+:)?[ \t]*$")
 _ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,3}[.)]|[A-Za-z][.)])[ \t]+(?=\S)")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_ORG_BLOCK = re.compile(r"^[ \t]*#\+begin_(\w+)", re.I)
-_ORG_KEYWORD = re.compile(r"^[ \t]*#\+\w+:", re.I)
-_DRAWER = re.compile(r"^[ \t]*:[\w-]+:[ \t]*$")
 _RULE = re.compile(r"^[ \t]*(?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$")
 _TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}")
 _QUOTE_MARK = re.compile(r"^[ \t]*>[ \t]?")
@@ -114,10 +113,14 @@ class _Walker:
 
     def _heading(self, line: str) -> tuple[int, str, int] | None:
         """(level, title, column where the title starts) of a heading line."""
-        m = (_ORG_HEADING if self.fmt == "org" else _MD_HEADING).match(line)
-        if not m or not m.group(2).strip():
+        if self.fmt == "org":
+            m = syntax.heading_pattern(syntax.DEFAULT_TODO).match(line) if syntax.HEADING.match(line) else None
+            title = 4
+        else:
+            m, title = _MD_HEADING.match(line), 2
+        if not m or not (m.group(title) or "").strip():
             return None
-        return len(m.group(1)), m.group(2).strip(), m.start(2)
+        return len(m.group(1)), m.group(title).strip(), m.start(title)
 
     def _add_heading(self, i: int, level: int, title: str, column: int) -> None:
         while self.stack and self.stack[-1][0] >= level:
@@ -146,27 +149,25 @@ class _Walker:
                     return j + 1
             return len(lines)
         if self.fmt == "org":
-            block = _ORG_BLOCK.match(line)
+            block = syntax.BLOCK_BEGIN.match(line)
             if block and block.group(1).lower() not in ("quote", "verse", "center"):
-                end = re.compile(rf"^[ \t]*#\+end_{re.escape(block.group(1))}\b", re.I)
+                end = syntax.block_end(block.group(1))
                 return next((j + 1 for j in range(i + 1, len(lines)) if end.match(lines[j])), i + 1)
-            if _ORG_KEYWORD.match(line) or re.match(r"^[ \t]*#\+(begin|end)_", line, re.I):
-                if re.match(r"^[ \t]*#\+title:", line, re.I) and not self.title:
-                    self.title = line.split(":", 1)[1].strip()
+            keyword = syntax.KEYWORD.match(line)
+            if keyword or block or syntax.CONTAINER_END.match(line):
+                if keyword and keyword.group(1).lower() == "title" and not self.title:
+                    self.title = keyword.group(2)
                 return i + 1
-            if _DRAWER.match(line):
-                for j in range(i + 1, len(lines)):
-                    if re.match(r"^[ \t]*:END:[ \t]*$", lines[j], re.I):
-                        return j + 1
-                return i + 1
-            if re.match(r"^[ \t]*# ", line):
+            if syntax.DRAWER_BEGIN.match(line):
+                return next((j + 1 for j in range(i + 1, len(lines)) if syntax.DRAWER_END.match(lines[j])), i + 1)
+            if syntax.COMMENT.match(line):
                 return i + 1
         return None
 
     def _ends_block(self, line: str) -> bool:
         return (not line.strip() or bool(self._heading(line)) or bool(_ITEM.match(line))
                 or line.lstrip().startswith("|") or bool(_FENCE.match(line)) or bool(_RULE.match(line))
-                or (self.fmt == "org" and (bool(_ORG_KEYWORD.match(line)) or bool(_ORG_BLOCK.match(line)))))
+                or (self.fmt == "org" and bool(syntax.KEYWORD.match(line) or syntax.BLOCK_BEGIN.match(line))))
 
     def _paragraph(self, i: int) -> int:
         j = i + 1

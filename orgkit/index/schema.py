@@ -7,6 +7,7 @@ orgkit is refused rather than guessed at (a rebuild makes a fresh one).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from ..errors import OrgkitError
@@ -99,6 +100,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     """,
 )
+
+# The passages' FTS5 tokenizer, as the latest migration declares it: anything else
+# that ranks text by words (extraction's sentence ranking) tokenizes the same way.
+FTS_TOKENIZE = re.findall(r"tokenize = '([^']+)'", "".join(MIGRATIONS))[-1]
 
 
 def migrate(conn: sqlite3.Connection) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from . import syntax
+
 # A line org would read as structure: a heading, a keyword or block line, a
 # drawer or property line, or one that already carries escape commas.
 _STRUCTURE = re.compile(r"^(?:\*|[ \t]*#\+|[ \t]*:[^\s:]*:(?:[ \t]|$)|[ \t]*,+(?:\*|#\+|:))")
@@ -47,12 +49,17 @@ def link_description(text: str, limit: int = 80) -> str:
     return one_line(text, limit).translate(_LINK_BRACKETS)
 
 
-# Lines org would read as something other than text inside a quote block: a
-# heading (stars then a space), a keyword, block or comment line, a drawer or
-# property line. Org does not unescape commas in a quote block, so these cannot
-# be comma-escaped there without the reader seeing a comma the text lacks.
-_NOT_TEXT = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#(?:\+|[ \t]|$)|[ \t]*:[^\s:]*:(?:[ \t]|$))")
+_HASH_PLUS = re.compile(r"[ \t]*#\+")
 _FIXED_WIDTH = re.compile(r"^:(?: (.*))?$")
+
+
+def _not_text(line: str) -> bool:
+    """Whether org reads `line` as something other than text inside a quote block: a heading,
+    a keyword, block or comment line, a drawer or property line. Org does not unescape commas
+    in a quote block, so such a line cannot be comma-escaped there without the reader seeing
+    a comma the text lacks."""
+    return bool(syntax.HEADING.match(line) or _HASH_PLUS.match(line) or syntax.COMMENT.match(line)
+                or syntax.DRAWER_BEGIN.match(line) or syntax.PROPERTY_LINE.match(line))
 
 
 def verbatim_block(text: str) -> str:
@@ -63,7 +70,7 @@ def verbatim_block(text: str) -> str:
     no escape character added (line breaks other than LF made LF).
     """
     lines = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text).split("\n")
-    if any(_NOT_TEXT.match(line) for line in lines):
+    if any(_not_text(line) for line in lines):
         return "\n".join(f": {line}" if line else ":" for line in lines) + "\n"
     return "#+begin_quote\n" + "\n".join(lines) + "\n#+end_quote\n"
 

@@ -155,6 +155,12 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(content or words))
 
 
+def fts_match(query: str) -> str | None:
+    """The FTS5 MATCH expression of a query: any of its meaningful words (None when it has none)."""
+    terms = query_terms(query)
+    return " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms) if terms else None
+
+
 def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Ranking:
     """Nodes by their best passage's BM25 (any query word may match).
 
@@ -162,10 +168,9 @@ def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Rankin
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
     note that mentions it.
     """
-    terms = query_terms(query)
-    if not terms:
+    match = fts_match(query)
+    if match is None:
         return []
-    match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
     # One expression scores and orders: the score shown is the one the list is sorted by.
     rows = conn.execute(
         f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {HEADING_WEIGHT}, 1.0) AS score
