@@ -1,11 +1,13 @@
 """The auditor's checks, at the end of a run and any time later (`orgkit audit`).
 
-Each quote note is read back: its quote block, `:START:`/`:END:` and
-`:SOURCE_SHA256:`. The source copy with that hash must still hash to it, and
-`text[start:end]` must equal the quote. When the original file has changed
-since, the quote is looked for in the new text: found, the note is
-re-anchored (new offsets and hash, the new content copied into the data
-dir); not found, the note is marked `:STALE: t`. Nothing is ever deleted.
+Each claim note's quote heading is read back: its verbatim block,
+`:START:`/`:END:` and `:SOURCE_SHA256:`. The source copy with that hash must
+still hash to it, and `text[start:end]` must equal the quote. When the original
+file has changed since, the quote is looked for in the new text: found, the
+quote heading is written again with the new offsets and hash (drawer and
+sentence alike; the new content copied into the data dir); not found, the quote
+heading and the claim are marked `:STALE: t` (and the run's hub says so).
+Nothing is ever deleted.
 """
 
 from __future__ import annotations

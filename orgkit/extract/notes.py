@@ -81,7 +81,7 @@ def replace_note(path: Path, text: str, node_id: str) -> Written:
 
 
 def check_tags(text: str, path: Path, schema: Schema) -> None:
-    """Refuse a claim or quote note whose node carries no tag of the schema."""
+    """Refuse a claim note whose file node carries no tag of the schema."""
     parsed = parse_org(text, str(path))
     tags = {t for node in parsed.nodes if node.level == 0 for t in node.tags}
     if not tags & set(schema.tags()):
