@@ -7,7 +7,7 @@ $ORGKIT_ADR_CORPUS) against tests/llm_server.py, which records every request.
 The extractor's reply quotes the source's first three sentences, so the auditor
 has claims to judge. Prints, per ADR: requests per role, the characters of every
 message received and tokens estimated as characters / 4 (orgkit's estimate; a
-real tokenizer differs: Qwen2.5's counts 921 tokens for 01's extractor prompt).
+real tokenizer counts fewer for English prose).
 No model runs, so this measures what a model would have to read, not its time.
 """
 
