@@ -135,7 +135,7 @@ def rewrite_quote(path: Path, note: dict, source: dict, claim: dict, tag: str, s
     lines = old.split("\n")
     section = quote_section(claim["quote_id"], source, claim, tag, _prop(old, "RUN"), stale=stale)
     flag = {"STALE": "t"} if stale else ({"STALE": "nil"} if _prop(old, "STALE") else {})
-    new = _set_props("\n".join(lines[: note["line"] - 1]) + "\n", flag) + section
+    new = set_props("\n".join(lines[: note["line"] - 1]) + "\n", flag) + section
     if new != old:
         atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"))
 
@@ -145,7 +145,7 @@ def _prop(text: str, key: str) -> str:
     return m.group(1) if m else ""
 
 
-def _set_props(text: str, values: dict[str, str]) -> str:
+def set_props(text: str, values: dict[str, str]) -> str:
     head, tail = _split_drawer(text)
     for key, value in values.items():
         line = f"{':' + key + ':':<10} {value}"

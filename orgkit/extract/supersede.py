@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..org.write import atomic_write
-from .audit import _set_props, read_quote_note, rewrite_quote
+from .audit import set_props, read_quote_note, rewrite_quote
 from .store import RunStore, list_runs
 
 
@@ -66,7 +66,7 @@ def mark_vanished(notes: Path, old: dict, run: str) -> bool:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return False
-    new = _set_props(text, {"VANISHED": run})
+    new = set_props(text, {"VANISHED": run})
     if new != text:
         atomic_write(path, new.encode("utf-8"), expected=text.encode("utf-8"))
     return True
