@@ -96,7 +96,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS"),
     Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
             default=False, env="ORGKIT_EXTRACTION"),
-    Setting("extraction.min_quote_chars", int, "a quote shorter than this many characters grounds no claim",
+    Setting("extraction.min_quote_chars", int, "a quote shorter than this grounds no claim (unless it is a whole line of the source)",
             default=12, minimum=0),
     Setting("llm.endpoint", str, "OpenAI-compatible chat endpoint (base URL, e.g. http://127.0.0.1:11434/v1)",
             env="ORGKIT_LLM_ENDPOINT"),
