@@ -84,3 +84,17 @@ def test_a_found_quote_is_always_a_span_of_the_text(text: str, data) -> None:
         assert 0 <= start < end <= len(text)
         folded = lambda s: " ".join(s.translate(str.maketrans("“”‘’", "\"\"''")).split())
         assert folded(text[start:end]) == folded(text[i:j])
+
+
+@given(st.lists(st.sampled_from(["* a heading", "** b", "#+end_quote", "#+title: x", ":ID: y", ":END:", "# note",
+                                 ", comma", ": fixed", "plain words", "  indented", "", "**bold** text",
+                                 "-----"]), min_size=1, max_size=6))
+def test_a_verbatim_block_shows_its_text_and_makes_no_structure(lines: list[str]) -> None:
+    from orgkit.org import parse_org
+    from orgkit.org.escape import read_verbatim_block, verbatim_block
+
+    text = "\n".join(lines)
+    note = ":PROPERTIES:\n:ID: n\n:END:\n#+title: T\n\n" + verbatim_block(text)
+    assert read_verbatim_block(verbatim_block(text)) == text
+    parsed = parse_org(note, "n.org")
+    assert [n.id for n in parsed.nodes] == ["n"] and parsed.nodes[0].title == "T"
