@@ -314,4 +314,8 @@ def test_offline_extraction_of_the_adr_corpus_is_grounded_and_agrees_with_the_an
         predictions.setdefault(Path(c["source"]).name, []).append((c["dimension"][4:], c["start"], c["end"]))
     gold = json.loads((REPO / "bench" / "extract_gold.json").read_text(encoding="utf-8"))
     overall = score(predictions, gold)["all"]
-    assert overall["precision"] >= 0.55 and overall["recall"] >= 0.65, overall
+    assert overall["precision"] >= 0.6 and overall["recall"] >= 0.65, overall
+    for file in ("extract_gold.json", "extract_heldout.json"):  # one quote per point, the quote mostly the point
+        gold = json.loads((REPO / "bench" / file).read_text(encoding="utf-8"))
+        strict = score(predictions, gold, strict_mode=True)["all"]
+        assert strict["precision"] >= 0.52 and strict["recall"] >= 0.6, (file, strict)
