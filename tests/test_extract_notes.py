@@ -156,3 +156,15 @@ def test_the_model_reads_each_source_once_with_every_dimension(workspace: Path, 
     assert all(r["response_format"]["type"] == "json_schema" for r in llm_server.requests)
     assert llm_server.prompt_chars() == sum(len(p) for p in prompts) - sum(len(r["messages"]) - 1
                                                                            for r in llm_server.requests)
+
+
+def test_a_moved_claim_note_is_followed_not_taken_for_deleted(workspace: Path, cli) -> None:
+    _, out = run_json(cli, "a.md", "--schema", "adr")
+    claim = out["claims"][0]
+    path = next(p for p in notes_of(workspace, "claims") if claim["claim_id"] in p.read_text())
+    path.rename(workspace / "kept-claim.org")
+    assert cli("index", "--no-embed", "--quiet", "--notes", "notes").exit_code == 0
+    hub = next((workspace / "extractions").glob("*/hub-00-a.org")).read_text()
+    assert f"[[id:{claim['claim_id']}]" in hub
+    audit = json.loads(cli("audit", out["run"], "--notes", "notes", "--json").stdout)
+    assert audit["missing"] == 0 and audit["verified"] == len(out["claims"])

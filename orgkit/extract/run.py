@@ -332,10 +332,11 @@ def rewrite_hub(ctx: Context, index: int) -> None:
     _write_hub(ctx, index, source, written["claims"], written.get("vanished", []))
 
 
-def drop_deleted_claims(config: Config) -> int:
+def drop_deleted_claims(config: Config, locate: Callable[[list[str]], dict[str, str]]) -> int:
     """Take the claims whose notes a person deleted out of their runs' records and hubs (through the
-    one writer), so no hub links a note that is gone; the number taken out. Costs a directory
-    listing when nothing was ever extracted."""
+    one writer), so no hub links a note that is gone; the number taken out. A claim note moved to
+    another file is followed there (`locate`: node IDs -> the files holding them, relative to the
+    notes), not taken for deleted. Costs a directory listing when nothing was ever extracted."""
     from .store import list_runs
 
     dropped = 0
@@ -346,15 +347,20 @@ def drop_deleted_claims(config: Config) -> int:
             written = store.read(f"claims-{index}.json")
             if not written:
                 continue
-            gone = [c for c in written["claims"] if not _holds(config.notes / c["claim_file"], c["claim_id"])]
-            if not gone:
+            missing = [c for c in written["claims"] if not _holds(config.notes / c["claim_file"], c["claim_id"])]
+            if not missing:
                 continue
+            found = locate([c["claim_id"] for c in missing])
+            for claim in missing:
+                claim["claim_file"] = found.get(claim["claim_id"], claim["claim_file"])
+            gone = [c for c in missing if c["claim_id"] not in found]
             written["claims"] = [c for c in written["claims"] if c not in gone]
             written["deleted"] = written.get("deleted", []) + gone
             store.write(f"claims-{index}.json", written)
-            ctx = ctx or _reopen(config, name)
-            rewrite_hub(ctx, index)
-            dropped += len(gone)
+            if gone:
+                ctx = ctx or _reopen(config, name)
+                rewrite_hub(ctx, index)
+                dropped += len(gone)
     return dropped
 
 

@@ -97,10 +97,15 @@ def _record_corrections(ctx: OpContext) -> None:
     """Before generating more notes, record the corrections made to those generated before
     (and take the claims a person deleted off their hubs)."""
     from ..extract.run import drop_deleted_claims
-    from ..feedback.observe import IndexLookup, observe
+    from ..feedback.observe import IndexLookup, VaultLookup, observe
     from ..feedback.paths import generated_path
+    from ..vault import Vault
 
-    drop_deleted_claims(ctx.config)
+    def locate(ids: list[str]) -> dict[str, str]:  # asked only when a claim's note is not where it was
+        index = ctx.lookup_index()
+        return (IndexLookup(index) if index is not None else VaultLookup(Vault.load(ctx.config.notes))).files(ids)
+
+    drop_deleted_claims(ctx.config, locate)
     if not generated_path(ctx.config).exists():
         return
     index = ctx.lookup_index()

@@ -14,21 +14,23 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..index import update
 
     ensure_state_dir(ctx.config)
-    _drop_deleted_claims(ctx)
     stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],
                    progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait)
     for message in stats.warnings:
         ctx.warn(message)
     if stats.model_error:
         ctx.warn(f"{stats.model_error}; indexing words only")
+    _drop_deleted_claims(ctx)
     return {**stats.to_json(), "feedback_events": _record_corrections(ctx)}
 
 
 def _drop_deleted_claims(ctx: OpContext) -> None:
-    """Hubs of extraction runs stop linking the claim notes a person deleted."""
+    """Hubs of extraction runs stop linking the claim notes a person deleted (the index, just
+    brought up to date, says where a moved claim went)."""
     from ..extract.run import drop_deleted_claims
+    from ..feedback.observe import IndexLookup
 
-    dropped = drop_deleted_claims(ctx.config)
+    dropped = drop_deleted_claims(ctx.config, IndexLookup(ctx.index).files)
     if dropped:
         ctx.warn(f"{dropped} deleted claim note(s) taken off their extraction hubs")
 
