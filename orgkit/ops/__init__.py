@@ -113,7 +113,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
-    _gate(op, given, ctx.config if op.notes else ctx.optional_config())
+    config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
+    _gate(op, given, config)
     args = validate(op, given, from_text=from_text)
     with ctx.lock:
         ctx.begin()

@@ -78,8 +78,16 @@ class OpContext:
 
     @property
     def config(self) -> Config:
+        """The resolved config; a bad setting or file is the call's one-line error."""
+        loaded = self.loaded_config()
+        if loaded.problems:
+            raise OrgkitError(loaded.problems[0])
+        return loaded
+
+    def loaded_config(self) -> Config:
+        """The config as far as it resolves, its problems listed in `problems` (for `orgkit config`)."""
         if self._config is None:
-            self._config = config_module.load(self._notes, self._flags, self._env)
+            self._config = config_module.load(self._notes, self._flags, self._env, lenient=True)
         return self._config
 
     def optional_config(self) -> Config | None:

@@ -96,7 +96,8 @@ class Op:
     notes); `mcp_setting` names a boolean setting that must be on for MCP to
     offer it (review decisions: `mcp.allow_review`). `capability` names the
     capability the operation belongs to: while it is off, the operation is
-    absent from every listing and refused when called.
+    absent from every listing and refused when called. `config_problems_ok`
+    runs it even when a config file is wrong (`config`, which shows them).
     """
 
     name: str
@@ -111,6 +112,7 @@ class Op:
     mcp: bool = True
     capability: str | None = None
     mcp_setting: str | None = None
+    config_problems_ok: bool = False
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
