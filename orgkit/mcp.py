@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__
 from .config import SETTINGS, Config
-from .errors import OrgkitError
+from .errors import OrgkitError, say
 from .ops import Op, Outcome, OpContext, call, capability_on, offered, registry
 
 NODE_URI = "orgkit://node/{id}"
@@ -109,8 +109,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
             return _failure(refused)
         try:
             outcome = await _run(ctx, params.name, dict(params.arguments or {}))
-        except OrgkitError as exc:
-            return _failure(str(exc))
+        except (OrgkitError, OSError, RecursionError) as exc:
+            return _failure(say(exc))
         except Exception as exc:  # a bug must not end the server; the client hears of it
             return _failure(f"internal error: {type(exc).__name__}: {exc}")
         data = payload(outcome)
@@ -130,8 +130,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
         query = (params.arguments or {}).get("query")
         try:
             outcome = await _run(ctx, "skills_prompt", {"name": params.name, "query": query})
-        except OrgkitError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         prompt = outcome.result
         return types.GetPromptResult(description=f"skill {params.name}", messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt["text"]))])
@@ -156,8 +156,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
             raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
         try:
             outcome = await _run(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
-        except OrgkitError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
 

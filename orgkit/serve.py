@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .errors import OrgkitError
+from .errors import OrgkitError, say
 from .ops import OpContext, call
 
 RESERVED = ("op", "request")  # request fields that are not operation parameters
@@ -49,8 +49,8 @@ def handle(ctx: OpContext, line: str) -> dict:
         response = answer(ctx, request)
     except json.JSONDecodeError as exc:
         response = {"error": f"not JSON: {exc}"}
-    except OrgkitError as exc:
-        response = {"error": str(exc)}
+    except (OrgkitError, OSError) as exc:
+        response = {"error": say(exc)}
     except RecursionError:
         response = {"error": "request nested too deeply"}
     except Exception as exc:  # a bug (or a RecursionError) must not end the server

@@ -109,7 +109,13 @@ def test_ops_json_and_the_serve_op_list_the_registry(cli, notes: Path, monkeypat
     assert search["parameters"] == get("search").schema() and search["writes"] is False
     assert search["positional"] == ["query"]
     ctx = OpContext(notes, warm=True)
-    assert handle(ctx, '{"op": "ops"}')["result"] == listed
+    served = handle(ctx, '{"op": "ops"}')["result"]
+    # The same registry, but what only the command line can use is absent from the server's listing.
+    assert [o["name"] for o in served] == [o["name"] for o in listed]
+    deposit = {o["name"]: o for o in listed}["deposit"], {o["name"]: o for o in served}["deposit"]
+    assert "body_file" in deposit[0]["parameters"]["properties"] and "body_file" in deposit[0]["options"]
+    assert "body_file" not in deposit[1]["parameters"]["properties"] and "body_file" not in deposit[1]["options"]
+    assert [o for o in served if o["name"] != "deposit"] == [o for o in listed if o["name"] != "deposit"]
     assert "search" in cli("ops").stdout
 
 

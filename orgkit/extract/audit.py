@@ -58,7 +58,7 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
                   reanchor: bool) -> dict:
     """Check every quote of one source; with `reanchor`, follow a changed original too."""
     suffix = Path(source["path"]).suffix.lower()
-    current = _current_original(source)
+    current = _current_original(source) if reanchor else None
     report = {"source": source["given"], "quotes": len(claims), "verified": 0, "reanchored": 0, "stale": 0,
               "missing": 0, "coverage": {d: 0 for d in dimensions}, "problems": []}
     for claim in claims:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import OrgkitError
+from .boundary import enforce
 from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
@@ -115,7 +116,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     op = get(name)
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
-    args = validate(op, given, from_text=from_text)
+    args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     with ctx.lock:
         ctx.begin()
         result = op.run(ctx, args)

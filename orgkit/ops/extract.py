@@ -6,16 +6,20 @@ absent from listings, and calling one says how to turn it on.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..errors import OrgkitError
 from . import declare
 from .context import OpContext
+from ..extract.store import RUN_ID
+from .boundary import looks_like_path
 from .spec import Op, Param, ParamError
 
 CAP = "grounded-extraction"
 SCHEMA = Param("schema", "string", "A schema name (the notes' schemas/, then the templates) or a schema file.",
-               metavar="NAME|FILE")
+               metavar="NAME|FILE", paths="name")
+RUN = {"pattern": RUN_ID, "pattern_help": "a run ID (letters, digits, '-' and '_'; as `extract` printed it)"}
 
 
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -79,9 +83,9 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
             result = runs.execute(run)
             _notices(ctx, run)
         elif args["plan"]:
-            return plan(ctx.config, _sources(ctx, args), args["schema"], feedback=_wants_feedback(ctx, args))
+            return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), feedback=_wants_feedback(ctx, args))
         else:
-            run = runs.prepare(ctx.config, _sources(ctx, args), args["schema"])
+            run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args))
             _feedback(ctx, args, run)
             result = runs.execute(run)
             _notices(ctx, run)
@@ -125,6 +129,12 @@ def _sources(ctx: OpContext, args: dict[str, Any]) -> list[str]:
     return [str(ctx.path(s)) if ctx.base is not None else s for s in args["sources"]]
 
 
+def _schema(ctx: OpContext, args: dict[str, Any]) -> str:
+    """The schema as given: a name, or a file resolved as the boundary checked it (servers: from the notes)."""
+    spec = args["schema"]
+    return str(ctx.path(spec)) if looks_like_path(spec) and ctx.base is not None else spec
+
+
 def _notices(ctx: OpContext, run) -> None:
     for message in run.notices:
         ctx.warn(message)
@@ -149,12 +159,19 @@ class _watching:
             self.inner.__exit__(*exc)
 
 
+def _originals(ctx: OpContext) -> list[Path] | None:
+    """Where a run's original sources may be re-read from: anywhere for the user, else the notes and source roots."""
+    if ctx.trusted:
+        return None
+    return [ctx.root] + [ctx.root / Path(r).expanduser() for r in ctx.config["extract.source_roots"]]
+
+
 def audit(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.reaudit import audit_runs
 
     if bool(args["run"]) == bool(args["all"]):
         raise ParamError("give a RUN or 'all'")
-    report = audit_runs(ctx.config, None if args["all"] else [args["run"]])
+    report = audit_runs(ctx.config, None if args["all"] else [args["run"]], originals=_originals(ctx))
     for problem in report["problems"]:
         ctx.warn(problem)
     return report
@@ -181,13 +198,14 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: clai
            "from a hub per source, then audited. --plan prepares and prints the task graph for an external "
            "agent; --commit writes an agent's candidates with every check; --resume finishes a crashed run.",
            extract, params=(
-               Param("sources", "array", "Source files (org, markdown, text).", positional=True,
-                     metavar="SOURCE..."),
+               Param("sources", "array", "Source files (org, markdown, text); a server's clients may name "
+                     "files in the notes dir and in extract.source_roots.", positional=True, metavar="SOURCE...",
+                     paths="file", roots="extract.source_roots"),
                SCHEMA,
                Param("plan", "boolean", "Prepare the run and print its task graph with each task's context."),
                Param("commit", "path", "A JSON file of candidates for a planned run: {run, candidates: "
                      "[{source, dimension, claim, quote}]}."),
-               Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN"),
+               Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN", **RUN),
                Param("show_prompt", "boolean", "Include every prompt sent to a model in the result."),
                Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
                      "notes (see `orgkit evolve`) to the extractor's prompt.")),
@@ -195,7 +213,7 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: clai
            writes=True, capability=CAP, check=_check_extract))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
            "mark the ones no longer found stale.", audit,
-           params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN"),
+           params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN", **RUN),
                    Param("all", "boolean", "Audit every run.")),
            result="{runs, sources: [{run, source, quotes, verified, reanchored, stale, missing, coverage}], "
                   "problems}", writes=True, capability=CAP))

@@ -11,7 +11,7 @@ from .spec import Op
 
 def ops(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     """The registry needs no notes directory: without one, capabilities follow the environment."""
-    return [op.describe() for op in offered(ctx.optional_config()).values()]
+    return [op.describe(ctx.surface) for op in offered(ctx.optional_config()).values()]
 
 
 def config(ctx: OpContext, args: dict[str, Any]) -> dict:
