@@ -110,12 +110,11 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "
-            "(the call finishes in the background; calls after it wait for it within their own deadline)",
+            "(ripgrep is stopped then; other work finishes in the background, and calls after it wait for it "
+            "within their own deadline)",
             default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1),
     Setting("query.max_chars", int, "longest query an operation accepts", default=2000,
             env="ORGKIT_QUERY_MAX_CHARS", minimum=1),
-    Setting("rg.timeout", float, "seconds one ripgrep run may take", default=20.0, env="ORGKIT_RG_TIMEOUT",
-            minimum=0.1),
     Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",
             default=1.0, env="ORGKIT_RECHECK_AFTER", minimum=0),
     Setting("skills.allow_local", bool, "run Python skill files from NOTES/skills/ (this runs code from the notes dir)",

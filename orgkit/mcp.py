@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from . import __version__
 from .config import SETTINGS, Config
 from .errors import OrgkitError, say
-from .ops import Op, Outcome, OpContext, call, capability_on, offered, registry
+from .ops import Op, Outcome, OpContext, call_within, capability_on, offered, registry
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
@@ -87,7 +87,7 @@ def _failure(message: str) -> types.CallToolResult:
 
 async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call(ctx, name, args))
+    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args))
 
 
 def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
@@ -168,14 +168,79 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
                   on_read_resource=read_resource)
 
 
+class BoundedLines:
+    """The client's lines for the SDK's stdio transport, read within `serve.max_line_bytes`.
+
+    Lines are read as bytes in a worker thread, at most `limit` bytes of one
+    held (as `serve` reads them: a longer line is dropped as it arrives, so a
+    20 MB line costs no memory). A line too long, not JSON, or not a JSON-RPC
+    message is answered here with a JSON-RPC error (id null when it cannot be
+    known) through the transport's own writer, and never reaches the server.
+    """
+
+    def __init__(self, stdin: Any, limit: int) -> None:
+        from .serve import read_lines
+
+        self._lines = read_lines(stdin, limit)
+        self._limit = limit
+        self.replies: Any = None
+        self._ready = anyio.Event()
+
+    def answer_through(self, write_stream: Any) -> None:
+        """Start answering bad lines through `write_stream` (the transport's writer)."""
+        self.replies = write_stream
+        self._ready.set()
+
+    async def __aiter__(self):
+        from mcp.shared.message import SessionMessage
+
+        end = object()
+        while True:
+            raw = await anyio.to_thread.run_sync(next, self._lines, end, abandon_on_cancel=True)
+            if raw is end:
+                return
+            if raw is not None and not raw.strip():
+                continue
+            error = self._error(raw)
+            if error is None:
+                yield raw.decode("utf-8", errors="replace")
+                continue
+            await self._ready.wait()
+            await self.replies.send(SessionMessage(error))
+
+    def _error(self, raw: bytes | None) -> types.JSONRPCError | None:
+        """The JSON-RPC error a line gets instead of reaching the server, or None for a good message."""
+        if raw is None:
+            return _rpc_error(None, types.INVALID_REQUEST, f"request line longer than {self._limit} bytes "
+                                                           "(serve.max_line_bytes); ignored")
+        try:
+            types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+            return None
+        except Exception:  # noqa: BLE001 - classified below: not JSON, or not JSON-RPC
+            pass
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            return _rpc_error(None, types.PARSE_ERROR, f"not JSON: {say(exc, 300)}")
+        ident = data.get("id") if isinstance(data, dict) else None
+        ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
+        return _rpc_error(ident, types.INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+
+
+def _rpc_error(ident: str | int | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
+
+
 def run_stdio(ctx: OpContext) -> None:
     """Serve MCP on this process's stdin and stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(ctx)
+    lines = BoundedLines(sys.stdin.buffer, ctx.config["serve.max_line_bytes"])
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            lines.answer_through(write_stream.clone())
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

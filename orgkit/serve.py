@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from .errors import OrgkitError, say
-from .ops import OpContext, call
+from .ops import OpContext, call_within
 
 RESERVED = ("op", "request")  # request fields that are not operation parameters
 
@@ -34,7 +34,7 @@ def answer(ctx: OpContext, request: Any) -> dict:
     if not isinstance(request, dict):
         raise OrgkitError("a request must be a JSON object with an \"op\"")
     params = {k: v for k, v in request.items() if k not in RESERVED}
-    outcome = call(ctx, request.get("op"), params)
+    outcome = call_within(ctx, request.get("op"), params)
     response: dict = {"result": outcome.result, "warnings": outcome.warnings}
     if outcome.errors:
         response["errors"] = outcome.errors
