@@ -181,3 +181,14 @@ def test_hostile_values_get_one_clear_line_on_serve_and_mcp(notes: Path, request
     name, args = request_["op"], {k: v for k, v in request_.items() if k != "op"}
     ((is_error, text),) = over_mcp(notes, (name, args))
     assert is_error and message in text and "internal error" not in text and len(text) < 2100, text[:300]
+
+
+def test_schema_files_a_server_reads_lie_in_the_notes(notes: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "schema.org"
+    outside.write_text("#+title: Not yours\n")
+    answers = served(notes, {"op": "schema_show", "name": str(outside)},
+                     {"op": "schema_validate", "names": ["../outside/schema.org"]}, {"op": "schema_show", "name": "adr"})
+    assert all("'name" in a["error"] and "outside the notes dir" in a["error"] for a in answers[:2]), answers
+    assert answers[2]["result"]["name"] == "adr"
+    ((is_error, text),) = over_mcp(notes, ("schema_show", {"name": str(outside)}))
+    assert is_error and "outside the notes dir" in text

@@ -31,7 +31,7 @@ def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 def schema_show(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.schema import resolve_schema
 
-    return resolve_schema(ctx.root, args["name"]).to_json()
+    return resolve_schema(ctx.root, _spec(ctx, args["name"])).to_json()
 
 
 def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -42,7 +42,7 @@ def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     rows = []
     for name in names:
         try:
-            schema = resolve_schema(ctx.root, name)
+            schema = resolve_schema(ctx.root, _spec(ctx, name))
             rows.append({"schema": name, "ok": True, "name": schema.name, "path": str(schema.path)})
         except OrgkitError as exc:
             ctx.error(str(exc))
@@ -126,13 +126,16 @@ def _feedback(ctx: OpContext, args: dict[str, Any], run) -> None:
 
 def _sources(ctx: OpContext, args: dict[str, Any]) -> list[str]:
     """The sources as given (a server resolves relative ones from the notes directory)."""
-    return [str(ctx.path(s)) if ctx.base is not None else s for s in args["sources"]]
+    return [str(ctx.path(s)) if ctx.base is not None or not ctx.trusted else s for s in args["sources"]]
 
 
 def _schema(ctx: OpContext, args: dict[str, Any]) -> str:
-    """The schema as given: a name, or a file resolved as the boundary checked it (servers: from the notes)."""
-    spec = args["schema"]
-    return str(ctx.path(spec)) if looks_like_path(spec) and ctx.base is not None else spec
+    return _spec(ctx, args["schema"])
+
+
+def _spec(ctx: OpContext, spec: str) -> str:
+    """A schema as given: a name, or a file resolved as the boundary checked it (servers: from the notes)."""
+    return str(ctx.path(spec)) if looks_like_path(spec) and not ctx.trusted else spec
 
 
 def _notices(ctx: OpContext, run) -> None:
@@ -182,12 +185,12 @@ declare(Op("schema_list", "Extraction schemas: the notes' own (schemas/) and the
            capability=CAP))
 declare(Op("schema_show", "One schema with its dimensions, tags and rubrics.", schema_show,
            params=(Param("name", "string", "A schema name or file.", required=True, positional=True,
-                         metavar="NAME|FILE"),),
+                         metavar="NAME|FILE", paths="name"),),
            result="{name, id, title, grounded, origin, path, description, dimensions: [{name, tag, rubric, "
                   "headings}]}", cli=("schema", "show"), capability=CAP))
 declare(Op("schema_validate", "Check schemas (default: every schema in the notes' schemas/), tags unique.",
            schema_validate, params=(Param("names", "array", "Schema names or files.", positional=True,
-                                          metavar="[NAME|FILE]..."),),
+                                          metavar="[NAME|FILE]...", paths="name"),),
            result="[{schema, ok, name, path, error}]", cli=("schema", "validate"), capability=CAP))
 declare(Op("schema_init", "Copy a shipped schema template into the notes' schemas/ with a fresh ID.",
            schema_init, params=(Param("template", "string", "The template's name (see schema list).",
