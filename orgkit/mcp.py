@@ -67,7 +67,8 @@ def _refusal(name: str, config: Config | None) -> str | None:
     if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
         setting = SETTINGS[op.mcp_setting]
         return (f"{name} is offered over MCP only with {op.mcp_setting} = true "
-                f"(in orgkit.toml, or {setting.env}=1 in the server's environment)")
+                f"(in the user's config file, or {setting.env}=1 in the server's environment; "
+                "never from the notes' orgkit.toml)")
     if op is not None and op.mcp and not capability_on(op, config):
         return None  # the call itself says how to turn the capability on
     return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_tools(config)))})"
