@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import anyio
@@ -78,3 +79,19 @@ def test_the_folders_endpoint_hears_nothing_and_gets_no_key(notes: Path, llm_ser
     made = cli("deposit", "--notes", str(notes), "--title", "Second finding", "--body", FINDING, "--json")
     assert made.exit_code == 0, made.stderr
     assert llm_server.requests and llm_server.requests[0]["_authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_served_deposit_sends_nothing_to_the_folders_endpoint(notes: Path, llm_server, tiny_model) -> None:
+    from orgkit.serve import handle
+
+    llm_server.reply({"proposals": []})
+    ctx = OpContext(notes, warm=True)
+    ctx.base = ctx.root
+    made = handle(ctx, json.dumps({"op": "deposit", "title": "Tangling and var", "body": FINDING}))["result"]
+    for _ in range(300):
+        (listed,) = handle(ctx, json.dumps({"op": "deposits", "id": made["id"]}))["result"]
+        if listed["status"] not in ("pending", "processing"):
+            break
+        time.sleep(0.05)
+    ctx.close()
+    assert listed["status"] == "no-model" and llm_server.requests == []
