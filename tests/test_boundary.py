@@ -187,7 +187,8 @@ def test_schema_files_a_server_reads_lie_in_the_notes(notes: Path, tmp_path: Pat
     outside = tmp_path / "outside" / "schema.org"
     outside.write_text("#+title: Not yours\n")
     answers = served(notes, {"op": "schema_show", "name": str(outside)},
-                     {"op": "schema_validate", "names": ["../outside/schema.org"]}, {"op": "schema_show", "name": "adr"})
+                     {"op": "schema_validate", "names": ["../outside/schema.org"]},
+                     {"op": "schema_show", "name": "adr"})
     assert all("'name" in a["error"] and "outside the notes dir" in a["error"] for a in answers[:2]), answers
     assert answers[2]["result"]["name"] == "adr"
     ((is_error, text),) = over_mcp(notes, ("schema_show", {"name": str(outside)}))

@@ -51,8 +51,8 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
         return {"ok": result.ok, "targets": [_row(ctx, t, umask) for t in result.targets],
                 "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
     # A server's client tangles only files in the notes, and only into their own directory trees.
-    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"] or (not ctx.trusted and not args["dry_run"]),
-                           force=args.get("force", False))
+    confine = args["confine"] or (not ctx.trusted and not args["dry_run"])
+    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=confine, force=args.get("force", False))
     for message in outcome.recovered:
         ctx.warn(message)
     rows = [_row(ctx, t, umask) for t in outcome.targets]
