@@ -7,7 +7,9 @@ matching command's `--json`, plus `"errors": [...]` when part of the call failed
 (an unknown ID among known ones), or `{"error": "..."}` when the request fails
 as a whole; the server goes on either way. A request's `"request"` tag, if any,
 is echoed back. The index, model and vectors stay loaded in one `OpContext`,
-and the files are re-checked at most every `serve.recheck_after` seconds.
+and the files are re-checked at most every `serve.recheck_after` seconds. Each
+call runs under the per-call deadline `serve.call_timeout`: past it the client
+gets an error line and the next request is read.
 
 Each request passes one error boundary: whatever a line holds, it gets one
 response line. Lines are read as bytes, at most `serve.max_line_bytes` of a

@@ -120,8 +120,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     left = remaining()
     if not ctx.lock.acquire(timeout=-1 if left is None else left):
-        raise DeadlinePassed(f"{op.name} waited {ctx.config['serve.call_timeout']:g} s (serve.call_timeout) for a "
-                             "call still running past its own deadline; try again")
+        raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
+                             "(serve.call_timeout) for a call still running past its own deadline; try again")
     try:
         ctx.begin()
         result = op.run(ctx, args)
@@ -132,7 +132,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
 
 def call_within(ctx: OpContext, name: str, given: Mapping[str, Any]) -> Outcome:
     """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
-    return within(ctx.config["serve.call_timeout"], str(name)[:100], lambda: call(ctx, name, given))
+    return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100], lambda: call(ctx, name, given))
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",
