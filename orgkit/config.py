@@ -1,10 +1,21 @@
-"""Settings, resolved once: flags > environment > `orgkit.toml` at the notes root > defaults.
+"""Settings, resolved once: flags > environment > the user's config file > the notes' `orgkit.toml` > defaults.
 
 Every setting is declared once in `SETTINGS` (key, type, environment variable,
-default, help), so `orgkit config` can show each value with where it came from,
-and every command, the server, MCP and skills read the same `Config`. A wrong
-type or an unknown key in the TOML file is a one-line error naming the file and
-the key, never a silently ignored typo.
+default, help, kind), so `orgkit config` can show each value with its kind and
+where it came from, and every command, the server, MCP and skills read the same
+`Config`. A wrong type or an unknown key in a TOML file is a one-line error
+naming the file and the key, never a silently ignored typo (`orgkit config`
+alone shows the settings anyway, with the problem as a warning, since the
+error sends the user there).
+
+A notes folder may come from someone else, so its `orgkit.toml` sets only
+settings of the kind "notes" (ranking, budgets, folders, schemas, admission).
+Settings of the kind "trust" run code, reach out to a server, send a key, or
+let agents decide: they come only from flags, the environment and the user's
+own config file (`$XDG_CONFIG_HOME/orgkit/config.toml`). Settings of the kind
+"inside" (the state and data dirs) may be set by the notes only to a path
+inside the notes dir. A refused key is ignored with one warning line on stderr
+naming it and where it may be set: a received notes folder stays usable.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from typing import Any, Callable, Mapping
 from .errors import OrgkitError
 
 CONFIG_FILE = "orgkit.toml"
+USER_CONFIG = Path("orgkit") / "config.toml"  # under $XDG_CONFIG_HOME (default ~/.config)
 STATE_DIR_NAME = ".orgkit"
 DATA_DIR_NAME = "orgkit-data"  # "data/" in its name: org-roam's default exclusion skips it too
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -40,13 +52,19 @@ GUARDRAIL_PATTERNS = (
     r"\blink(s|ing)?\s+(less|sparingly|rarely)\b",
     r"\b(avoid|stop|don't|do\s+not|never)\s+(add\w*\s+|us\w*\s+|creat\w*\s+)?link",
 )
+# What each kind of setting means, as `orgkit config` and the README say it.
+KINDS = {
+    "notes": "a notes folder's orgkit.toml may set it",
+    "trust": "grants trust or reaches outside the notes: only flags, the environment and the user config file",
+    "inside": "a notes folder's orgkit.toml may set it only to a path inside the notes dir",
+}
 _TRUE = {"1", "true", "yes", "on", "t"}
 _FALSE = {"0", "false", "no", "off", "nil", ""}
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its TOML key, type, environment variable, default and help."""
+    """One setting: its TOML key, type, environment variable, default, help and kind (see KINDS)."""
 
     key: str
     type: type
@@ -54,6 +72,7 @@ class Setting:
     default: Any = None
     env: str | None = None
     minimum: float | None = None
+    kind: str = "notes"
     # A default computed from the notes directory (state and data dirs).
     derive: Callable[[Path], Any] | None = None
 
@@ -69,42 +88,51 @@ def _role_settings() -> list[Setting]:
         up = role.upper()
         out += [
             Setting(f"llm.{role}.endpoint", str, f"OpenAI-compatible endpoint for the {role} (default: llm.endpoint)",
-                    env=f"ORGKIT_LLM_{up}_ENDPOINT"),
+                    env=f"ORGKIT_LLM_{up}_ENDPOINT", kind="trust"),
             Setting(f"llm.{role}.model", str, f"model name for the {role} (default: llm.model)",
                     env=f"ORGKIT_LLM_{up}_MODEL"),
             Setting(f"llm.{role}.gguf", Path, f"GGUF file for the {role} (default: llm.gguf)",
-                    env=f"ORGKIT_LLM_{up}_GGUF"),
+                    env=f"ORGKIT_LLM_{up}_GGUF", kind="trust"),
         ]
     return out
 
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("state_dir", Path, "derived data (index, vectors, caches); deletable, `orgkit index` rebuilds it",
-            env="ORGKIT_STATE_DIR", derive=lambda notes: notes / STATE_DIR_NAME),
+            env="ORGKIT_STATE_DIR", derive=lambda notes: notes / STATE_DIR_NAME, kind="inside"),
     Setting("data_dir", Path, "primary data (runs, review queue, audit log, feedback, guidance); never rebuilt",
-            env="ORGKIT_DATA_DIR", derive=lambda notes: notes / DATA_DIR_NAME),
+            env="ORGKIT_DATA_DIR", derive=lambda notes: notes / DATA_DIR_NAME, kind="inside"),
     Setting("model", str, "fastembed embedding model name", default=DEFAULT_MODEL, env="ORGKIT_MODEL"),
     Setting("model_path", Path, "local copy of the embedding model (fastembed's specific_model_path)",
-            env="ORGKIT_MODEL_PATH"),
+            env="ORGKIT_MODEL_PATH", kind="trust"),
     Setting("search.inline_embed_limit", int, "passages a CLI search embeds inline before asking for `orgkit index`",
             default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0),
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
+    Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "
+            "(ripgrep is stopped then; other work finishes in the background, and calls after it wait for it "
+            "within their own deadline)",
+            default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1),
+    Setting("query.max_chars", int, "longest query an operation accepts", default=2000,
+            env="ORGKIT_QUERY_MAX_CHARS", minimum=1),
     Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",
             default=1.0, env="ORGKIT_RECHECK_AFTER", minimum=0),
     Setting("skills.allow_local", bool, "run Python skill files from NOTES/skills/ (this runs code from the notes dir)",
-            default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS"),
+            default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS", kind="trust"),
     Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
             default=False, env="ORGKIT_EXTRACTION"),
     Setting("extraction.min_quote_chars", int, "a quote shorter than this grounds no claim (unless it is a whole line of the source)",
             default=12, minimum=0),
+    Setting("extract.source_roots", list, "directories outside the notes from which `serve` and MCP clients may "
+            "extract sources (the notes dir always; the command line anywhere)", default=[],
+            env="ORGKIT_EXTRACT_SOURCE_ROOTS", kind="trust"),
     Setting("llm.endpoint", str, "OpenAI-compatible chat endpoint (base URL, e.g. http://127.0.0.1:11434/v1)",
-            env="ORGKIT_LLM_ENDPOINT"),
+            env="ORGKIT_LLM_ENDPOINT", kind="trust"),
     Setting("llm.model", str, "model name sent to the endpoint", env="ORGKIT_LLM_MODEL"),
     Setting("llm.api_key_env", str, "environment variable that holds the endpoint's API key",
-            default="ORGKIT_LLM_API_KEY", env="ORGKIT_LLM_API_KEY_ENV"),
+            default="ORGKIT_LLM_API_KEY", env="ORGKIT_LLM_API_KEY_ENV", kind="trust"),
     Setting("llm.gguf", Path, "GGUF model file run in-process (needs `pip install orgkit[llm]`)",
-            env="ORGKIT_LLM_GGUF"),
+            env="ORGKIT_LLM_GGUF", kind="trust"),
     Setting("llm.timeout", float, "seconds a model call may take", default=300.0, env="ORGKIT_LLM_TIMEOUT",
             minimum=1),
     Setting("llm.max_tokens", int, "longest reply a model call may produce", default=2048,
@@ -117,7 +145,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}}",
             default={}),
     Setting("mcp.allow_review", bool, "offer review decisions (accept, reject, undo) as MCP tools",
-            default=False, env="ORGKIT_MCP_ALLOW_REVIEW"),
+            default=False, env="ORGKIT_MCP_ALLOW_REVIEW", kind="trust"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
     Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
@@ -130,12 +158,19 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
 
 @dataclass(frozen=True)
 class Config:
-    """Resolved settings for one notes directory; `values[key]` and `origins[key]`."""
+    """Resolved settings for one notes directory; `values[key]` and `origins[key]`.
+
+    `refused` maps each key the notes' orgkit.toml tried to set but may not to
+    that file; `problems` holds what a lenient load found wrong (a strict load
+    raises the first instead).
+    """
 
     notes: Path
     notes_origin: str
     values: Mapping[str, Any] = field(default_factory=dict)
     origins: Mapping[str, str] = field(default_factory=dict)
+    refused: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -149,11 +184,15 @@ class Config:
         return self.values["data_dir"]
 
     def to_json(self) -> dict[str, dict[str, Any]]:
-        """Every value with its origin, as `orgkit config --json` prints it."""
-        out = {"notes": {"value": str(self.notes), "origin": self.notes_origin}}
-        for key in SETTINGS:
+        """Every value with its kind and origin (and a refused file value), as `orgkit config --json` prints it."""
+        out: dict[str, dict[str, Any]] = {"notes": {"value": str(self.notes), "origin": self.notes_origin,
+                                                    "kind": "trust"}}
+        for key, setting in SETTINGS.items():
             value = self.values[key]
-            out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key]}
+            out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key],
+                        "kind": setting.kind}
+            if key in self.refused:
+                out[key]["refused"] = self.refused[key]
         return out
 
 
@@ -229,46 +268,132 @@ def notes_dir(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
     else:
         chosen, origin = Path("notes"), "default"
     if not chosen.is_dir():
-        raise OrgkitError(f"notes directory not found: {chosen} (use --notes DIR or set ORGKIT_NOTES)")
+        hint = "use --notes DIR or set ORGKIT_NOTES"
+        if origin == "default" and next(Path.cwd().glob("*.org"), None) is not None:
+            hint = ("this directory holds org files: to use it as the notes dir, give --notes . "
+                    "or set ORGKIT_NOTES=$PWD")
+        raise OrgkitError(f"notes directory not found: {chosen} ({hint})")
     return chosen, origin
 
 
+def user_config_file(env: Mapping[str, str]) -> Path:
+    """The user's own config file: $XDG_CONFIG_HOME/orgkit/config.toml (default ~/.config/...)."""
+    base = env.get("XDG_CONFIG_HOME") or ""
+    if not Path(base).is_absolute():  # the XDG rule: a relative value is ignored
+        base = str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / USER_CONFIG
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _where_else(setting: Setting, user_file: Path) -> str:
+    ways = [str(user_file)] + ([f"${setting.env}"] if setting.env else [])
+    return ", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0]
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One warning line on stderr per process: a long-lived server loads the config once anyway."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        print(f"orgkit: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _admitted(from_notes: dict[str, Any], file: Path, root: Path, user_file: Path,
+              problems: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The notes file's values a notes folder may set, and the refused keys (each warned of once)."""
+    kept: dict[str, Any] = {}
+    refused: dict[str, str] = {}
+    for key, raw in from_notes.items():
+        setting = SETTINGS.get(key)
+        if setting is None or setting.kind == "notes":
+            kept[key] = raw
+            continue
+        if setting.kind == "inside":
+            try:
+                value = _coerce(setting, raw, str(file), root)
+            except OrgkitError as exc:
+                problems.append(str(exc))
+                continue
+            if value is None or _inside(value, root):
+                kept[key] = raw
+                continue
+            why = "a notes folder's orgkit.toml may set it only inside the notes dir"
+        else:
+            why = "a notes folder's orgkit.toml cannot set a trust-granting setting"
+        refused[key] = str(file)
+        _warn_once(f"{file}: {key} ignored ({why}); set it in {_where_else(setting, user_file)}")
+    return kept, refused
+
+
+def _read_or_note(path: Path, problems: list[str]) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return _read_file(path)
+    except OrgkitError as exc:
+        problems.append(str(exc))
+        return {}
+
+
 def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
-         env: Mapping[str, str] | None = None) -> Config:
+         env: Mapping[str, str] | None = None, *, lenient: bool = False) -> Config:
     """Resolve every setting for the notes directory `notes` (flag), else $ORGKIT_NOTES, else ./notes.
 
     `flags` maps setting keys to values given on a command line (None means not given).
+    A bad file, key or value raises a one-line OrgkitError; with `lenient` it is
+    kept in `Config.problems` instead and the setting falls back to the next source.
     """
     env = os.environ if env is None else env
     root, notes_origin = notes_dir(notes, env)
+    problems: list[str] = []
+    user_file = user_config_file(env)
+    from_user = _read_or_note(user_file, problems)
     file = root / CONFIG_FILE
-    from_file = _read_file(file) if file.is_file() else {}
-    unknown = sorted(set(from_file) - set(SETTINGS))
-    if unknown:
-        raise OrgkitError(f"{file}: unknown key {unknown[0]!r} (see `orgkit config` for the keys)")
+    from_notes = _read_or_note(file, problems)
+    for source, table in ((user_file, from_user), (file, from_notes)):
+        for key in sorted(set(table) - set(SETTINGS)):
+            problems.append(f"{source}: unknown key {key!r} (see `orgkit config` for the keys)")
+    from_notes, refused = _admitted(from_notes, file, root, user_file, problems)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for key, setting in SETTINGS.items():
-        flag = (flags or {}).get(key)
-        if flag is not None:
-            values[key], origins[key] = _coerce(setting, flag, "flag", Path.cwd()), "flag"
-        elif setting.env and env.get(setting.env, "") != "":
-            values[key] = _coerce(setting, env[setting.env], f"${setting.env}", Path.cwd())
-            origins[key] = f"env {setting.env}"
-        elif key in from_file:
-            values[key], origins[key] = _coerce(setting, from_file[key], str(file), root), f"file {file}"
-        else:
-            values[key] = setting.derive(root) if setting.derive else setting.default
-            origins[key] = "default"
-    return Config(root, notes_origin, values, origins)
+        candidates = []
+        if (flags or {}).get(key) is not None:
+            candidates.append((flags[key], "flag", Path.cwd(), "flag"))
+        if setting.env and env.get(setting.env, "") != "":
+            candidates.append((env[setting.env], f"${setting.env}", Path.cwd(), f"env {setting.env}"))
+        if key in from_user:
+            candidates.append((from_user[key], str(user_file), user_file.parent, f"user {user_file}"))
+        if key in from_notes:
+            candidates.append((from_notes[key], str(file), root, f"file {file}"))
+        values[key] = setting.derive(root) if setting.derive else setting.default
+        origins[key] = "default"
+        for raw, where, base, origin in candidates:
+            try:
+                values[key], origins[key] = _coerce(setting, raw, where, base), origin
+                break
+            except OrgkitError as exc:
+                problems.append(str(exc))
+    if problems and not lenient:
+        raise OrgkitError(problems[0])
+    return Config(root, notes_origin, values, origins, refused, tuple(problems))
 
 
 def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
-    """One setting where there is no notes directory to read a file from: env, else default."""
+    """One setting where there is no notes directory to read a file from: env, the user's file, else default."""
     env = os.environ if env is None else env
     setting = SETTINGS[key]
     if setting.env and env.get(setting.env, "") != "":
         return _coerce(setting, env[setting.env], f"${setting.env}", Path.cwd())
+    user_file = user_config_file(env)
+    from_user = _read_file(user_file) if user_file.is_file() else {}
+    if key in from_user:
+        return _coerce(setting, from_user[key], str(user_file), user_file.parent)
     return setting.default
 
 

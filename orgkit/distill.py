@@ -72,7 +72,7 @@ class _Source:
 def find_source(model_path: Path | None) -> _Source:
     """The dense model to distil from `model_path`, or a one-line OrgkitError saying what is missing."""
     if model_path is None:
-        raise OrgkitError("no local model to distil: set ORGKIT_MODEL_PATH (or model_path in orgkit.toml) "
+        raise OrgkitError("no local model to distil: set ORGKIT_MODEL_PATH (or model_path in your config file) "
                           "to a dense ONNX model directory")
     if not model_path.is_dir():
         raise OrgkitError(f"model directory not found: {model_path} (ORGKIT_MODEL_PATH)")

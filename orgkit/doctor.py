@@ -76,7 +76,8 @@ def check_ripgrep(setup: Setup, report: Report) -> None:
                    "pure-Python search (pip install ripgrep, or put rg on PATH)")
         return
     try:
-        out = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10,
+                             stdin=subprocess.DEVNULL)
         version = out.stdout.splitlines()[0] if out.stdout else "unknown version"
     except (OSError, subprocess.SubprocessError) as exc:
         report.facts["rg"] = {"path": rg}

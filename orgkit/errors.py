@@ -7,3 +7,19 @@ class OrgkitError(Exception):
 
 class NotFound(OrgkitError):
     """Something asked for by name or ID does not exist."""
+
+
+def say(exc: BaseException, limit: int = 2000) -> str:
+    """A failure as one line of at most about `limit` characters: what a user or a client reads.
+
+    A file system error names the file; a value echoed back (a 100,000-character
+    ID) is cut, so the line stays a line.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename is not None else exc.strerror
+    elif isinstance(exc, RecursionError):
+        text = "nested too deeply to handle"
+    else:
+        text = str(exc)
+    text = " ".join(text.splitlines())
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

@@ -11,7 +11,10 @@ every node is a resource `orgkit://node/ID` holding its org text.
 vectors load in a background thread started by the first request after it,
 and a search that comes before the model is ready ranks by words and says so
 in its warnings. A failed call is a tool error (`isError`), never the end of
-the server. Calls run one at a time in a worker thread, on one `OpContext`.
+the server. Calls run one at a time in a worker thread, on one `OpContext`,
+each under the per-call deadline `serve.call_timeout`. Request lines are read
+within `serve.max_line_bytes` (`BoundedLines`), and a frame that is too long,
+not JSON or not JSON-RPC gets a JSON-RPC error reply.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__
 from .config import SETTINGS, Config
-from .errors import OrgkitError
-from .ops import Op, Outcome, OpContext, call, capability_on, offered, registry
+from .errors import OrgkitError, say
+from .ops import Op, Outcome, OpContext, call_within, capability_on, offered, registry
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
@@ -67,7 +70,8 @@ def _refusal(name: str, config: Config | None) -> str | None:
     if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
         setting = SETTINGS[op.mcp_setting]
         return (f"{name} is offered over MCP only with {op.mcp_setting} = true "
-                f"(in orgkit.toml, or {setting.env}=1 in the server's environment)")
+                f"(in the user's config file, or {setting.env}=1 in the server's environment; "
+                "never from the notes' orgkit.toml)")
     if op is not None and op.mcp and not capability_on(op, config):
         return None  # the call itself says how to turn the capability on
     return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_tools(config)))})"
@@ -87,7 +91,7 @@ def _failure(message: str) -> types.CallToolResult:
 
 async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call(ctx, name, args))
+    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args))
 
 
 def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
@@ -109,8 +113,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
             return _failure(refused)
         try:
             outcome = await _run(ctx, params.name, dict(params.arguments or {}))
-        except OrgkitError as exc:
-            return _failure(str(exc))
+        except (OrgkitError, OSError, RecursionError) as exc:
+            return _failure(say(exc))
         except Exception as exc:  # a bug must not end the server; the client hears of it
             return _failure(f"internal error: {type(exc).__name__}: {exc}")
         data = payload(outcome)
@@ -130,8 +134,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
         query = (params.arguments or {}).get("query")
         try:
             outcome = await _run(ctx, "skills_prompt", {"name": params.name, "query": query})
-        except OrgkitError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         prompt = outcome.result
         return types.GetPromptResult(description=f"skill {params.name}", messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt["text"]))])
@@ -156,8 +160,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
             raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
         try:
             outcome = await _run(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
-        except OrgkitError as exc:
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
 
@@ -168,14 +172,79 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
                   on_read_resource=read_resource)
 
 
+class BoundedLines:
+    """The client's lines for the SDK's stdio transport, read within `serve.max_line_bytes`.
+
+    Lines are read as bytes in a worker thread, at most `limit` bytes of one
+    held (as `serve` reads them: a longer line is dropped as it arrives, so a
+    20 MB line costs no memory). A line too long, not JSON, or not a JSON-RPC
+    message is answered here with a JSON-RPC error (id null when it cannot be
+    known) through the transport's own writer, and never reaches the server.
+    """
+
+    def __init__(self, stdin: Any, limit: int) -> None:
+        from .serve import read_lines
+
+        self._lines = read_lines(stdin, limit)
+        self._limit = limit
+        self.replies: Any = None
+        self._ready = anyio.Event()
+
+    def answer_through(self, write_stream: Any) -> None:
+        """Start answering bad lines through `write_stream` (the transport's writer)."""
+        self.replies = write_stream
+        self._ready.set()
+
+    async def __aiter__(self):
+        from mcp.shared.message import SessionMessage
+
+        end = object()
+        while True:
+            raw = await anyio.to_thread.run_sync(next, self._lines, end, abandon_on_cancel=True)
+            if raw is end:
+                return
+            if raw is not None and not raw.strip():
+                continue
+            error = self._error(raw)
+            if error is None:
+                yield raw.decode("utf-8", errors="replace")
+                continue
+            await self._ready.wait()
+            await self.replies.send(SessionMessage(error))
+
+    def _error(self, raw: bytes | None) -> types.JSONRPCError | None:
+        """The JSON-RPC error a line gets instead of reaching the server, or None for a good message."""
+        if raw is None:
+            return _rpc_error(None, types.INVALID_REQUEST, f"request line longer than {self._limit} bytes "
+                                                           "(serve.max_line_bytes); ignored")
+        try:
+            types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+            return None
+        except Exception:  # noqa: BLE001 - classified below: not JSON, or not JSON-RPC
+            pass
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            return _rpc_error(None, types.PARSE_ERROR, f"not JSON: {say(exc, 300)}")
+        ident = data.get("id") if isinstance(data, dict) else None
+        ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
+        return _rpc_error(ident, types.INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+
+
+def _rpc_error(ident: str | int | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
+
+
 def run_stdio(ctx: OpContext) -> None:
     """Serve MCP on this process's stdin and stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(ctx)
+    lines = BoundedLines(sys.stdin.buffer, ctx.config["serve.max_line_bytes"])
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            lines.answer_through(write_stream.clone())
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

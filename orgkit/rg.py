@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
+from .deadline import DeadlinePassed, remaining
 from .errors import OrgkitError
 from .vault import is_org_file, iter_org_files, read_org_text
 
@@ -92,6 +93,7 @@ def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *, ignore
     errors: list[bytes] = []  # drained as rg writes them, so it never blocks on its complaints
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
     drain.start()
+    stopped = _stop_at_deadline(proc)
     done = False
     try:
         if caller_first and hasattr(os, "setpriority") and piped:  # piped: rg waits for its patterns
@@ -107,10 +109,37 @@ def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *, ignore
         status = proc.wait()
         drain.join()
         proc.stderr.close()
+        if stopped is not None:
+            stopped.cancel()
+    if stopped is not None and stopped.killed.is_set():
+        raise DeadlinePassed("ripgrep was stopped at the call's deadline (serve.call_timeout)")
     complaints = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
     warnings.extend(f"ripgrep: {line}" for line in complaints)
     if status not in (0, 1) and not complaints:
         warnings.append(f"ripgrep exited with status {status}")
+
+
+class _Stopper(threading.Timer):
+    """A timer that kills rg, and says whether it did."""
+
+    def __init__(self, seconds: float, proc: subprocess.Popen) -> None:
+        self.killed = threading.Event()
+        super().__init__(seconds, self._kill, args=(proc,))
+        self.daemon = True
+
+    def _kill(self, proc: subprocess.Popen) -> None:
+        self.killed.set()
+        proc.kill()
+
+
+def _stop_at_deadline(proc: subprocess.Popen) -> _Stopper | None:
+    """Kill rg when the call's deadline passes (a server's call; the command line has none)."""
+    left = remaining()
+    if left is None:
+        return None
+    stopper = _Stopper(left, proc)
+    stopper.start()
+    return stopper
 
 
 _NICER = 5  # niceness above the caller's: rg's share against it is about a third

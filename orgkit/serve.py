@@ -7,7 +7,9 @@ matching command's `--json`, plus `"errors": [...]` when part of the call failed
 (an unknown ID among known ones), or `{"error": "..."}` when the request fails
 as a whole; the server goes on either way. A request's `"request"` tag, if any,
 is echoed back. The index, model and vectors stay loaded in one `OpContext`,
-and the files are re-checked at most every `serve.recheck_after` seconds.
+and the files are re-checked at most every `serve.recheck_after` seconds. Each
+call runs under the per-call deadline `serve.call_timeout`: past it the client
+gets an error line and the next request is read.
 
 Each request passes one error boundary: whatever a line holds, it gets one
 response line. Lines are read as bytes, at most `serve.max_line_bytes` of a
@@ -23,8 +25,8 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .errors import OrgkitError
-from .ops import OpContext, call
+from .errors import OrgkitError, say
+from .ops import OpContext, call_within
 
 RESERVED = ("op", "request")  # request fields that are not operation parameters
 
@@ -34,7 +36,7 @@ def answer(ctx: OpContext, request: Any) -> dict:
     if not isinstance(request, dict):
         raise OrgkitError("a request must be a JSON object with an \"op\"")
     params = {k: v for k, v in request.items() if k not in RESERVED}
-    outcome = call(ctx, request.get("op"), params)
+    outcome = call_within(ctx, request.get("op"), params)
     response: dict = {"result": outcome.result, "warnings": outcome.warnings}
     if outcome.errors:
         response["errors"] = outcome.errors
@@ -49,8 +51,8 @@ def handle(ctx: OpContext, line: str) -> dict:
         response = answer(ctx, request)
     except json.JSONDecodeError as exc:
         response = {"error": f"not JSON: {exc}"}
-    except OrgkitError as exc:
-        response = {"error": str(exc)}
+    except (OrgkitError, OSError) as exc:
+        response = {"error": say(exc)}
     except RecursionError:
         response = {"error": "request nested too deeply"}
     except Exception as exc:  # a bug (or a RecursionError) must not end the server

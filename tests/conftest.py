@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -11,6 +13,9 @@ from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# The user's own config file ($XDG_CONFIG_HOME/orgkit/config.toml) must not reach the tests
+# (subprocesses included): the session gets an empty config home.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="orgkit-config-home-")
 
 
 def shared_path(*parts: str) -> Path:
@@ -36,6 +41,21 @@ def write_notes(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def user_config(tmp_path: Path, monkeypatch):
+    """Write the user's own config file (trust-granting settings go there): `user_config(toml_text)`."""
+    home = tmp_path / "config-home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+
+    def write(text: str) -> Path:
+        path = home / "orgkit" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
 
 
 @pytest.fixture

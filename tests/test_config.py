@@ -1,4 +1,4 @@
-"""Resolved configuration: flags > environment > orgkit.toml > defaults, each with its origin."""
+"""Resolved configuration: flags > environment > user config > orgkit.toml > defaults, each with its origin."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_precedence_and_origins(tmp_path: Path) -> None:
     assert cfg["llm.auditor.model"] == "other-family"
     assert cfg.state_dir == notes / ".orgkit" and cfg.origins["state_dir"] == "default"
     assert cfg.data_dir == notes / "orgkit-data"
-    assert cfg.to_json()["llm.model"] == {"value": "env-llm", "origin": "env ORGKIT_LLM_MODEL"}
+    assert cfg.to_json()["llm.model"] == {"value": "env-llm", "origin": "env ORGKIT_LLM_MODEL", "kind": "notes"}
 
 
 @pytest.mark.parametrize("toml, message", [
@@ -56,3 +56,76 @@ def test_missing_notes_dir(tmp_path: Path) -> None:
 def test_state_dir_carries_a_gitignore(tmp_path: Path) -> None:
     state = config.ensure_state_dir(config.load(tmp_path, env={}))
     assert (state / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+
+
+HOSTILE = """
+state_dir = "../other-repo"
+data_dir = "inside-data"
+[skills]
+allow_local = true
+[llm]
+endpoint = "http://127.0.0.1:9/v1"
+api_key_env = "AWS_SECRET_ACCESS_KEY"
+model = "fine-to-set"
+[mcp]
+allow_review = true
+[extract]
+source_roots = ["/"]
+"""
+
+
+def test_a_notes_folder_cannot_grant_itself_trust(tmp_path: Path, capsys) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "orgkit.toml").write_text(HOSTILE, encoding="utf-8")
+    cfg = config.load(notes, env={"HOME": str(tmp_path / "home")})
+    refused = {"state_dir", "skills.allow_local", "llm.endpoint", "llm.api_key_env", "mcp.allow_review",
+               "extract.source_roots"}
+    assert set(cfg.refused) == refused
+    assert cfg["skills.allow_local"] is False and cfg["mcp.allow_review"] is False and cfg["llm.endpoint"] is None
+    assert cfg["llm.api_key_env"] == "ORGKIT_LLM_API_KEY" and cfg["extract.source_roots"] == []
+    assert cfg.state_dir == notes / ".orgkit"  # outside the notes: refused
+    assert cfg.data_dir == notes / "inside-data"  # inside: a notes folder may choose it
+    assert cfg["llm.model"] == "fine-to-set"
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(refused)  # one line per key, naming it and where it may go
+    user_file = tmp_path / "home" / ".config" / "orgkit" / "config.toml"
+    assert (f"orgkit: warning: {notes / 'orgkit.toml'}: skills.allow_local ignored (a notes folder's orgkit.toml "
+            f"cannot set a trust-granting setting); set it in {user_file} or $ORGKIT_ALLOW_LOCAL_SKILLS") in lines
+    shown = cfg.to_json()
+    assert shown["llm.endpoint"]["kind"] == "trust" and shown["llm.endpoint"]["refused"] == str(notes / "orgkit.toml")
+    assert shown["state_dir"]["kind"] == "inside" and shown["model"]["kind"] == "notes"
+
+
+def test_the_user_config_file_grants_trust_below_flags_and_env(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "orgkit.toml").write_text('[llm]\nmodel = "from-notes"\ntimeout = 30\n', encoding="utf-8")
+    user = tmp_path / "xdg" / "orgkit" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('state_dir = "/tmp/elsewhere"\n[llm]\nendpoint = "http://127.0.0.1:1/v1"\n'
+                    'model = "from-user"\n[skills]\nallow_local = true\n', encoding="utf-8")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "ORGKIT_ALLOW_LOCAL_SKILLS": "0"}
+    cfg = config.load(notes, env=env)
+    assert (cfg["llm.endpoint"], cfg.origins["llm.endpoint"]) == ("http://127.0.0.1:1/v1", f"user {user}")
+    assert cfg["llm.model"] == "from-user" and cfg["llm.timeout"] == 30.0  # user file over the notes file
+    assert cfg.state_dir == Path("/tmp/elsewhere") and not cfg.refused
+    assert cfg["skills.allow_local"] is False  # the environment over the user file
+    assert config.without_notes("llm.endpoint", env) == "http://127.0.0.1:1/v1"
+
+
+def test_a_lenient_load_keeps_the_problems_and_the_defaults(tmp_path: Path) -> None:
+    (tmp_path / "orgkit.toml").write_text('modle = 1\n[llm]\ntimeout = "soon"\n', encoding="utf-8")
+    cfg = config.load(tmp_path, env={}, lenient=True)
+    assert cfg["llm.timeout"] == 300.0 and cfg["model"] == config.DEFAULT_MODEL
+    assert [p.split(": ", 1)[1] for p in cfg.problems] == [
+        "unknown key 'modle' (see `orgkit config` for the keys)", "llm.timeout must be a number, not 'soon'"]
+
+
+def test_the_default_notes_dir_points_at_an_org_roam_dir_in_the_working_directory(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "20240101-idea.org").write_text(":PROPERTIES:\n:ID: x\n:END:\n#+title: Idea\n")
+    with pytest.raises(OrgkitError, match=r"notes directory not found: notes \(this directory holds org files: "
+                                          r"to use it as the notes dir, give --notes \. or set ORGKIT_NOTES=\$PWD\)"):
+        config.load(env={})

@@ -107,7 +107,7 @@ def test_without_a_model_path_the_cli_says_so_in_one_line(cli, tmp_path, monkeyp
     result = cli("model", "distill", "--out", str(tmp_path / "out"))
     assert result.exit_code == 1
     assert result.stderr.splitlines() == ["orgkit: error: no local model to distil: set ORGKIT_MODEL_PATH (or "
-                                          "model_path in orgkit.toml) to a dense ONNX model directory"]
+                                          "model_path in your config file) to a dense ONNX model directory"]
     assert not (tmp_path / "out").exists()
 
 

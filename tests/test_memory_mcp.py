@@ -91,7 +91,8 @@ MODEL_REPLY = {"proposals": [
 
 def test_mcp_deposit_review_recall_with_the_loopback_model(tmp_path: Path, env: dict, llm_server) -> None:
     notes = make_notes(tmp_path / "notes")
-    (notes / "orgkit.toml").write_text(f'[llm]\nendpoint = "{llm_server.url}"\nmodel = "loopback"\n')
+    (notes / "orgkit.toml").write_text('[llm]\nmodel = "loopback"\n')
+    env["ORGKIT_LLM_ENDPOINT"] = llm_server.url  # trust-granting: never from the notes' orgkit.toml
     llm_server.reply(MODEL_REPLY)
 
     async def first(client):
@@ -126,8 +127,8 @@ def test_mcp_deposit_review_recall_with_the_loopback_model(tmp_path: Path, env: 
 
 def test_mcp_flow_with_the_auto_policy(tmp_path: Path, env: dict, llm_server) -> None:
     notes = make_notes(tmp_path / "notes")
-    (notes / "orgkit.toml").write_text(f'[llm]\nendpoint = "{llm_server.url}"\n\n'
-                                       '[admission]\ndeposits = { agent = "auto" }\n')
+    (notes / "orgkit.toml").write_text('[admission]\ndeposits = { agent = "auto" }\n')
+    env["ORGKIT_LLM_ENDPOINT"] = llm_server.url
     llm_server.reply(MODEL_REPLY)
 
     async def flow(client):
@@ -161,7 +162,7 @@ def test_mcp_flow_without_a_model(tmp_path: Path, env: dict) -> None:
 
 def test_review_decisions_over_mcp_only_when_allowed(tmp_path: Path, env: dict) -> None:
     notes = make_notes(tmp_path / "notes")
-    (notes / "orgkit.toml").write_text("[mcp]\nallow_review = true\n")
+    env["ORGKIT_MCP_ALLOW_REVIEW"] = "1"
 
     async def flow(client):
         tools = {t.name for t in (await client.list_tools()).tools}

@@ -18,7 +18,8 @@ def notes(tmp_path: Path, tiny_model, llm_server, monkeypatch) -> Path:
             monkeypatch.delenv(key)
     monkeypatch.setenv("USER", "reviewer")
     root = make_notes(tmp_path / "notes")
-    (root / "orgkit.toml").write_text(f'[llm]\nendpoint = "{llm_server.url}"\nmodel = "loopback"\n')
+    monkeypatch.setenv("ORGKIT_LLM_ENDPOINT", llm_server.url)  # trust-granting: never from the notes
+    (root / "orgkit.toml").write_text('[llm]\nmodel = "loopback"\n')
     return root
 
 

@@ -151,10 +151,9 @@ def _multi_file_proposals(notes: Path, env: dict, llm_server) -> list[str]:
         {"kind": "append", "target": NOWEB, "text": "Prefer noweb over :var.", "chunks": [2]},
         {"kind": "new", "title": "Var is refused", "body": "Evaluating :var would run code.", "chunks": [1]},
     ]})
-    (notes / "orgkit.toml").write_text(f'[llm]\nendpoint = "{llm_server.url}"\n')
-    done = orgkit(notes, env, "deposit", "--title", "Tangling and var", "--body", FINDING, "--json")
+    done = orgkit(notes, env | {"ORGKIT_LLM_ENDPOINT": llm_server.url}, "deposit", "--title", "Tangling and var",
+                  "--body", FINDING, "--json")
     assert done.returncode == 0, done.stderr
-    (notes / "orgkit.toml").unlink()
     return [r["id"] for r in rows(notes, "SELECT id FROM proposals WHERE status = 'pending' ORDER BY seq")]
 
 

@@ -96,5 +96,5 @@ def test_a_server_reads_no_file_a_client_names(tmp_path: Path, env: dict) -> Non
         answer = server.ask(op="deposit", title="Exfiltration", body_file=str(secret))
     finally:
         server.close()
-    assert answer == {"error": "body_file is for the command line; give the text as 'body'"}
+    assert answer["error"].startswith("unknown field 'body_file' for deposit")  # offered on the command line alone
     assert not (notes / "deposits").exists()

@@ -109,7 +109,13 @@ def test_ops_json_and_the_serve_op_list_the_registry(cli, notes: Path, monkeypat
     assert search["parameters"] == get("search").schema() and search["writes"] is False
     assert search["positional"] == ["query"]
     ctx = OpContext(notes, warm=True)
-    assert handle(ctx, '{"op": "ops"}')["result"] == listed
+    served = handle(ctx, '{"op": "ops"}')["result"]
+    # The same registry, but what only the command line can use is absent from the server's listing.
+    assert [o["name"] for o in served] == [o["name"] for o in listed]
+    deposit = {o["name"]: o for o in listed}["deposit"], {o["name"]: o for o in served}["deposit"]
+    assert "body_file" in deposit[0]["parameters"]["properties"] and "body_file" in deposit[0]["options"]
+    assert "body_file" not in deposit[1]["parameters"]["properties"] and "body_file" not in deposit[1]["options"]
+    assert [o for o in served if o["name"] != "deposit"] == [o for o in listed if o["name"] != "deposit"]
     assert "search" in cli("ops").stdout
 
 
@@ -148,12 +154,12 @@ def test_config_shows_each_value_with_its_origin(cli, notes: Path, tmp_path: Pat
                  env={"ORGKIT_MODEL_PATH": str(tmp_path / "m"), "ORGKIT_MODEL": None, "ORGKIT_STATE_DIR": None})
     values = json.loads(result.stdout)
     assert set(values) == {"notes", *SETTINGS}
-    assert values["notes"] == {"value": str(notes), "origin": "flag --notes"}
-    assert values["state_dir"] == {"value": str(tmp_path / "s"), "origin": "flag"}
-    assert values["model_path"] == {"value": str(tmp_path / "m"), "origin": "env ORGKIT_MODEL_PATH"}
+    assert values["notes"] == {"value": str(notes), "origin": "flag --notes", "kind": "trust"}
+    assert values["state_dir"] == {"value": str(tmp_path / "s"), "origin": "flag", "kind": "inside"}
+    assert values["model_path"] == {"value": str(tmp_path / "m"), "origin": "env ORGKIT_MODEL_PATH", "kind": "trust"}
     assert values["model"]["origin"] == f"file {notes / 'orgkit.toml'}"
     assert values["search.inline_embed_limit"]["value"] == 7
-    assert values["data_dir"] == {"value": str(notes / "orgkit-data"), "origin": "default"}
+    assert values["data_dir"] == {"value": str(notes / "orgkit-data"), "origin": "default", "kind": "inside"}
     text = cli("config", "--notes", str(notes), env={"ORGKIT_MODEL": None}).stdout
     assert f"file {notes / 'orgkit.toml'}" in text and 'model = "from-file"' in text
 
@@ -162,6 +168,11 @@ def test_a_bad_config_file_is_a_one_line_error(cli, notes: Path) -> None:
     (notes / "orgkit.toml").write_text("modle = 1\n")
     result = cli("search", "cats", "--notes", str(notes))
     assert result.exit_code == 1 and "unknown key 'modle'" in result.stderr
+    # ... except for `orgkit config` itself, where the error sends the user: the known keys and the bad one.
+    result = cli("config", "--notes", str(notes), "--json")
+    assert result.exit_code == 0 and set(json.loads(result.stdout)) == {"notes", *SETTINGS}
+    assert result.stderr.strip() == (f"orgkit: warning: {notes / 'orgkit.toml'}: unknown key 'modle' "
+                                     "(see `orgkit config` for the keys)")
 
 
 def test_deleting_the_state_dir_and_indexing_again_loses_nothing(cli, notes: Path, tiny_model: Path) -> None:

@@ -120,10 +120,14 @@ class Surfaces:
         return [(kind, _steady(value)) for kind, value in answers]
 
 
+CLI_ONLY = {p.name for op in registry().values() for p in op.params if p.cli_only}
+
+
 def _steady(value: Any) -> Any:
-    """The answer without timings, which differ from one call to the next."""
+    """The answer without timings, which differ from one call to the next, and without the parameters
+    only the command line offers (the registry's listing shows them there alone)."""
     if isinstance(value, dict):
-        return {k: _steady(v) for k, v in value.items() if not k.endswith("seconds")}
+        return {k: _steady(v) for k, v in value.items() if not k.endswith("seconds") and k not in CLI_ONLY}
     if isinstance(value, list):
         return [_steady(v) for v in value]
     return value

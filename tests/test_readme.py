@@ -25,11 +25,11 @@ def _default(setting: Setting) -> str:
 
 def settings_table() -> str:
     """The README's table of settings, made from SETTINGS."""
-    rows = ["| key | type | environment | default | what it is |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| key | kind | type | environment | default | what it is |", "| --- | --- | --- | --- | --- | --- |"]
     for s in SETTINGS.values():
         env = f"`{s.env}`" if s.env else ""
         kind = s.type_name().split(" ", 1)[1]
-        rows.append(f"| `{s.key}` | {kind} | {env} | {_default(s)} | {s.help.replace('|', chr(92) + '|')} |")
+        rows.append(f"| `{s.key}` | {s.kind} | {kind} | {env} | {_default(s)} | {s.help.replace('|', chr(92) + '|')} |")
     return "\n".join(rows)
 
 

@@ -147,7 +147,7 @@ def test_committed_skill_modules_match_their_notes(tmp_path: Path) -> None:
         assert committed.read_bytes() == path.read_bytes(), f"{committed} differs from its note; run python tangle.py"
 
 
-def test_local_skill_files_run_only_when_allowed(tmp_path: Path, cli) -> None:
+def test_local_skill_files_run_only_when_allowed(tmp_path: Path, cli, user_config) -> None:
     notes = tmp_path / "notes"
     (notes / "skills").mkdir(parents=True)
     marker = tmp_path / "ran"
@@ -157,8 +157,12 @@ def test_local_skill_files_run_only_when_allowed(tmp_path: Path, cli) -> None:
         result = cli(*args, "--notes", str(notes))
         assert result.exit_code == 0 and not marker.exists()
         assert result.stderr.count("\n") == 1 and "skills.allow_local" in result.stderr
-    (notes / "orgkit.toml").write_text("[skills]\nallow_local = true\n")
     local_skill(notes)
+    (notes / "orgkit.toml").write_text("[skills]\nallow_local = true\n")  # a notes folder cannot grant it
+    result = cli("skills", "list", "--notes", str(notes), "--json")
+    assert result.exit_code == 0 and not marker.exists() and "zebra" not in result.stdout
+    assert f"{notes / 'orgkit.toml'}: skills.allow_local ignored" in result.stderr
+    user_config("[skills]\nallow_local = true\n")
     result = cli("skills", "list", "--notes", str(notes), "--json")
     assert marker.exists()  # it ran, and its bad capability() is one warning naming it
     assert result.exit_code == 0 and "zebra" in [s["name"] for s in json.loads(result.stdout)]

@@ -381,7 +381,9 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
   (orgkit-test--with-notes
     (let* ((source (make-temp-file "orgkit-adr-" nil ".md"
                                    "# Use SQLite\n\n## Status\n\nAccepted\n\n## Decision\n\nWe will keep the cache in SQLite.\n"))
-           (orgkit-environment '("ORGKIT_EXTRACTION=1"))
+           ;; The source lies outside the notes: a server extracts it only from a source root the user set.
+           (orgkit-environment (list "ORGKIT_EXTRACTION=1"
+                                     (concat "ORGKIT_EXTRACT_SOURCE_ROOTS=" (file-name-directory source))))
            (extractions (expand-file-name "extractions" orgkit-test--dir))
            (data (expand-file-name "orgkit-data" orgkit-test--dir)))
       (unwind-protect

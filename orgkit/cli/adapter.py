@@ -14,6 +14,7 @@ from typing import Any, Callable
 import click
 
 from ..ops import Op, OpContext, ParamError, call
+from ..ops.boundary import read_limited, setting
 from ..ops.spec import Param
 from .common import common_options, emit, handle_errors, json_option, warn
 
@@ -46,8 +47,12 @@ def _click_params(op: Op) -> list[click.Parameter]:
     return out
 
 
-def _given(op: Op, values: dict[str, Any]) -> dict[str, Any]:
-    """The parameters the user gave, as the registry takes them (None: not given)."""
+def _given(ctx: OpContext, op: Op, values: dict[str, Any]) -> dict[str, Any]:
+    """The parameters the user gave, as the registry takes them (None: not given).
+
+    `-` for a parameter that takes standard input reads it, up to the parameter's
+    size limit and one byte more (`--body - < /dev/zero` is one error line).
+    """
     given: dict[str, Any] = {}
     for param in op.params:
         value = values.get(param.name)
@@ -56,7 +61,8 @@ def _given(op: Op, values: dict[str, Any]) -> dict[str, Any]:
         if param.type == "boolean" and value is False:
             value = None
         if param.stdin and value == "-":
-            value = sys.stdin.read()
+            limit = setting(ctx, op, param.max_bytes)
+            value = read_limited(sys.stdin.buffer, limit, f"{param.option} - (standard input)", param.max_bytes)
         given[param.name] = value
     return given
 
@@ -77,7 +83,7 @@ def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:
     ctx.on_wait = lambda: warn("another orgkit index is running; waiting for it")
     close = _progress(ctx)
     try:
-        outcome = call(ctx, op.name, _given(op, values), from_text=True)
+        outcome = call(ctx, op.name, _given(ctx, op, values), from_text=True)
     except ParamError as exc:
         raise click.UsageError(str(exc)) from None
     finally:

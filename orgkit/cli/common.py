@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import click
 
-from ..errors import OrgkitError
+from ..errors import OrgkitError, say
 
 
 def json_option() -> click.Option:
@@ -56,11 +56,11 @@ def handle_errors(func: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except OrgkitError as exc:
-            click.echo(f"orgkit: error: {exc}", err=True)
-            sys.exit(1)
         except BrokenPipeError:
             sys.stderr.close()
             sys.exit(0)
+        except (OrgkitError, OSError) as exc:
+            click.echo(f"orgkit: error: {say(exc)}", err=True)
+            sys.exit(1)
 
     return wrapper

@@ -192,9 +192,10 @@ def ops(rows: list[dict], options: dict) -> str:
 
 
 def config(values: dict, options: dict) -> str:
-    """`git config --show-origin` style: origin, key, value."""
+    """`git config --show-origin` style: origin, kind, key, value (and a refused file value)."""
     width = max(len(v["origin"]) for v in values.values())
-    return "\n".join(f"{v['origin']:<{width}}  {key} = {json.dumps(v['value'], ensure_ascii=False)}"
+    return "\n".join(f"{v['origin']:<{width}}  {v['kind']:<6}  {key} = {json.dumps(v['value'], ensure_ascii=False)}"
+                     + (f"  (refused from {v['refused']})" if "refused" in v else "")
                      for key, v in values.items())
 
 

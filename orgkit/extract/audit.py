@@ -66,7 +66,7 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
     changed original too, and mark each claim `stale` or not."""
     dimensions = list(tags)
     suffix = Path(source["path"]).suffix.lower()
-    current = _current_original(source)
+    current = _current_original(source) if reanchor else None
     report = {"source": source["given"], "quotes": len(claims), "verified": 0, "reanchored": 0, "stale": 0,
               "missing": 0, "coverage": {d: 0 for d in dimensions}, "problems": []}
     for claim in claims:

@@ -19,6 +19,7 @@ from ..llm import persona
 from . import run as runs
 from .model import CANDIDATES_SCHEMA, chunks, rubric_text
 from .sources import read_copy
+from .store import check_run_id
 
 
 def plan(config: Config, given: list[str], schema_spec: str, feedback: bool = False) -> dict:
@@ -60,6 +61,8 @@ def read_candidates(path: Path) -> tuple[str, list[dict]]:
         raise OrgkitError(f"{path}: cannot read: {exc.strerror}") from None
     except ValueError as exc:
         raise OrgkitError(f"{path}: not JSON: {exc}") from None
+    except RecursionError:
+        raise OrgkitError(f"{path}: not JSON this program reads: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("run"), str) \
             or not isinstance(data.get("candidates"), list):
         raise OrgkitError(f"{path}: expected {{\"run\": RUN, \"candidates\": [...]}}")
@@ -67,7 +70,7 @@ def read_candidates(path: Path) -> tuple[str, list[dict]]:
         if not isinstance(cand, dict) or not all(isinstance(cand.get(k), str)
                                                  for k in ("source", "dimension", "claim", "quote")):
             raise OrgkitError(f"{path}: candidate {n} needs string fields source, dimension, claim, quote")
-    return data["run"], data["candidates"]
+    return check_run_id(data["run"], f"{path}: run"), data["candidates"]
 
 
 def commit(config: Config, path: Path) -> dict:

@@ -28,7 +28,8 @@ from ..org.escape import one_line
 from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline
 from .schema import Schema, parse_schema, resolve_schema
-from .sources import ingest, read_copy
+from ..confine import inside
+from .sources import ingest, read_copy, sources_dir
 from .store import RunStore, new_run_id
 from .supersede import earlier_claims, earlier_source, keep, key, mark_vanished
 from .units import segment
@@ -113,9 +114,28 @@ def open_run(config: Config, run: str) -> Context:
 def _reopen(config: Config, run: str) -> Context:
     store = RunStore.open(config.data_dir, run)
     info = store.read("run.json")
+    check_run_file(config, run, info)
     text = (store.root / "schema.org").read_text(encoding="utf-8")
     schema = parse_schema(text, Path(info["schema"]["path"]), info["schema"]["origin"])
     return Context(config, schema, store)
+
+
+def check_run_file(config: Config, run: str, info: object) -> None:
+    """Refuse a run.json whose paths lie where orgkit never puts them: copies in the data dir's
+    sources folder, source and hub notes inside the notes (a run file is data an agent may have reached)."""
+    where = f"run {run}: run.json"
+    if not isinstance(info, dict) or not isinstance(info.get("sources"), list) \
+            or not isinstance(info.get("schema"), dict):
+        raise OrgkitError(f"{where} is not a run file")
+    for source in info["sources"]:
+        if not isinstance(source, dict) or not all(isinstance(source.get(k), str)
+                                                   for k in ("copy", "source_note", "hub_note", "path", "given")):
+            raise OrgkitError(f"{where}: a source lacks its paths")
+        if not inside(Path(source["copy"]), sources_dir(config.data_dir)):
+            raise OrgkitError(f"{where}: source copy {source['copy'][:200]!r} is outside the data dir")
+        for key in ("source_note", "hub_note"):
+            if Path(source[key]).is_absolute() or not inside(config.notes / source[key], config.notes):
+                raise OrgkitError(f"{where}: {key} {source[key][:200]!r} is outside the notes dir")
 
 
 def use_feedback(ctx: Context) -> None:

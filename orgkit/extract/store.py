@@ -10,6 +10,7 @@ moment leaves the last complete state; tasks already done are not redone.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 import time
@@ -17,12 +18,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound
+from ..errors import NotFound, OrgkitError
 from ..files import replace_file
+
+
+# A run ID is an ID, never a path: it is joined under the runs folder only when it matches this.
+RUN_ID = r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}"
 
 
 def runs_dir(data_dir: Path) -> Path:
     return data_dir / "extract" / "runs"
+
+
+def check_run_id(run: object, where: str = "run") -> str:
+    """`run` when it is a run ID; a one-line error otherwise (a path, `..`, an empty or a long value)."""
+    if not isinstance(run, str) or not re.fullmatch(RUN_ID, run):
+        shown = repr(run)[:80]
+        raise OrgkitError(f"{where} {shown} is not a run ID (letters, digits, '-' and '_', as `extract` printed it)")
+    return run
 
 
 def new_run_id() -> str:
@@ -39,13 +52,13 @@ class RunStore:
 
     @classmethod
     def create(cls, data_dir: Path, run: str) -> "RunStore":
-        root = runs_dir(data_dir) / run
+        root = runs_dir(data_dir) / check_run_id(run)
         root.mkdir(parents=True, exist_ok=True)
         return cls(root, run)
 
     @classmethod
     def open(cls, data_dir: Path, run: str) -> "RunStore":
-        root = runs_dir(data_dir) / run
+        root = runs_dir(data_dir) / check_run_id(run)
         if not (root / "run.json").is_file():
             raise NotFound(f"no extraction run {run!r} in {runs_dir(data_dir)}")
         return cls(root, run)
@@ -54,7 +67,10 @@ class RunStore:
         path = self.root / name
         if not path.is_file():
             return default
-        return json.loads(path.read_text(encoding="utf-8"))
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise OrgkitError(f"{path}: not a readable run file ({type(exc).__name__})") from None
 
     def write(self, name: str, data: Any) -> None:
         replace_file(self.root / name, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))

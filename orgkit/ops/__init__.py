@@ -30,7 +30,9 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..deadline import DeadlinePassed, remaining, within
 from ..errors import OrgkitError
+from .boundary import enforce
 from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
@@ -113,13 +115,25 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
-    _gate(op, given, ctx.config if op.notes else ctx.optional_config())
-    args = validate(op, given, from_text=from_text)
-    with ctx.lock:
+    config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
+    _gate(op, given, config)
+    args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
+    left = remaining()
+    if not ctx.lock.acquire(timeout=-1 if left is None else left):
+        raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
+                             "(serve.call_timeout) for a call still running past its own deadline; try again")
+    try:
         ctx.begin()
         result = op.run(ctx, args)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
+    finally:
+        ctx.lock.release()
 
 
-__all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call",
+def call_within(ctx: OpContext, name: str, given: Mapping[str, Any]) -> Outcome:
+    """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
+    return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100], lambda: call(ctx, name, given))
+
+
+__all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",
            "capability_on", "declare", "get", "offered", "registry", "validate"]

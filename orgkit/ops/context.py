@@ -57,6 +57,11 @@ class OpContext:
         self._background: BackgroundEmbedder | None = None
         self.begin()
 
+    @property
+    def trusted(self) -> bool:
+        """Whether the caller is the user (the command line): a server's clients name only files in the notes."""
+        return self.surface == "cli"
+
     # -- one call -------------------------------------------------------
 
     def begin(self) -> None:
@@ -78,8 +83,16 @@ class OpContext:
 
     @property
     def config(self) -> Config:
+        """The resolved config; a bad setting or file is the call's one-line error."""
+        loaded = self.loaded_config()
+        if loaded.problems:
+            raise OrgkitError(loaded.problems[0])
+        return loaded
+
+    def loaded_config(self) -> Config:
+        """The config as far as it resolves, its problems listed in `problems` (for `orgkit config`)."""
         if self._config is None:
-            self._config = config_module.load(self._notes, self._flags, self._env)
+            self._config = config_module.load(self._notes, self._flags, self._env, lenient=True)
         return self._config
 
     def optional_config(self) -> Config | None:
@@ -94,9 +107,14 @@ class OpContext:
         return self.config.notes
 
     def path(self, text: str) -> Path:
-        """A path parameter: absolute, or relative to `base` (servers: the notes; the shell: as given)."""
+        """A path parameter: absolute, or relative to `base` (servers: the notes; the shell: as given).
+
+        A server's client never names a path from the server's working directory: without a
+        base, its relative paths start at the notes too.
+        """
         path = Path(text).expanduser()
-        return path if path.is_absolute() or self.base is None else self.base / path
+        base = self.base if self.base is not None or self.trusted else self.root
+        return path if path.is_absolute() or base is None else base / path
 
     # -- warm things ----------------------------------------------------
 

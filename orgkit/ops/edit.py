@@ -38,7 +38,7 @@ declare(Op("new", "Create a note file with a fresh ID, named as org-roam names n
            params=(Param("title", "string", "The note's title.", required=True, positional=True, metavar="TITLE"),
                    Param("tags", "array", "File tags (on the command line: comma-separated, e.g. a,b)."),
                    Param("body", "string", "The note's text ('-' on the command line reads it from stdin).",
-                         default="", stdin=True),
+                         default="", stdin=True, max_bytes="deposit.max_bytes"),
                    Param("link", "string", "End the note with a link to this node ID.", metavar="ID")),
            result="{id, file, title}", writes=True))
 declare(Op("id_add", "Give headings of FILE an ID in a property drawer, as Emacs would.", id_add,

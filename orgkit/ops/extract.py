@@ -6,16 +6,20 @@ absent from listings, and calling one says how to turn it on.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..errors import OrgkitError
 from . import declare
 from .context import OpContext
+from ..extract.store import RUN_ID
+from .boundary import looks_like_path
 from .spec import Op, Param, ParamError
 
 CAP = "grounded-extraction"
 SCHEMA = Param("schema", "string", "A schema name (the notes' schemas/, then the templates) or a schema file.",
-               metavar="NAME|FILE")
+               metavar="NAME|FILE", paths="name")
+RUN = {"pattern": RUN_ID, "pattern_help": "a run ID (letters, digits, '-' and '_'; as `extract` printed it)"}
 
 
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -27,7 +31,7 @@ def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 def schema_show(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.schema import resolve_schema
 
-    return resolve_schema(ctx.root, args["name"]).to_json()
+    return resolve_schema(ctx.root, _spec(ctx, args["name"])).to_json()
 
 
 def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -38,7 +42,7 @@ def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     rows = []
     for name in names:
         try:
-            schema = resolve_schema(ctx.root, name)
+            schema = resolve_schema(ctx.root, _spec(ctx, name))
             rows.append({"schema": name, "ok": True, "name": schema.name, "path": str(schema.path)})
         except OrgkitError as exc:
             ctx.error(str(exc))
@@ -79,9 +83,9 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
             result = runs.execute(run)
             _notices(ctx, run)
         elif args["plan"]:
-            return plan(ctx.config, _sources(ctx, args), args["schema"], feedback=_wants_feedback(ctx, args))
+            return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), feedback=_wants_feedback(ctx, args))
         else:
-            run = runs.prepare(ctx.config, _sources(ctx, args), args["schema"])
+            run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args))
             _feedback(ctx, args, run)
             result = runs.execute(run)
             _notices(ctx, run)
@@ -130,7 +134,16 @@ def _feedback(ctx: OpContext, args: dict[str, Any], run) -> None:
 
 def _sources(ctx: OpContext, args: dict[str, Any]) -> list[str]:
     """The sources as given (a server resolves relative ones from the notes directory)."""
-    return [str(ctx.path(s)) if ctx.base is not None else s for s in args["sources"]]
+    return [str(ctx.path(s)) if ctx.base is not None or not ctx.trusted else s for s in args["sources"]]
+
+
+def _schema(ctx: OpContext, args: dict[str, Any]) -> str:
+    return _spec(ctx, args["schema"])
+
+
+def _spec(ctx: OpContext, spec: str) -> str:
+    """A schema as given: a name, or a file resolved as the boundary checked it (servers: from the notes)."""
+    return str(ctx.path(spec)) if looks_like_path(spec) and not ctx.trusted else spec
 
 
 def _notices(ctx: OpContext, run) -> None:
@@ -157,12 +170,19 @@ class _watching:
             self.inner.__exit__(*exc)
 
 
+def _originals(ctx: OpContext) -> list[Path] | None:
+    """Where a run's original sources may be re-read from: anywhere for the user, else the notes and source roots."""
+    if ctx.trusted:
+        return None
+    return [ctx.root] + [ctx.root / Path(r).expanduser() for r in ctx.config["extract.source_roots"]]
+
+
 def audit(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.reaudit import audit_runs
 
     if bool(args["run"]) == bool(args["all"]):
         raise ParamError("give a RUN or 'all'")
-    report = audit_runs(ctx.config, None if args["all"] else [args["run"]])
+    report = audit_runs(ctx.config, None if args["all"] else [args["run"]], originals=_originals(ctx))
     for problem in report["problems"]:
         ctx.warn(problem)
     return report
@@ -173,12 +193,12 @@ declare(Op("schema_list", "Extraction schemas: the notes' own (schemas/) and the
            capability=CAP))
 declare(Op("schema_show", "One schema with its dimensions, tags and rubrics.", schema_show,
            params=(Param("name", "string", "A schema name or file.", required=True, positional=True,
-                         metavar="NAME|FILE"),),
+                         metavar="NAME|FILE", paths="name"),),
            result="{name, id, title, grounded, origin, path, description, dimensions: [{name, tag, rubric, "
                   "headings}]}", cli=("schema", "show"), capability=CAP))
 declare(Op("schema_validate", "Check schemas (default: every schema in the notes' schemas/), tags unique.",
            schema_validate, params=(Param("names", "array", "Schema names or files.", positional=True,
-                                          metavar="[NAME|FILE]..."),),
+                                          metavar="[NAME|FILE]...", paths="name"),),
            result="[{schema, ok, name, path, error}]", cli=("schema", "validate"), capability=CAP))
 declare(Op("schema_init", "Copy a shipped schema template into the notes' schemas/ with a fresh ID.",
            schema_init, params=(Param("template", "string", "The template's name (see schema list).",
@@ -189,13 +209,14 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
            "from a hub per source, then audited. --plan prepares and prints the task graph for an external "
            "agent; --commit writes an agent's candidates with every check; --resume finishes a crashed run.",
            extract, params=(
-               Param("sources", "array", "Source files (org, markdown, text).", positional=True,
-                     metavar="SOURCE..."),
+               Param("sources", "array", "Source files (org, markdown, text); a server's clients may name "
+                     "files in the notes dir and in extract.source_roots.", positional=True, metavar="SOURCE...",
+                     paths="file", roots="extract.source_roots"),
                SCHEMA,
                Param("plan", "boolean", "Prepare the run and print its task graph with each task's context."),
                Param("commit", "path", "A JSON file of candidates for a planned run: {run, candidates: "
                      "[{source, dimension, claim, quote}]}."),
-               Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN"),
+               Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN", **RUN),
                Param("show_prompt", "boolean", "Include every prompt sent to a model in the result."),
                Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
                      "notes (see `orgkit evolve`) to the extractor's prompt.")),
@@ -203,7 +224,7 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
            writes=True, capability=CAP, check=_check_extract))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
            "mark the ones no longer found stale.", audit,
-           params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN"),
+           params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN", **RUN),
                    Param("all", "boolean", "Audit every run.")),
            result="{runs, sources: [{run, source, quotes, verified, reanchored, stale, missing, coverage}], "
                   "problems}", writes=True, capability=CAP))

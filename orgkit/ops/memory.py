@@ -57,13 +57,8 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
     body = args["body"]
     if (body is None) == (args["body_file"] is None):
         raise ParamError("give exactly one of 'body' and 'body_file'")
-    if body is None:
-        if ctx.warm:  # a server's client must not make it read files of its choosing
-            raise ParamError("body_file is for the command line; give the text as 'body'")
-        try:
-            body = ctx.path(args["body_file"]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ParamError(f"body_file {args['body_file']}: cannot read ({exc})") from None
+    if body is None:  # the command line only (the parameter is offered nowhere else)
+        body = _body_file(ctx, args["body_file"])
     meta = {}
     for pair in args["meta"] or []:
         key, sep, value = pair.partition("=")
@@ -77,6 +72,18 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
             _catch_up(ctx, store, only=dep.id)
             dep = get(store, dep.id)
     return dep.to_json()
+
+
+def _body_file(ctx: OpContext, name: str) -> str:
+    """The text of a body file, read up to the size limit and one byte more (`/dev/zero` is no trap)."""
+    from .boundary import read_limited
+
+    limit = ctx.config["deposit.max_bytes"]
+    try:
+        with ctx.path(name).open("rb") as handle:
+            return read_limited(handle, limit, f"body_file {name}", "deposit.max_bytes")
+    except OSError as exc:
+        raise ParamError(f"body_file {name}: cannot read ({exc.strerror})") from None
 
 
 def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -183,8 +190,9 @@ IDS = Param("ids", "array", "Proposal IDs (a unique prefix will do).", required=
 declare(Op("deposit", "Deposit a finding as a new note (never replacing one); the librarian then proposes how it "
            "fits the notes, for review.", deposit,
            params=(Param("title", "string", "The finding's title.", required=True),
-                   Param("body", "string", "The finding's text ('-' on the command line reads stdin).", stdin=True),
-                   Param("body_file", "path", "Read the text from this file (command line only)."),
+                   Param("body", "string", "The finding's text ('-' on the command line reads stdin).", stdin=True,
+                         max_bytes="deposit.max_bytes"),
+                   Param("body_file", "path", "Read the text from this file.", cli_only=True),
                    Param("lane", "string", "Who deposits.", default="agent", enum=("agent", "human")),
                    Param("path", "string", "Where the note goes, relative to the notes dir "
                          "(default deposits/STAMP-slug.org).", metavar="REL"),
@@ -213,7 +221,8 @@ declare(Op("review_accept", "Accept proposals as one batch (`review undo BATCH` 
            mcp_setting=REVIEW_SETTING))
 declare(Op("review_edit", "Edit a proposal ($EDITOR, or the given text), then accept it as edited.", review_edit,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),
-                   Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True), WHY),
+                   Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True,
+                         max_bytes="deposit.max_bytes"), WHY),
            result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING))
 declare(Op("review_reject", "Reject proposals as one batch (rejecting a deposit's admit removes its note).",
            review_reject, params=(IDS, WHY), result="{batch, rejected}", writes=True, cli=("review", "reject"),
@@ -227,7 +236,7 @@ declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `r
 declare(Op("recall", "Context for a task: the best notes within a budget, each with its provenance (deposit, "
            "lane, approver, evidence); the call is audited.", recall,
            params=(Param("query", "string", "What the task is about.", required=True, positional=True, words=True,
-                         metavar="QUERY..."),
+                         metavar="QUERY...", max_chars="query.max_chars"),
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
                    Param("caller", "string", "Who asks (kept in the audit log; default: the user).")),

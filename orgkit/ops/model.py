@@ -59,7 +59,7 @@ declare(Op("model_distill", "Distil a static (model2vec-format) model from the c
            "(model_path): every vocabulary token through the model, PCA, Zipf weighting. It embeds tens of times "
            "faster; load it with ORGKIT_MODEL=minishlab/potion-base-8M and ORGKIT_MODEL_PATH=OUT.",
            model_distill, cli=("model", "distill"), notes=False, mcp=False, writes=True,
-           params=(Param("out", "string", "The new model's directory (new or empty).", required=True,
+           params=(Param("out", "path", "The new model's directory (new or empty).", required=True,
                          metavar="DIR"),
                    Param("dims", "integer", "Dimensions kept by PCA (at most the model's own).", default=256,
                          minimum=2, maximum=4096),

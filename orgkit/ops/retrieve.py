@@ -10,7 +10,7 @@ from .context import OpContext
 from .spec import Op, Param
 
 QUERY = Param("query", "string", "What to look for.", required=True, positional=True, words=True,
-              metavar="QUERY...")
+              metavar="QUERY...", max_chars="query.max_chars")
 NO_UPDATE = Param("no_update", "boolean", "Use the index as it is, without checking the files first.")
 
 

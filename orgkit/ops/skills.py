@@ -9,7 +9,7 @@ from .context import OpContext
 from .spec import Op, Param
 
 NAME = Param("name", "string", "The skill's name.", required=True, positional=True, metavar="NAME")
-QUERY = Param("query", "string", "The request for the skill.", required=True)
+QUERY = Param("query", "string", "The request for the skill.", required=True, max_chars="query.max_chars")
 
 
 def _request(ctx: OpContext, args: dict[str, Any]):

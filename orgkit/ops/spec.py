@@ -9,6 +9,7 @@ same words whether the request came from the shell, a JSON line or MCP.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -21,6 +22,8 @@ TYPES = ("string", "integer", "number", "boolean", "array", "object", "path")
 _NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
           "array": "a list of strings", "object": "a JSON object", "path": "a path (a string)"}
 _JSON_TYPES = {"path": "string"}
+INT_LIMIT = 2**31 - 1  # the largest integer any parameter takes (a count, a budget, a line)
+SURFACES = ("cli", "serve", "mcp")
 
 
 class ParamError(OrgkitError):
@@ -35,6 +38,15 @@ class Param:
     positional string with `words` takes several words joined by spaces
     (`orgkit scan two words`). An array given as an option is comma-separated;
     an object is given as JSON text. `stdin` lets `-` stand for standard input.
+
+    The boundary of an untrusted caller (`serve`, MCP) is declared here too:
+    `cli_only` leaves the parameter out of every other surface's schema;
+    `paths` says the value names files ("file": every value; "name": a name,
+    or a file when it looks like a path; a `path` type is "file"), which such
+    a caller may name only inside the notes dir (or the directories of the
+    setting `roots`); `max_chars` and `max_bytes` name the setting that bounds
+    a string's length; `pattern` is a regular expression the whole value
+    must match (an ID that is joined into a path), said as `pattern_help`.
     """
 
     name: str
@@ -50,12 +62,23 @@ class Param:
     flag: str | None = None
     stdin: bool = False
     metavar: str | None = None
+    cli_only: bool = False
+    paths: str | None = None
+    roots: str | None = None
+    max_chars: str | None = None
+    max_bytes: str | None = None
+    pattern: str | None = None
+    pattern_help: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
             raise ValueError(f"parameter {self.name}: type must be one of {', '.join(TYPES)}")
         if self.type == "boolean" and self.default not in (None, False):
             raise ValueError(f"parameter {self.name}: a boolean defaults to false (a flag turns it on)")
+        if self.stdin and not self.max_bytes:
+            raise ValueError(f"parameter {self.name}: standard input needs a size limit (max_bytes)")
+        if self.type == "path" and self.paths is None:
+            object.__setattr__(self, "paths", "file")
 
     @property
     def option(self) -> str:
@@ -78,6 +101,10 @@ class Param:
             out["minimum"] = self.minimum
         if self.maximum is not None:
             out["maximum"] = self.maximum
+        elif self.type == "integer":
+            out["maximum"] = INT_LIMIT
+        if self.pattern is not None:
+            out["pattern"] = self.pattern
         if self.default is not None or self.type == "boolean":
             out["default"] = bool(self.default) if self.type == "boolean" else self.default
         return out
@@ -96,7 +123,8 @@ class Op:
     notes); `mcp_setting` names a boolean setting that must be on for MCP to
     offer it (review decisions: `mcp.allow_review`). `capability` names the
     capability the operation belongs to: while it is off, the operation is
-    absent from every listing and refused when called.
+    absent from every listing and refused when called. `config_problems_ok`
+    runs it even when a config file is wrong (`config`, which shows them).
     """
 
     name: str
@@ -111,6 +139,7 @@ class Op:
     mcp: bool = True
     capability: str | None = None
     mcp_setting: str | None = None
+    config_problems_ok: bool = False
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
@@ -120,31 +149,37 @@ class Op:
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema of this operation's parameters."""
+    def params_on(self, surface: str) -> tuple[Param, ...]:
+        """The parameters `surface` offers (those for the command line only left out elsewhere)."""
+        return tuple(p for p in self.params if surface == "cli" or not p.cli_only)
+
+    def schema(self, surface: str = "mcp") -> dict[str, Any]:
+        """The JSON Schema of this operation's parameters on `surface`."""
+        params = self.params_on(surface)
         return {
             "type": "object",
-            "properties": {p.name: p.schema() for p in self.params},
-            "required": [p.name for p in self.params if p.required],
+            "properties": {p.name: p.schema() for p in params},
+            "required": [p.name for p in params if p.required],
             "additionalProperties": False,
         }
 
-    def describe(self) -> dict[str, Any]:
-        """The operation as `orgkit ops --json` lists it."""
+    def describe(self, surface: str = "cli") -> dict[str, Any]:
+        """The operation as `orgkit ops --json` (or `serve`'s `ops`) lists it."""
         return {"name": self.name, "description": self.description,
                 "command": list(self.command) if self.command else None, "mcp": self.mcp,
                 "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
-                "notes": self.notes, "positional": [p.name for p in self.params if p.positional],
-                "options": {p.name: p.option for p in self.params if not p.positional},
-                "parameters": self.schema()}
+                "notes": self.notes, "positional": [p.name for p in self.params_on(surface) if p.positional],
+                "options": {p.name: p.option for p in self.params_on(surface) if not p.positional},
+                "parameters": self.schema(surface)}
 
 
 def _shown(value: Any) -> str:
     """A value as the user wrote it, in JSON (the same on every surface)."""
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 200 else f"{text[:200]}... ({len(text)} characters)"
 
 
 def _from_text(param: Param, value: Any) -> Any:
@@ -178,6 +213,10 @@ def check_value(param: Param, value: Any) -> Any:
     if kind in ("string", "path"):
         if not isinstance(value, str):
             raise wrong(param.type_name())
+        _check_text(param, value)
+        if param.pattern is not None and not re.fullmatch(param.pattern, value):
+            raise ParamError(f"{param.name!r} must be {param.pattern_help or 'of the form ' + param.pattern}, "
+                             f"not {_shown(value[:80])}")
     elif kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
@@ -194,6 +233,8 @@ def check_value(param: Param, value: Any) -> Any:
     elif kind == "array":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise wrong(param.type_name())
+        for item in value:
+            _check_text(param, item)
         if param.required and not value:
             raise wrong("a non-empty list of strings")
     elif kind == "object" and not isinstance(value, dict):
@@ -204,22 +245,37 @@ def check_value(param: Param, value: Any) -> Any:
         raise wrong(f"{param.type_name()} of at least {param.minimum:g}")
     if param.maximum is not None and value > param.maximum:
         raise wrong(f"{param.type_name()} of at most {param.maximum:g}")
+    if kind == "integer" and param.maximum is None and abs(value) > INT_LIMIT:
+        raise wrong(f"{param.type_name()} of at most {INT_LIMIT}")
     return value
 
 
-def validate(op: Op, given: Mapping[str, Any], *, from_text: bool = False) -> dict[str, Any]:
+def _check_text(param: Param, text: str) -> None:
+    """Refuse what no file, query or ID may hold: a NUL, a lone surrogate (not Unicode text)."""
+    if "\0" in text:
+        raise ParamError(f"{param.name!r} must not contain a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ParamError(f"{param.name!r} holds a lone surrogate (U+{ord(text[exc.start]):04X}) at character "
+                         f"{exc.start}: not Unicode text") from None
+
+
+def validate(op: Op, given: Mapping[str, Any], *, from_text: bool = False, surface: str = "cli") -> dict[str, Any]:
     """Every parameter of `op`, from `given` or its default; ParamError on the first misfit.
 
     `from_text` accepts command-line text for numbers, lists and objects.
-    A null (None) value counts as not given.
+    A null (None) value counts as not given. A parameter `surface` does not
+    offer is an unknown field there.
     """
     if not isinstance(given, Mapping):
         raise ParamError(f"the parameters of {op.name} must be a JSON object, not {_shown(given)}")
-    known = {p.name for p in op.params}
-    unknown = sorted(k for k in given if k not in known)
+    offered = op.params_on(surface)
+    known = {p.name for p in offered}
+    unknown = sorted(str(k) for k in given if k not in known)
     if unknown:
-        fields = ", ".join(p.name for p in op.params) or "none"
-        raise ParamError(f"unknown field {unknown[0]!r} for {op.name} (fields: {fields})")
+        fields = ", ".join(p.name for p in offered) or "none"
+        raise ParamError(f"unknown field {unknown[0][:100]!r} for {op.name} (fields: {fields})")
     args: dict[str, Any] = {}
     for param in op.params:
         value = given.get(param.name)

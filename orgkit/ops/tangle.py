@@ -50,8 +50,9 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.failed = not result.ok
         return {"ok": result.ok, "targets": [_row(ctx, t, umask) for t in result.targets],
                 "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
-    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"],
-                           force=args.get("force", False))
+    # A server's client tangles only files in the notes, and only into their own directory trees.
+    confine = args["confine"] or (not ctx.trusted and not args["dry_run"])
+    outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=confine, force=args.get("force", False))
     for message in outcome.recovered:
         ctx.warn(message)
     rows = [_row(ctx, t, umask) for t in outcome.targets]
@@ -64,6 +65,8 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
 def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..tangle import Options, detangle as detangle_file
 
+    if not ctx.trusted:
+        raise OrgkitError("detangle writes the org files its link comments name: the command line only")
     (code_file,) = _files(ctx, [args["code_file"]])
     result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"]))
     ctx.failed = bool(result.unmapped)
@@ -78,7 +81,8 @@ def tangle_plan(ctx: OpContext, args: dict[str, Any]) -> dict:
     return tangle(ctx, {**args, "dry_run": True, "confine": False})
 
 
-FILES = Param("files", "array", "The org files to tangle.", required=True, positional=True, metavar="FILE.org...")
+FILES = Param("files", "array", "The org files to tangle.", required=True, positional=True, metavar="FILE.org...",
+              paths="file")
 CHECK = Param("check", "boolean", "Fail if any target differs from what the org files produce.")
 TARGETS = "{written, targets: [{file, target, bytes, mode, blocks, outside}]} (check: {ok, targets, stale})"
 

@@ -8,9 +8,9 @@ Three sources, later ones overriding earlier ones by skill name:
 3. project-local capabilities: Python files in the notes directory's
    `skills/` folder, each defining `capability()`. Loading them runs code
    from the notes directory, so they are loaded only when the user allowed
-   it (`skills.allow_local = true` in orgkit.toml, or
-   `ORGKIT_ALLOW_LOCAL_SKILLS=1`); otherwise one warning says they were
-   skipped and why.
+   it (`skills.allow_local = true` in the user's config file, or
+   `ORGKIT_ALLOW_LOCAL_SKILLS=1`; never from the notes' own orgkit.toml);
+   otherwise one warning says they were skipped and why.
 A capability is a zero-argument callable returning {name, enabled, skills,
 schemas}; the skills of a disabled capability are absent everywhere. A
 capability that fails to load is a one-line warning naming it; the others
@@ -136,5 +136,6 @@ def load_registry(notes: Path | None = None, config: "Config | None" = None, *,
         elif (notes / LOCAL_DIR).is_dir() and any((notes / LOCAL_DIR).glob("*.py")):
             registry.warnings.append(
                 f"{notes / LOCAL_DIR}: Python skill files not run (they are code from the notes dir); "
-                "allow them with skills.allow_local = true in orgkit.toml or ORGKIT_ALLOW_LOCAL_SKILLS=1")
+                "allow them with skills.allow_local = true in your config file (~/.config/orgkit/config.toml) "
+                "or ORGKIT_ALLOW_LOCAL_SKILLS=1")
     return registry
