@@ -111,6 +111,20 @@ def check_notes(setup: Setup, report: Report) -> None:
                              "links": len(vault.links)}
 
 
+def check_temporaries(setup: Setup, report: Report) -> None:
+    """Temporary files of note writes that were killed before their rename: each holds a
+    whole note (mode 0600); the next write in that directory removes them."""
+    from .org.write import TEMPORARY, TEMPORARY_PREFIX
+
+    for directory, subdirs, names in os.walk(setup.root):
+        subdirs[:] = sorted(d for d in subdirs if d not in (".git", ".orgkit"))
+        for name in sorted(names):
+            if name.startswith(TEMPORARY_PREFIX) and TEMPORARY.fullmatch(name):
+                rel = Path(directory, name).relative_to(setup.root).as_posix()
+                report.add("warning", "temporary-file", "left by a note write that was interrupted "
+                           "(the next write in this folder removes it)", rel)
+
+
 def check_model(setup: Setup, report: Report) -> None:
     """Load the embedding model as search would; without one, search ranks by words."""
     embedder = setup.model()
@@ -179,7 +193,7 @@ def check_memory(setup: Setup, report: Report) -> None:
     check(setup, report)
 
 
-CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index, check_memory]
+CHECKS: list[Check] = [check_ripgrep, check_notes, check_temporaries, check_model, check_index, check_memory]
 
 
 def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..files import replace_file
 from ..org.write import atomic_write
+from ..retrieve.locate import note_ids
 from .anchor import find_quote
 from .sources import decode_source, sources_dir
 
@@ -72,7 +73,7 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
         text = copy_text(data_dir, note["sha256"], suffix)
         intact = text is not None and note["start"] >= 0 and text[note["start"]:note["end"]] == note["quote"]
         if reanchor and current is not None and current[0] != note["sha256"]:
-            outcome = _follow(path, note, current, data_dir, suffix)
+            outcome = _follow(notes, path, note, current, data_dir, suffix)
             report[outcome] += 1
             if outcome == "reanchored":
                 claim.update(start=note["start"], end=note["end"])
@@ -95,7 +96,7 @@ def _current_original(source: dict) -> tuple[str, str, bytes] | None:
         return None
 
 
-def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str) -> str:
+def _follow(notes: Path, path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str) -> str:
     """Re-anchor a quote note in the changed original, or mark it stale."""
     sha, text, data = current
     found = find_quote(text, note["quote"], near=note["start"])
@@ -115,7 +116,7 @@ def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: P
         note.update(start=start, end=end, sha256=sha)
         outcome = "reanchored"
     if new != old:
-        atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"))
+        atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"), ids=note_ids(notes))
     return outcome
 
 

@@ -231,8 +231,8 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
             rejected.append({"dimension": cand["dimension"], "claim": cand["claim"], "reason": str(exc)})
             continue
         with _WRITER:
-            quote_note = nt.write_note(quote_path, quote_text, quote_id)
-            claim_note = nt.write_note(claim_path, claim_text, claim_id)
+            quote_note = nt.write_note(ctx.notes, quote_path, quote_text, quote_id)
+            claim_note = nt.write_note(ctx.notes, claim_path, claim_text, claim_id)
         _generated(ctx, "extractor", "quote", quote_note, quote_text, source["given"])
         _generated(ctx, "extractor", "claim", claim_note, claim_text, source["given"])
         claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
@@ -247,7 +247,7 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
 def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict]) -> None:
     text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source["source_id"], source["name"], claims)
     with _WRITER:
-        written = nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
+        written = nt.replace_note(ctx.notes, ctx.notes / source["hub_note"], text, source["hub_id"])
     _generated(ctx, "scribe", "hub", written, text, source["given"], always=True)
 
 
@@ -287,7 +287,7 @@ def _write_run_note(ctx: Context, sources: list[dict]) -> None:
     failed = failures(ctx)
     text = nt.run_note_text(info["run_note_id"], ctx.store.run, ctx.schema, sources, audits, failed)
     with _WRITER:
-        written = nt.replace_note(ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+        written = nt.replace_note(ctx.notes, ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
     _generated(ctx, "scribe", "run", written, text, ctx.store.run, always=True)
     ctx.store.set_task("run-note", "done")
 

@@ -7,6 +7,11 @@ is written and the deposit becomes `pending` for the librarian. If that last
 step fails the file is removed. A crash anywhere in between is repaired by
 `repair_deposits` on the next run: a finished file is kept and gets its audit
 record, anything else is removed, so no note exists without its audit record.
+
+What the depositor sends never becomes org structure: the title and `--meta`
+values are folded to one line, and body lines org would read as a heading, a
+drawer or a keyword are comma-escaped (`org.escape`); the note keeps, and every
+reader shows, the escaped text.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from pathlib import Path, PurePosixPath
 from ..config import Config
 from ..edit import slugify
 from ..errors import NotFound, OrgkitError
+from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
-from ..org.write import atomic_write, directory_lock
+from ..org.write import atomic_write, directory_lock, remove_stale_temporaries
+from ..retrieve.locate import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .store import Busy, Store, dumps, now
@@ -33,7 +40,6 @@ VIAS = ("cli", "serve", "mcp", "emacs")
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
 STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
-TEMPORARIES = ".orgkit-*.tmp"  # the note writer's temporary files
 
 
 @dataclass
@@ -73,10 +79,8 @@ def sha(data: bytes) -> str:
 def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
              meta: dict[str, str]) -> None:
     """Every reason to refuse a deposit, checked before anything is written."""
-    if not title.strip():
+    if not one_line(title):
         raise OrgkitError("a deposit needs a title")
-    if "\n" in title.strip() or "\r" in title:
-        raise OrgkitError("a deposit's title is one line")
     if not body.strip():
         raise OrgkitError("a deposit needs a body")
     if lane not in LANES:
@@ -89,8 +93,6 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
             raise OrgkitError(f"bad --meta key {key!r}: letters, digits, _ and - only")
         if key.upper() in RESERVED:
             raise OrgkitError(f"--meta {key} is set by orgkit itself")
-        if "\n" in value or "\r" in value:
-            raise OrgkitError(f"--meta {key}: the value is one line")
     if path is not None:
         check_destination(cfg, path)
 
@@ -131,15 +133,16 @@ def _resolve_existing(path: Path) -> Path:
 
 def render_note(node_id: str, title: str, body: str, lane: str, via: str, created: datetime,
                 meta: dict[str, str], supersedes: str | None) -> str:
-    """The deposited note: an org-roam file node with provenance properties."""
+    """The deposited note: an org-roam file node with provenance properties; the outside
+    text in it (title, meta values, body) cannot make structure."""
     props = [id_line(node_id), f"{':LANE:':<10} {lane}",
              f"{':CREATED:':<10} {created.strftime('[%Y-%m-%d %a %H:%M]')}",
              f":DEPOSITED_VIA: {via}"]
     if supersedes:
         props.append(f":SUPERSEDES: {supersedes}")
-    props += [f":{key.upper()}: {value}" for key, value in sorted(meta.items())]
-    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {title.strip()}"])
-    return f"{head}\n\n{body.strip(chr(10))}\n"
+    props += [f":{key.upper()}: {one_line(value)}" for key, value in sorted(meta.items())]
+    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {one_line(title)}"])
+    return f"{head}\n\n{escape_lines(body).strip(chr(10))}\n"
 
 
 def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: str | None = None,
@@ -165,12 +168,12 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
         target = check_destination(cfg, rel, taken_ok=path is None)
-        row = (node_id, rel, title.strip(), lane, via, actor, now(), digest, dumps(meta), supersedes)
+        row = (node_id, rel, one_line(title), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
                          "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
         try:
-            while not _create(target, data, retry=path is None):
+            while not _create(cfg.notes, target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
                 target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
@@ -206,11 +209,11 @@ def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, 
                 path=rel, lane=lane, via=via, supersedes=supersedes)
 
 
-def _create(target: Path, data: bytes, *, retry: bool) -> bool:
+def _create(root: Path, target: Path, data: bytes, *, retry: bool) -> bool:
     """Create the note exclusively; False when the name was taken and another may be tried."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        atomic_write(target, data, expected=None)
+        atomic_write(target, data, expected=None, ids=note_ids(root))
     except OrgkitError:
         if retry and os.path.lexists(target):
             return False
@@ -249,7 +252,9 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
     if row is None or row["status"] != "writing":
         return []
     target = store.cfg.notes / row["path"]
-    _remove_temporaries(target)
+    if target.parent.is_dir():
+        with directory_lock(target.parent):  # a killed writer's temporary file goes too
+            remove_stale_temporaries(target.parent)
     try:
         on_disk = target.read_bytes()
     except OSError:
@@ -264,16 +269,6 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
         store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"],
                     reason="interrupted before its note was written")
     return [f"deposit {node_id}: interrupted before {row['path']} was written; dropped"]
-
-
-def _remove_temporaries(target: Path) -> None:
-    """The note writer's temporary files a killed process left beside `target` (under the
-    directory's write lock no live writer has one)."""
-    if not target.parent.is_dir():
-        return
-    with directory_lock(target.parent):
-        for tmp in target.parent.glob(TEMPORARIES):
-            tmp.unlink(missing_ok=True)
 
 
 def get(store: Store, deposit_id: str) -> Deposit:

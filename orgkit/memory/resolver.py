@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import OrgkitError
 from ..org.ids import new_id
 from ..org.write import atomic_write, directory_lock
+from ..retrieve.locate import note_ids
 from ..retrieve.read import rg_locator
 from . import edits, watch
 from .proposals import Proposal
@@ -190,7 +191,8 @@ def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
         return
     if before is None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"))
+    atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"),
+                 ids=note_ids(root))
 
 
 def _remove(path: Path, rel: str, before: str | None) -> None:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from ..index.store import Index
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..org.unique import NoteIds
 from .read import Locator, rg_locator
 
+if TYPE_CHECKING:  # a writer needs the locators, not the index's code
+    from ..index.store import Index
 
-def index_locator(index: Index) -> Locator:
+
+def index_locator(index: "Index") -> Locator:
     """Look IDs up in the index; IDs it does not know (a note written since) go to ripgrep."""
     fallback = rg_locator(index.root)
 
@@ -18,3 +24,9 @@ def index_locator(index: Index) -> Locator:
         return found
 
     return locate
+
+
+def note_ids(root: Path) -> NoteIds:
+    """What the note writer needs to keep one ID one note in `root`: the files holding IDs
+    now, found with ripgrep (an index could miss a note written since it was updated)."""
+    return NoteIds(root, rg_locator(root))

@@ -1,0 +1,115 @@
+"""One ID, one note: the check the note writer makes before every write.
+
+A write may not give an ID to a node when another node already holds it:
+otherwise any text that reaches a note (a deposit, a new note, a proposal, a
+model's output) could take over an existing note's ID, and `read ID` would
+return the newcomer. The check is cheap: the IDs a write introduces are found
+with the `:ID:` line pattern in its own bytes (confirmed with the parser only
+when there are some, so an `:ID:` line inside a block does not count), and
+only those are looked up among the notes, through a locator (ripgrep or the
+index) that names the candidate files; each candidate is parsed to confirm.
+A node rewritten in place keeps its ID: IDs the file held before do not count.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import OrgkitError
+from .text import UndecodableFile, decode_org
+
+# The `:ID:` line of a property drawer (org-id reads it case-insensitively).
+ID_LINE = re.compile(r"^[ \t]*:ID:[ \t]+(\S(?:.*\S)?)[ \t]*$", re.I | re.M)
+
+Locate = Callable[[list[str]], dict[str, list[str]]]
+
+
+class DuplicateId(OrgkitError):
+    """A write would give a node an ID that another node already holds."""
+
+
+@dataclass(frozen=True)
+class NoteIds:
+    """The notes directory a write lands in, and how to find its files that may hold given
+    IDs (a superset is fine: each candidate file is parsed before it counts)."""
+
+    root: Path
+    locate: Locate
+
+
+def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: NoteIds | None) -> None:
+    """Refuse (`DuplicateId`) a write of `data` over `before` that introduces an ID another
+    node holds, in this file or (with `notes`) anywhere among the notes."""
+    rel = _display(target, notes)
+    new = _introduced(data, before, rel)
+    if not new:
+        return
+    for node_id, lines in new.items():
+        if len(lines) > 1:
+            raise DuplicateId(f"{rel}: ID {node_id} would be held by two nodes of this file "
+                              f"(lines {lines[0]} and {lines[1]}); not written")
+    if notes is None:
+        return
+    holders = notes.locate(sorted(new))
+    for node_id in sorted(new):
+        for other in holders.get(node_id, []):
+            path = notes.root / other
+            if os.path.realpath(path) == str(target):
+                continue
+            node = _node_in(path, other, node_id)
+            if node is not None:
+                raise DuplicateId(f"{rel}: ID {node_id} is already held by {node.title!r} "
+                                  f"({other}:{node.line}); not written")
+
+
+def _introduced(data: bytes, before: bytes | None, rel: str) -> dict[str, list[int]]:
+    """The node IDs `data` holds more often than `before` did, each with the lines of its nodes."""
+    text = _text(data)
+    if text is None:
+        return {}
+    counts = Counter(m.group(1) for m in ID_LINE.finditer(text))
+    old_text = _text(before) if before is not None else None
+    old = Counter(m.group(1) for m in ID_LINE.finditer(old_text)) if old_text else Counter()
+    maybe = {i for i, n in counts.items() if n > old[i]}
+    if not maybe:
+        return {}
+    from .parse import parse_org  # only a write that adds `:ID:` lines pays for the parser
+
+    lines: dict[str, list[int]] = {}
+    for node in parse_org(text, rel).nodes:
+        if node.id in maybe:
+            lines.setdefault(node.id, []).append(node.line)
+    if old_text is not None and lines:
+        held = Counter(n.id for n in parse_org(old_text, rel).nodes if n.id in lines)
+        lines = {i: at for i, at in lines.items() if len(at) > held[i]}
+    return lines
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return decode_org(data)
+    except UndecodableFile:  # not a note orgkit reads: it holds no node
+        return None
+
+
+def _node_in(path: Path, rel: str, node_id: str):
+    from .parse import parse_org
+
+    try:
+        text = decode_org(path.read_bytes())
+    except (OSError, UndecodableFile):
+        return None
+    return next((n for n in parse_org(text, rel).nodes if n.id == node_id), None)
+
+
+def _display(target: Path, notes: NoteIds | None) -> str:
+    if notes is not None:
+        root = os.path.realpath(notes.root)
+        if str(target).startswith(root + os.sep):
+            return str(target)[len(root) + 1:]
+    return str(target)
