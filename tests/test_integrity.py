@@ -217,3 +217,37 @@ def test_a_killed_writers_temporary_file_is_reported_then_removed(cli, notes: Pa
     assert not left.exists() and other.exists()
     assert not [f for f in json.loads(cli("doctor", "--notes", str(notes), "--json").stdout)["findings"]
                 if f["check"] == "temporary-file"]
+
+
+# --- duplicate IDs a person made on disk --------------------------------------------------
+
+def test_a_duplicate_id_on_disk_resolves_to_the_older_note(cli, notes: Path, tiny_model) -> None:
+    original = notes / "tangle.org"
+    copy = notes / "copy.org"
+    copy.write_text(f":PROPERTIES:\n:ID: {TANGLE}\n:END:\n#+title: Tangling code blocks copied\n\n"
+                    "The attacker's text about tangling code blocks.\n")
+    start = original.stat().st_mtime_ns
+    os.utime(copy, ns=(start, start + 10**9))
+    assert cli("index", "--notes", str(notes), "--quiet").exit_code == 0
+    # Edited after the copy was made, the original is now the newer file: it keeps its ID.
+    original.write_text(original.read_text() + "\nEdited later.\n")
+    os.utime(original, ns=(start, start + 2 * 10**9))
+    assert cli("index", "--notes", str(notes), "--quiet").exit_code == 0
+    result = cli("read", TANGLE, "--notes", str(notes), "--json")
+    (doc,) = json.loads(result.stdout)
+    assert doc["file"] == "tangle.org" and doc["duplicates"] == [{"file": "copy.org", "line": 1}]
+    assert f"duplicate ID {TANGLE}: tangle.org:1 is read, also held by copy.org:1" in result.stderr
+    recalled = json.loads(cli("recall", "tangling code blocks", "--notes", str(notes), "--json").stdout)
+    entry = next(e for e in recalled["included"] if e["id"] == TANGLE)
+    assert entry["file"] == "tangle.org" and entry["duplicates"] == [{"file": "copy.org", "line": 1}]
+    assert any("duplicate ID" in w for w in recalled["warnings"])
+    doctor = cli("doctor", "--notes", str(notes), "--json")
+    assert doctor.exit_code == 1
+    found = [(f["level"], f["file"], f["message"]) for f in json.loads(doctor.stdout)["findings"]
+             if f["check"] == "duplicate-id"]
+    assert found == [("error", "copy.org", f"ID {TANGLE} also at tangle.org:1 (the node read by this ID)")]
+    # A rebuild ranks by file mtime, then path: the copy is the newer file again.
+    os.utime(copy, ns=(start, start + 3 * 10**9))
+    assert cli("index", "--rebuild", "--notes", str(notes), "--quiet").exit_code == 0
+    (doc,) = json.loads(cli("read", TANGLE, "--notes", str(notes), "--json").stdout)
+    assert doc["file"] == "tangle.org"
