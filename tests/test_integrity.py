@@ -251,3 +251,26 @@ def test_a_duplicate_id_on_disk_resolves_to_the_older_note(cli, notes: Path, tin
     assert cli("index", "--rebuild", "--notes", str(notes), "--quiet").exit_code == 0
     (doc,) = json.loads(cli("read", TANGLE, "--notes", str(notes), "--json").stdout)
     assert doc["file"] == "tangle.org"
+
+
+# --- supersession as a compare-and-set ---------------------------------------------------
+
+def test_six_concurrent_supersessions_have_one_winner(cli, notes: Path) -> None:
+    import subprocess
+
+    old = json.loads(cli("deposit", "--notes", str(notes), "--title", "Old", "--body", "old finding",
+                         "--no-process", "--json").stdout)
+    procs = [subprocess.Popen([ORGKIT, "deposit", "--notes", str(notes), "--title", f"Correction {i}",
+                               "--body", f"correction {i}", "--supersedes", old["id"], "--no-process", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
+    outs = [(p.communicate(timeout=120), p.returncode) for p in procs]
+    won = [json.loads(out) for (out, _), code in outs if code == 0]
+    assert len(won) == 1, outs
+    winner = won[0]["id"]
+    refused = [err for (_, err), code in outs if code != 0]
+    assert len(refused) == 5 and all(code == 1 for _, code in outs if code != 0)
+    assert all(err == f"orgkit: error: deposit {old['id']} is already superseded by {winner}\n" for err in refused)
+    assert rows(notes, "SELECT superseded_by FROM deposits WHERE id = ?", (old["id"],)) == [{"superseded_by": winner}]
+    assert len(rows(notes, "SELECT id FROM deposits")) == 2
+    assert sorted(p.name for p in (notes / "deposits").iterdir()) == sorted(
+        Path(d["path"]).name for d in (old, won[0]))

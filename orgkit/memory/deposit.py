@@ -8,6 +8,11 @@ step fails the file is removed. A crash anywhere in between is repaired by
 `repair_deposits` on the next run: a finished file is kept and gets its audit
 record, anything else is removed, so no note exists without its audit record.
 
+Superseding is a compare-and-set: the old deposit's `superseded_by` is set in
+the transaction that finishes the new one, only while it is still empty, so of
+concurrent deposits superseding one deposit exactly one wins; the others are
+undone like any failed deposit and refused naming the winner.
+
 What the depositor sends never becomes org structure: the title and `--meta`
 values are folded to one line, and body lines org would read as a heading, a
 drawer or a keyword are comma-escaped (`org.escape`); the note keeps, and every
@@ -70,6 +75,14 @@ class Deposit:
                 "status": self.status, "via": self.via, "actor": self.actor, "created": self.created,
                 "meta": self.meta, "supersedes": self.supersedes, "superseded_by": self.superseded_by,
                 "error": self.error, "model": self.model}
+
+
+class AlreadySuperseded(OrgkitError):
+    """The deposit to supersede was superseded first, by another deposit."""
+
+    def __init__(self, old: str, winner: str | None) -> None:
+        super().__init__(f"deposit {old} is already superseded by {winner}" if winner
+                         else f"--supersedes {old}: no such deposit")
 
 
 def sha(data: bytes) -> str:
@@ -160,7 +173,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         if old is None:
             raise NotFound(f"--supersedes {supersedes}: no such deposit")
         if old["superseded_by"]:
-            raise OrgkitError(f"deposit {supersedes} is already superseded by {old['superseded_by']}")
+            raise AlreadySuperseded(supersedes, old["superseded_by"])
     node_id = new_id()
     created = datetime.now().astimezone()
     data = render_note(node_id, title, body, lane, via, created, meta, supersedes).encode("utf-8")
@@ -198,13 +211,19 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
 def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, actor: str,
             lane: str, via: str, digest: str, repaired: bool = False) -> None:
     """The second half of the unit: the audit record, the proposal to admit the note (what
-    review decides on), and the deposit becomes pending for the librarian."""
+    review decides on), and the deposit becomes pending for the librarian. A deposit that
+    another one superseded first raises `AlreadySuperseded` (the caller's transaction is
+    rolled back)."""
+    if supersedes:
+        taken = conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+                             (node_id, supersedes)).rowcount
+        if not taken:
+            winner = conn.execute("SELECT superseded_by FROM deposits WHERE id = ?", (supersedes,)).fetchone()
+            raise AlreadySuperseded(supersedes, winner[0] if winner else None)
     conn.execute("UPDATE deposits SET status = 'pending' WHERE id = ?", (node_id,))
     admit = {"kind": "admit", "target": node_id, "chunks": [], "payload": {}}
     store_proposals(store, conn, node_id, "orgkit", [admit], {node_id: {"id": node_id, "file": rel, "sha": digest}},
                     set(), {node_id}, actor)
-    if supersedes:
-        conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ?", (node_id, supersedes))
     store.audit(conn, actor, "deposit-repaired" if repaired else "deposit", node_id,
                 path=rel, lane=lane, via=via, supersedes=supersedes)
 
@@ -260,15 +279,20 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
     except OSError:
         on_disk = None
     if on_disk is not None and sha(on_disk) == row["sha"]:
-        with store.tx() as conn:
-            _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
-                    row["via"], row["sha"], repaired=True)
-        return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+        try:
+            with store.tx() as conn:
+                _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
+                        row["via"], row["sha"], repaired=True)
+            return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+        except AlreadySuperseded as exc:
+            target.unlink(missing_ok=True)
+            reason = f"interrupted, and {exc}"
+    else:
+        reason = "interrupted before its note was written"
     with store.tx() as conn:
         conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
-        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"],
-                    reason="interrupted before its note was written")
-    return [f"deposit {node_id}: interrupted before {row['path']} was written; dropped"]
+        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"], reason=reason)
+    return [f"deposit {node_id}: {reason}; {row['path']} dropped"]
 
 
 def get(store: Store, deposit_id: str) -> Deposit:
