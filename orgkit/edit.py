@@ -59,7 +59,8 @@ def new_note(
 ) -> NewNote:
     """Write a new note file, named as org-roam names them; never overwrites."""
     require_dir(root)
-    title = one_line(title)
+    title = one_line(utf8_text(title, "the title"))
+    body = utf8_text(body, "the body")
     if not title:
         raise OrgkitError("a note needs a title")
     bad = [t for t in tags if not re.fullmatch(r"[\w@#%]+", t)]
@@ -86,16 +87,30 @@ _MAX_SUFFIX = 1000
 
 def _create_unique(root: Path, stem: str, data: bytes) -> str:
     """Create `stem.org` (or `stem-2.org`, ...) exclusively; return the name used."""
-    limit = _name_max(root)
     for n in range(1, _MAX_SUFFIX + 1):
-        ending = ".org" if n == 1 else f"-{n}.org"
-        name = _fit(stem, limit - len(ending.encode())) + ending
+        name = fit_name(root, stem, ".org" if n == 1 else f"-{n}.org")
         try:
             atomic_write(root / name, data, expected=None, ids=note_ids(root))
             return name
         except AlreadyExists:
             continue
     raise OrgkitError(f"{root}: {_MAX_SUFFIX} notes named {stem}.org already; not written")
+
+
+def fit_name(directory: Path, stem: str, ending: str) -> str:
+    """`stem` + `ending` as a file name the file system takes in `directory`: the stem cut
+    (at a character boundary) to keep the name within its limit."""
+    return _fit(stem, _name_max(directory) - len(ending.encode())) + ending
+
+
+def utf8_text(text: str, what: str) -> str:
+    """`text` if it can be written as UTF-8; an argument that was not UTF-8 (its bytes kept
+    as lone surrogates) is refused in one line."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise OrgkitError(f"{what} is not valid UTF-8 (at character {exc.start + 1})") from None
+    return text
 
 
 def _fit(stem: str, limit: int) -> str:

@@ -130,7 +130,7 @@ def test_an_accepted_append_cannot_add_a_node(cli, notes: Path, llm_server, tiny
     llm_server.reply({"proposals": [
         {"kind": "append", "target": NOWEB, "text": HIJACK, "chunks": [1]},
         {"kind": "link", "dest": TANGLE, "description": "x]] [[id:evil][y\n* Heading", "chunks": [1]},
-        {"kind": "new", "title": "A\nB", "body": HIJACK, "chunks": [1]},
+        {"kind": "new", "title": "A\nB" + " long" * 60, "body": HIJACK, "chunks": [1]},
     ]})
     made = cli("deposit", "--notes", str(notes), "--title", "Noweb", "--body", "Noweb references help.", "--json")
     assert made.exit_code == 0, made.stderr
@@ -143,7 +143,7 @@ def test_an_accepted_append_cannot_add_a_node(cli, notes: Path, llm_server, tiny
     deposit = (notes / json.loads(made.stdout)["path"]).read_text()
     assert f"[[id:{TANGLE}][x)) ((id:evil)(y * Heading]]" in deposit
     created = next(p for p in (notes / "deposits").glob("*.org") if ":DEPOSITED_VIA: librarian" in p.read_text())
-    assert "#+title: A B\n" in created.read_text() and len(node_ids(created)) == 1
+    assert f"#+title: A B{' long' * 60}\n" in created.read_text() and len(node_ids(created)) == 1
     assert_still_original(cli, notes)
 
 
@@ -274,3 +274,33 @@ def test_six_concurrent_supersessions_have_one_winner(cli, notes: Path) -> None:
     assert len(rows(notes, "SELECT id FROM deposits")) == 2
     assert sorted(p.name for p in (notes / "deposits").iterdir()) == sorted(
         Path(d["path"]).name for d in (old, won[0]))
+
+
+# --- one-line errors ------------------------------------------------------------------------
+
+def test_bad_paths_long_titles_and_undecodable_titles_are_one_line_errors(cli, notes: Path) -> None:
+    (notes / "dangling").symlink_to(notes / "nowhere")
+    (notes / "afile").write_text("x")
+    base = ("deposit", "--notes", str(notes), "--title", "T", "--body", "B", "--no-process")
+    cases = [
+        (("--path", "dangling/x.org"), "--path 'dangling/x.org': dangling is a link to nothing"),
+        (("--path", "afile/x.org"), "--path 'afile/x.org': afile is not a folder"),
+        (("--path", "a" * 300 + ".org"), "is too long for the file system"),
+    ]
+    for extra, message in cases:
+        for json_flag in ((), ("--json",)):
+            result = cli(*base, *extra, *json_flag)
+            assert result.exit_code == 1 and result.stdout == ""
+            assert result.stderr.startswith("orgkit: error: ") and message in result.stderr
+            assert result.stderr.count("\n") == 1
+    long_title = "Long " * 60
+    made = json.loads(cli("deposit", "--notes", str(notes), "--title", long_title, "--body", "B", "--no-process",
+                          "--json").stdout)
+    assert made["title"] == long_title.strip() and len(Path(made["path"]).name.encode()) <= 255
+    assert f"#+title: {long_title.strip()}\n" in (notes / made["path"]).read_text()
+    new = json.loads(cli("new", long_title, "--notes", str(notes), "--json").stdout)
+    assert new["title"] == long_title.strip() and len(new["file"].encode()) <= 255
+    for args in (("new", "bad\udcff title"), ("deposit", "--title", "bad\udcff", "--body", "B", "--no-process")):
+        result = cli(*args, "--notes", str(notes), "--json")
+        assert result.exit_code == 1
+        assert result.stderr == "orgkit: error: the title is not valid UTF-8 (at character 4)\n"

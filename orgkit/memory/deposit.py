@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..config import Config
-from ..edit import slugify
+from ..edit import fit_name, slugify, utf8_text
 from ..errors import NotFound, OrgkitError
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
@@ -92,6 +92,8 @@ def sha(data: bytes) -> str:
 def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
              meta: dict[str, str]) -> None:
     """Every reason to refuse a deposit, checked before anything is written."""
+    for what, text in (("the title", title), ("the body", body), *((f"--meta {k}", v) for k, v in meta.items())):
+        utf8_text(text, what)
     if not one_line(title):
         raise OrgkitError("a deposit needs a title")
     if not body.strip():
@@ -114,13 +116,17 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
     or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
     which the exclusive create retries) already exists."""
-    pure = PurePosixPath(rel.replace("\\", "/"))
+    pure = PurePosixPath(utf8_text(rel, "--path").replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
+    longest = max(pure.parts, key=lambda part: len(part.encode()))
+    if len(fit_name(cfg.notes, longest, "").encode()) < len(longest.encode()):
+        raise OrgkitError(f"--path: the name {longest[:40]!r}... is too long for the file system")
     if ".git" in pure.parts or not is_org_file(str(pure)):
         raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")
     root = cfg.notes.resolve()
     target = root.joinpath(*pure.parts)
+    _check_folders(rel, root, pure.parts[:-1])
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
         raise OrgkitError(f"--path {rel!r} leaves the notes directory")
@@ -132,6 +138,18 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
     return target
+
+
+def _check_folders(rel: str, root: Path, folders: tuple[str, ...]) -> None:
+    """Refuse a path whose folders are not folders: a file, or a link to nothing."""
+    at = root
+    for name in folders:
+        at = at / name
+        if not os.path.lexists(at):
+            return
+        if not at.is_dir():
+            what = "a link to nothing" if at.is_symlink() and not at.exists() else "not a folder"
+            raise OrgkitError(f"--path {rel!r}: {at.relative_to(root).as_posix()} is {what}")
 
 
 def _resolve_existing(path: Path) -> Path:
@@ -242,10 +260,10 @@ def _create(root: Path, target: Path, data: bytes, *, retry: bool) -> bool:
 
 def _free_default_path(cfg: Config, title: str, created: datetime) -> str:
     """`deposits/STAMP-slug.org`, with -2, -3... when a concurrent deposit took the name."""
-    stem = f"{DEFAULT_FOLDER}/{created.strftime('%Y%m%d%H%M%S')}-{slugify(title) or 'note'}"
+    stem = f"{created.strftime('%Y%m%d%H%M%S')}-{slugify(title) or 'note'}"
     n = 1
     while True:
-        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        rel = f"{DEFAULT_FOLDER}/" + fit_name(cfg.notes, stem, ".org" if n == 1 else f"-{n}.org")
         if not os.path.lexists(cfg.notes / rel):
             return rel
         n += 1

@@ -133,13 +133,13 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
 
 
 def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:
-    from ..edit import slugify
+    from ..edit import fit_name, slugify
 
     folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
-    stem = f"{folder}{slugify(title) or 'note'}"
+    stem = slugify(title) or "note"
     n = 1
     while True:
-        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        rel = folder + fit_name(store.cfg.notes, stem, ".org" if n == 1 else f"-{n}.org")
         if rel not in plan.last and files.read(rel) is None and not os.path.lexists(store.cfg.notes / rel):
             return rel
         n += 1

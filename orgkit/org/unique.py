@@ -46,7 +46,7 @@ def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: Not
     """Refuse (`DuplicateId`) a write of `data` over `before` that introduces an ID another
     node holds, in this file or (with `notes`) anywhere among the notes."""
     rel = _display(target, notes)
-    new = _introduced(data, before, rel)
+    new = _introduced(data, before, rel, alone=notes is None)
     if not new:
         return
     for node_id, lines in new.items():
@@ -67,15 +67,16 @@ def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: Not
                                   f"({other}:{node.line}); not written")
 
 
-def _introduced(data: bytes, before: bytes | None, rel: str) -> dict[str, list[int]]:
-    """The node IDs `data` holds more often than `before` did, each with the lines of its nodes."""
+def _introduced(data: bytes, before: bytes | None, rel: str, *, alone: bool) -> dict[str, list[int]]:
+    """The node IDs `data` holds more often than `before` did, each with the lines of its nodes
+    (`alone`: only those it holds more than once, all a file outside the notes can clash with)."""
     text = _text(data)
     if text is None:
         return {}
     counts = Counter(m.group(1) for m in ID_LINE.finditer(text))
     old_text = _text(before) if before is not None else None
     old = Counter(m.group(1) for m in ID_LINE.finditer(old_text)) if old_text else Counter()
-    maybe = {i for i, n in counts.items() if n > old[i]}
+    maybe = {i for i, n in counts.items() if n > old[i] and (n > 1 or not alone)}
     if not maybe:
         return {}
     from .parse import parse_org  # only a write that adds `:ID:` lines pays for the parser
@@ -84,7 +85,7 @@ def _introduced(data: bytes, before: bytes | None, rel: str) -> dict[str, list[i
     for node in parse_org(text, rel).nodes:
         if node.id in maybe:
             lines.setdefault(node.id, []).append(node.line)
-    if old_text is not None and lines:
+    if old_text is not None and any(old[i] for i in lines):  # a fresh ID needs no second parse
         held = Counter(n.id for n in parse_org(old_text, rel).nodes if n.id in lines)
         lines = {i: at for i, at in lines.items() if len(at) > held[i]}
     return lines
