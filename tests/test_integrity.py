@@ -150,12 +150,16 @@ def test_an_accepted_append_cannot_add_a_node(cli, notes: Path, llm_server, tiny
 def test_serve_and_mcp_new_and_deposit_cannot_take_an_id(cli, notes: Path, tiny_model) -> None:
     from mcp import Client, StdioServerParameters
 
+    (notes / "afile").write_text("x")
     requests = [{"op": "new", "title": "Served", "body": HIJACK},
-                {"op": "deposit", "title": "Served deposit", "body": HIJACK, "no_process": True}]
+                {"op": "deposit", "title": "Served deposit", "body": HIJACK, "no_process": True},
+                {"op": "deposit", "title": "T", "body": "B", "path": "afile/x.org", "no_process": True},
+                {"op": "new", "title": "bad\udcff"}]
     served = cli("serve", "--notes", str(notes), input="".join(json.dumps(r) + "\n" for r in requests))
     answers = [json.loads(line) for line in served.stdout.splitlines()]
-    assert len(answers) == 2 and all("result" in a for a in answers), answers
-    for made in answers:
+    assert answers[2:] == [{"error": "--path 'afile/x.org': afile is not a folder"},
+                           {"error": "the title is not valid UTF-8 (at character 4)"}]
+    for made in answers[:2]:
         path = notes / (made["result"].get("file") or made["result"]["path"])
         assert node_ids(path) == [made["result"]["id"]]
 
