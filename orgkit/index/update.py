@@ -222,14 +222,15 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
 
 
 def _duplicate_ids(conn, files: list[str]) -> list[str]:
-    """`file:line: duplicate ID ...` for each node of `files` whose ID another node has."""
+    """`file:line: duplicate ID ...` for each node of `files` whose ID a node seen before it has."""
     out = []
     for start in range(0, len(files), 500):
         part = files[start:start + 500]
         out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
                 for node_id, file, line, other, other_line in conn.execute(
                     f"""SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
-                        ON o.id = n.id AND (o.file < n.file OR (o.file = n.file AND o.line < n.line))
+                        ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
+                            (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
                         WHERE n.file IN ({','.join('?' * len(part))})
                         GROUP BY n.rowid ORDER BY n.file, n.line""", part)]
     return out
