@@ -107,6 +107,7 @@ def test_a_deposit_cannot_take_an_id_and_its_body_stays_text(cli, notes: Path) -
     assert node_ids(path) == [made["id"]]
     assert "\n,* Tangling code blocks\n,:PROPERTIES:\n,:ID:" in text and "\n,#+title: Taken over\n" in text
     assert "#+title: Found #+title: x more\n" in text and ":SOURCE: a :ID: b\n" in text
+    assert made["title"] == "Found #+title: x more" and made["meta"] == {"source": "a :ID: b"}
     assert_still_original(cli, notes)
     # Review shows the stored (escaped) text.
     admit = rows(notes, "SELECT id FROM proposals WHERE deposit = ?", (made["id"],))[0]["id"]

@@ -183,6 +183,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     cfg = store.cfg
     meta = dict(meta or {})
     validate(cfg, title, body, lane, path, meta)
+    meta = {key: one_line(value) for key, value in meta.items()}  # as the note holds them
     if via not in VIAS:
         raise OrgkitError(f"unknown channel {via!r}")
     if supersedes is not None:
