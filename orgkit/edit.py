@@ -100,7 +100,7 @@ def _create_unique(root: Path, stem: str, data: bytes) -> str:
 def fit_name(directory: Path, stem: str, ending: str) -> str:
     """`stem` + `ending` as a file name the file system takes in `directory`: the stem cut
     (at a character boundary) to keep the name within its limit."""
-    return _fit(stem, _name_max(directory) - len(ending.encode())) + ending
+    return _fit(stem, name_max(directory) - len(ending.encode())) + ending
 
 
 def utf8_text(text: str, what: str) -> str:
@@ -121,7 +121,8 @@ def _fit(stem: str, limit: int) -> str:
     return encoded[:limit].decode("utf-8", errors="ignore").rstrip("_")
 
 
-def _name_max(root: Path) -> int:
+def name_max(root: Path) -> int:
+    """The longest file name (in bytes) the file system of `root` takes."""
     try:
         return os.pathconf(root, "PC_NAME_MAX")
     except (OSError, ValueError):

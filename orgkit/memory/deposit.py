@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..config import Config
-from ..edit import fit_name, slugify, utf8_text
+from ..edit import fit_name, name_max, slugify, utf8_text
 from ..errors import NotFound, OrgkitError
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
@@ -120,7 +120,7 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
     longest = max(pure.parts, key=lambda part: len(part.encode()))
-    if len(fit_name(cfg.notes, longest, "").encode()) < len(longest.encode()):
+    if len(longest.encode()) > name_max(cfg.notes):
         raise OrgkitError(f"--path: the name {longest[:40]!r}... is too long for the file system")
     if ".git" in pure.parts or not is_org_file(str(pure)):
         raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")

@@ -113,16 +113,13 @@ def directory_lock(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def remove_stale_temporaries(directory: Path) -> list[str]:
+def remove_stale_temporaries(directory: Path) -> None:
     """Remove the temporary files killed writers left in `directory`; the caller holds its
-    lock, so no live writer owns one. Returns the names removed."""
-    removed = []
+    lock, so no live writer owns one."""
     with os.scandir(directory) as entries:
         for entry in entries:
             if entry.name.startswith(TEMPORARY_PREFIX) and TEMPORARY.fullmatch(entry.name):
                 unlink_quietly(entry.path)
-                removed.append(entry.name)
-    return removed
 
 
 def _read(target: Path) -> bytes:
