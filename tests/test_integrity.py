@@ -132,12 +132,21 @@ def test_an_accepted_append_cannot_add_a_node(cli, notes: Path, llm_server, tiny
         {"kind": "append", "target": NOWEB, "text": HIJACK, "chunks": [1]},
         {"kind": "link", "dest": TANGLE, "description": "x]] [[id:evil][y\n* Heading", "chunks": [1]},
         {"kind": "new", "title": "A\nB" + " long" * 60, "body": HIJACK, "chunks": [1]},
+        {"kind": "append", "target": TANGLE, "text": "Tangling is byte for byte.", "chunks": [1]},
     ]})
     made = cli("deposit", "--notes", str(notes), "--title", "Noweb", "--body", "Noweb references help.", "--json")
     assert made.exit_code == 0, made.stderr
-    pending = [p["id"] for p in rows(notes, "SELECT id FROM proposals WHERE status = 'pending'")]
-    accepted = cli("review", "accept", *pending, "--notes", str(notes), "--json")
+    pending = [(p["id"], p["target"]) for p in rows(notes, "SELECT id, target FROM proposals WHERE status = 'pending'")]
+    # A reviewer's edit is outside text too: it cannot take the noweb note's ID either.
+    edited = next(pid for pid, target in pending if target == TANGLE)
+    result = cli("review", "edit", edited, "--text", f"* x\n:PROPERTIES:\n:ID: {NOWEB}\n:END:\n",
+                 "--notes", str(notes), "--json")
+    assert result.exit_code == 0, result.stderr
+    accepted = cli("review", "accept", *[pid for pid, _ in pending if pid != edited], "--notes", str(notes), "--json")
     assert accepted.exit_code == 0, accepted.stderr
+    assert node_ids(notes / "tangle.org") == [TANGLE] and f"\n,:ID: {NOWEB}\n" in (notes / "tangle.org").read_text()
+    (doc,) = read_json(cli, notes, NOWEB)
+    assert doc["file"] == "noweb.org" and doc["duplicates"] == []
     assert node_ids(notes / "noweb.org") == [NOWEB]
     noweb = (notes / "noweb.org").read_text()
     assert "\n,:ID:       " in noweb and "- [[id:" not in noweb
