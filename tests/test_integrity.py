@@ -20,7 +20,7 @@ from orgkit.errors import OrgkitError
 from orgkit.org.escape import escape_lines, link_description, one_line
 from orgkit.org.unique import DuplicateId, NoteIds
 from orgkit.org.write import atomic_write, update_note
-from orgkit.retrieve.locate import note_ids
+from orgkit.retrieve.locate import note_ids, run_note_ids
 
 ORGKIT = str(Path(sys.executable).with_name("orgkit"))
 # A body that would add a heading holding the tangle note's ID, and a file keyword.
@@ -74,6 +74,13 @@ def test_the_writer_refuses_an_id_another_note_holds(notes: Path) -> None:
     # An `:ID:` line inside a block is not a node: it takes nothing.
     block = f"#+title: Example\n#+begin_example\n:PROPERTIES:\n:ID: {TANGLE}\n:END:\n#+end_example\n".encode()
     atomic_write(notes / "example.org", block, expected=None, ids=ids)
+    # Nodes are compared, not lines: `:ID+:`, or a dormant ID woken by a change of structure.
+    with pytest.raises(DuplicateId, match="tangle.org"):
+        atomic_write(notes / "plus.org", f":PROPERTIES:\n:id+: {TANGLE}\n:END:\n".encode(), expected=None, ids=ids)
+    dormant = f"* Kept out\n:PROPERTIES:\n:ID: {TANGLE}\n:ROAM_EXCLUDE: t\n:END:\n".encode()
+    atomic_write(notes / "dormant.org", dormant, expected=None, ids=ids)
+    with pytest.raises(DuplicateId, match="tangle.org"):
+        atomic_write(notes / "dormant.org", dormant.replace(b":ROAM_EXCLUDE: t\n", b""), expected=dormant, ids=ids)
 
 
 def test_a_write_that_adds_no_id_looks_nothing_up(notes: Path) -> None:
@@ -92,7 +99,9 @@ def test_extraction_notes_cannot_take_an_id(notes: Path) -> None:
 
     text = f":PROPERTIES:\n:ID: {TANGLE}\n:END:\n#+title: Claim\n"
     with pytest.raises(DuplicateId, match="tangle.org"):
-        nt.write_note(notes, notes / "extractions" / "r" / "claims" / "c.org", text, TANGLE)
+        nt.write_note(note_ids(notes), notes / "extractions" / "r" / "claims" / "c.org", text, TANGLE)
+    with pytest.raises(DuplicateId, match="tangle.org"):  # the run's snapshot of the notes' IDs
+        nt.write_note(run_note_ids(notes), notes / "extractions" / "r" / "claims" / "c.org", text, TANGLE)
 
 
 # --- every door that writes a note -----------------------------------------------

@@ -3,12 +3,12 @@
 A write may not give an ID to a node when another node already holds it:
 otherwise any text that reaches a note (a deposit, a new note, a proposal, a
 model's output) could take over an existing note's ID, and `read ID` would
-return the newcomer. The check is cheap: the IDs a write introduces are found
-with the `:ID:` line pattern in its own bytes (confirmed with the parser only
-when there are some, so an `:ID:` line inside a block does not count), and
-only those are looked up among the notes, through a locator (ripgrep or the
-index) that names the candidate files; each candidate is parsed to confirm.
-A node rewritten in place keeps its ID: IDs the file held before do not count.
+return the newcomer. The check costs little: only the file written is parsed
+(before and after, and only when it has an `:ID:` line at all, so an `:ID:`
+line inside a block does not count), and only the IDs its nodes gain are looked
+up among the notes, through a locator (ripgrep or the index) that names the
+candidate files; each candidate is parsed to confirm. A node rewritten in place
+keeps its ID: IDs the file's nodes held before do not count.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from typing import Callable
 from ..errors import OrgkitError
 from .text import UndecodableFile, decode_org
 
-# The `:ID:` line of a property drawer (org-id reads it case-insensitively).
-ID_LINE = re.compile(r"^[ \t]*:ID:[ \t]+(\S(?:.*\S)?)[ \t]*$", re.I | re.M)
+# A property line that gives an entry its ID (org reads keys case-insensitively; `:ID+:`
+# adds to the value), with its value.
+ID_KEY = re.compile(r"^[ \t]*:ID\+?:", re.I | re.M)
+ID_LINE = re.compile(r"^[ \t]*:ID(\+?):[ \t]+(\S(?:.*\S)?)[ \t]*$", re.I | re.M)
 
 Locate = Callable[[list[str]], dict[str, list[str]]]
 
@@ -69,26 +71,29 @@ def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: Not
 
 def _introduced(data: bytes, before: bytes | None, rel: str, *, alone: bool) -> dict[str, list[int]]:
     """The node IDs `data` holds more often than `before` did, each with the lines of its nodes
-    (`alone`: only those it holds more than once, all a file outside the notes can clash with)."""
+    (`alone`: only when it repeats an ID, all a file outside the notes can clash with).
+
+    Nodes are compared, not `:ID:` lines: a write can also give a node an ID by changing
+    the structure around a line (`:ID+:`, a block or `:ROAM_EXCLUDE:` removed)."""
     text = _text(data)
-    if text is None:
+    if text is None or not ID_KEY.search(text) or (alone and not _repeats(text)):
         return {}
-    counts = Counter(m.group(1) for m in ID_LINE.finditer(text))
-    old_text = _text(before) if before is not None else None
-    old = Counter(m.group(1) for m in ID_LINE.finditer(old_text)) if old_text else Counter()
-    maybe = {i for i, n in counts.items() if n > old[i] and (n > 1 or not alone)}
-    if not maybe:
-        return {}
-    from .parse import parse_org  # only a write that adds `:ID:` lines pays for the parser
+    from .parse import parse_org  # only a file with `:ID:` lines pays for the parser
 
     lines: dict[str, list[int]] = {}
     for node in parse_org(text, rel).nodes:
-        if node.id in maybe:
-            lines.setdefault(node.id, []).append(node.line)
-    if old_text is not None and any(old[i] for i in lines):  # a fresh ID needs no second parse
+        lines.setdefault(node.id, []).append(node.line)
+    old_text = _text(before) if before is not None else None
+    held: Counter[str] = Counter()
+    if old_text is not None and ID_KEY.search(old_text):
         held = Counter(n.id for n in parse_org(old_text, rel).nodes if n.id in lines)
-        lines = {i: at for i, at in lines.items() if len(at) > held[i]}
-    return lines
+    return {i: at for i, at in lines.items() if len(at) > held[i] and (len(at) > 1 or not alone)}
+
+
+def _repeats(text: str) -> bool:
+    """Whether `text` may hold an ID twice: a repeated `:ID:` value, or an `:ID+:` line."""
+    values = Counter(m.group(2) for m in ID_LINE.finditer(text))
+    return any(m.group(1) for m in ID_LINE.finditer(text)) or any(n > 1 for n in values.values())
 
 
 def _text(data: bytes) -> str | None:
