@@ -94,9 +94,11 @@ def check_notes(setup: Setup, report: Report) -> None:
     for parsed in vault.files:
         for warning in parsed.warnings:
             report.add("warning", "parse", warning.message, warning.file, warning.line)
-    for kept, other in vault.duplicates:
-        report.add("error", "duplicate-id", f"ID {kept.id} also at {kept.file}:{kept.line}",
-                   other.file, other.line)
+    for node_id, holders in _duplicates(setup, vault).items():
+        kept = holders[0]
+        for other in holders[1:]:
+            report.add("error", "duplicate-id", f"ID {node_id} also at {kept.file}:{kept.line} "
+                       "(the node read by this ID)", other.file, other.line)
     linked: set[str] = set()
     for link in vault.links:
         if link.type != "id":
@@ -119,6 +121,36 @@ def check_notes(setup: Setup, report: Report) -> None:
 def _is_hub(node) -> bool:
     """Whether `node` is an extraction run's hub (its claim links follow the claim notes)."""
     return node is not None and "extraction" in node.tags and "RUN" in node.properties and "SOURCE" in node.properties
+
+
+def check_temporaries(setup: Setup, report: Report) -> None:
+    """Temporary files of note writes that were killed before their rename: each holds a
+    whole note (mode 0600); the next write in that directory removes them."""
+    from .org.write import TEMPORARY, TEMPORARY_PREFIX
+
+    for directory, subdirs, names in os.walk(setup.root):
+        subdirs[:] = sorted(d for d in subdirs if d not in (".git", ".orgkit"))
+        for name in sorted(names):
+            if name.startswith(TEMPORARY_PREFIX) and TEMPORARY.fullmatch(name):
+                rel = Path(directory, name).relative_to(setup.root).as_posix()
+                report.add("warning", "temporary-file", "left by a note write that was interrupted "
+                           "(the next write in this folder removes it)", rel)
+
+
+def _duplicates(setup: Setup, vault: Vault) -> dict[str, list]:
+    """Each duplicate ID's nodes, the one its reads return first: the index's first-seen
+    order when there is an index, else the vault's (the file modified earlier)."""
+    groups: dict[str, list] = {}
+    for kept, other in vault.duplicates:
+        groups.setdefault(kept.id, [kept]).append(other)
+    index = Index.at(setup.root, setup.state_dir)
+    if groups and index.exists():
+        order = index.locate(sorted(groups))
+        index.close()
+        for node_id, nodes in groups.items():
+            files = order.get(node_id, [])
+            nodes.sort(key=lambda n: (files.index(n.file) if n.file in files else len(files), n.line))
+    return groups
 
 
 def check_model(setup: Setup, report: Report) -> None:
@@ -189,7 +221,7 @@ def check_memory(setup: Setup, report: Report) -> None:
     check(setup, report)
 
 
-CHECKS: list[Check] = [check_ripgrep, check_notes, check_model, check_index, check_memory]
+CHECKS: list[Check] = [check_ripgrep, check_notes, check_temporaries, check_model, check_index, check_memory]
 
 
 def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:

@@ -6,7 +6,8 @@ are safe while Emacs or another orgkit has the file open.
 
 A new note's title is one line: control characters (newlines, tabs) and line
 separators in it are folded to spaces, so a title can never add headings or
-properties to the file. Its file name is org-roam's `YYYYMMDDHHMMSS-slug.org`,
+properties to the file; body lines org would read as structure are
+comma-escaped (`org.escape`). Its file name is org-roam's `YYYYMMDDHHMMSS-slug.org`,
 the slug cut (at a character boundary) to keep the name within the file
 system's limit; when the name is taken, `-2`, `-3`... is added before `.org`.
 """
@@ -22,10 +23,12 @@ from pathlib import Path
 
 from .errors import NotFound, OrgkitError
 from .org import decode_org
-from .org.escape import one_line
+from .org.escape import escape_lines, link_description, one_line
 from .org.ids import Added, add_ids, id_line, new_id
 from .org.text import UndecodableFile
+from .org.unique import NoteIds
 from .org.write import AlreadyExists, atomic_write, update_note
+from .retrieve.locate import note_ids
 from .retrieve.read import Locator, rg_locator
 from .vault import read_org_file, require_dir
 
@@ -56,7 +59,8 @@ def new_note(
 ) -> NewNote:
     """Write a new note file, named as org-roam names them; never overwrites."""
     require_dir(root)
-    title = one_line(title)
+    title = one_line(utf8_text(title, "the title"))
+    body = utf8_text(body, "the body")
     if not title:
         raise OrgkitError("a note needs a title")
     bad = [t for t in tags if not re.fullmatch(r"[\w@#%]+", t)]
@@ -67,9 +71,10 @@ def new_note(
     if tags:
         lines.append(f"#+filetags: :{':'.join(tags)}:")
     text = "\n".join(lines) + "\n"
-    extra = body.rstrip("\n")
+    extra = escape_lines(body).rstrip("\n")
     if link:
-        extra = (extra + "\n\n" if extra else "") + f"[[id:{link}][{_title_of(root, link, locator)}]]"
+        description = link_description(_title_of(root, link, locator), 0)
+        extra = (extra + "\n\n" if extra else "") + f"[[id:{link}][{description}]]"
     if extra:
         text += "\n" + extra + "\n"
     stamp = (now or datetime.now()).strftime("%Y%m%d%H%M%S")
@@ -82,16 +87,30 @@ _MAX_SUFFIX = 1000
 
 def _create_unique(root: Path, stem: str, data: bytes) -> str:
     """Create `stem.org` (or `stem-2.org`, ...) exclusively; return the name used."""
-    limit = _name_max(root)
     for n in range(1, _MAX_SUFFIX + 1):
-        ending = ".org" if n == 1 else f"-{n}.org"
-        name = _fit(stem, limit - len(ending.encode())) + ending
+        name = fit_name(root, stem, ".org" if n == 1 else f"-{n}.org")
         try:
-            atomic_write(root / name, data, expected=None)
+            atomic_write(root / name, data, expected=None, ids=note_ids(root))
             return name
         except AlreadyExists:
             continue
     raise OrgkitError(f"{root}: {_MAX_SUFFIX} notes named {stem}.org already; not written")
+
+
+def fit_name(directory: Path, stem: str, ending: str) -> str:
+    """`stem` + `ending` as a file name the file system takes in `directory`: the stem cut
+    (at a character boundary) to keep the name within its limit."""
+    return _fit(stem, name_max(directory) - len(ending.encode())) + ending
+
+
+def utf8_text(text: str, what: str) -> str:
+    """`text` if it can be written as UTF-8; an argument that was not UTF-8 (its bytes kept
+    as lone surrogates) is refused in one line."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise OrgkitError(f"{what} is not valid UTF-8 (at character {exc.start + 1})") from None
+    return text
 
 
 def _fit(stem: str, limit: int) -> str:
@@ -102,7 +121,8 @@ def _fit(stem: str, limit: int) -> str:
     return encoded[:limit].decode("utf-8", errors="ignore").rstrip("_")
 
 
-def _name_max(root: Path) -> int:
+def name_max(root: Path) -> int:
+    """The longest file name (in bytes) the file system of `root` takes."""
     try:
         return os.pathconf(root, "PC_NAME_MAX")
     except (OSError, ValueError):
@@ -117,11 +137,12 @@ def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:
     raise NotFound(f"unknown ID: {node_id} (for --link)")
 
 
-def add_ids_to_file(path: Path, *, line: int | None = None) -> list[Added]:
+def add_ids_to_file(path: Path, *, line: int | None = None, ids: NoteIds | None = None) -> list[Added]:
     """Give the heading at `line` (None: every heading) an ID if it has none.
 
     The read, the change and the write happen under the note writer's lock, so
-    concurrent orgkit writes to the file are serialised, none lost.
+    concurrent orgkit writes to the file are serialised, none lost. `ids`: the
+    notes the file belongs to (None: a file checked against itself alone).
     """
     added: list[Added] = []
 
@@ -140,5 +161,5 @@ def add_ids_to_file(path: Path, *, line: int | None = None) -> list[Added]:
 
     if not Path(path).exists():
         raise OrgkitError(f"{path}: no such file")
-    update_note(path, change)
+    update_note(path, change, ids=ids)
     return added

@@ -65,6 +65,18 @@ def is_org_file(rel: str) -> bool:
     return "data/" not in rel
 
 
+def older_first(root: Path, rels: Iterable[str]) -> list[str]:
+    """`rels` ordered as a duplicate ID is resolved without the index: the file modified
+    earlier first, then by path (a file that cannot be read last)."""
+    def key(rel: str) -> tuple[int, str]:
+        try:
+            return os.stat(os.path.join(root, rel)).st_mtime_ns, rel
+        except OSError:
+            return 1 << 63, rel
+
+    return sorted(rels, key=key)
+
+
 def require_dir(root: Path) -> None:
     """Library entry points check the directory themselves (the CLI checks earlier)."""
     if not root.is_dir():
@@ -111,7 +123,8 @@ def read_org_file(root: Path, rel: str) -> OrgFile:
 class Vault:
     """Every node and link of a notes directory, parsed from the files.
 
-    Duplicate IDs keep the first file (in path order) and warn, naming both.
+    A duplicate ID keeps the node of the file modified earlier (then the first by
+    path, then by position: `older_first`), and warns, naming both.
     """
 
     root: Path
@@ -139,11 +152,17 @@ class Vault:
             except OrgkitError as exc:
                 vault.skipped.append((rel, str(exc)))
                 continue
-            vault.add(parsed)
+            vault.files.append(parsed)
+        by_path = {f.path: f for f in vault.files}
+        for rel in older_first(root, by_path):
+            vault._register(by_path[rel])
         return vault
 
     def add(self, parsed: OrgFile) -> None:
         self.files.append(parsed)
+        self._register(parsed)
+
+    def _register(self, parsed: OrgFile) -> None:
         for node in parsed.nodes:
             first = self.by_id.get(node.id)
             if first is None:

@@ -27,7 +27,7 @@ def generate_claims(notes: Path, count: int = 3) -> config.Config:
         path.parent.mkdir(exist_ok=True)
         text = claim_text(f"claim-{i}", f"Claim {i}", f"The study found effect {i} in most cases.",
                           f"From [[id:hub-{i}][Document {i}]].")
-        atomic_write(path, text.encode(), expected=None)
+        atomic_write(path, text.encode(), expected=None, ids=None)
         record_generated(cfg, file=path, node_id=f"claim-{i}", node_type="claim", generator=GENERATOR,
                          source_path=f"docs/doc-{i}.txt", text=text)
     return cfg

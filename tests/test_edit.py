@@ -132,7 +132,7 @@ for k in range(ops):
     if k % 2:
         add_ids_to_file(path)
     else:
-        update_note(path, lambda old: old + f"* {who}-{k}\\n".encode())
+        update_note(path, lambda old: old + f"* {who}-{k}\\n".encode(), ids=None)
 """
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -126,9 +127,10 @@ def test_unreadable_file_is_skipped(cli, notes: Path) -> None:
 
 def test_duplicate_ids_warn_naming_both_files(cli, notes: Path) -> None:
     write_notes(notes, {"copy.org": f":PROPERTIES:\n:ID: {BETA}\n:END:\n#+title: Copy\n"})
+    os.utime(notes / "copy.org", ns=(1, (notes / "sub/beta.org").stat().st_mtime_ns + 10**9))  # the newer file
     result = cli("nodes", "--notes", str(notes), "--json")
     assert result.exit_code == 0
-    assert f"duplicate ID {BETA}: copy.org:1 and sub/beta.org:1" in result.stderr
+    assert f"duplicate ID {BETA}: sub/beta.org:1 and copy.org:1" in result.stderr
 
 
 def test_unterminated_drawer_and_block_do_not_break_the_file(cli, tmp_path: Path) -> None:

@@ -26,11 +26,11 @@ import importlib
 target = importlib.import_module(module)
 real = target.atomic_write
 calls = []
-def crashing(path, data, *, expected):
+def crashing(path, data, *, expected, ids):
     calls.append(path)
     if len(calls) == nth and when == "before":
         os.kill(os.getpid(), signal.SIGKILL)
-    real(path, data, expected=expected)
+    real(path, data, expected=expected, ids=ids)
     if len(calls) == nth and when == "after":
         os.kill(os.getpid(), signal.SIGKILL)
 target.atomic_write = crashing

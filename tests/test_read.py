@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,9 +109,10 @@ def test_unknown_id_reports_and_reads_the_rest(cli, notes: Path) -> None:
 
 def test_duplicate_id_warns_naming_both_files(cli, notes: Path) -> None:
     write_notes(notes, {"copy.org": f":PROPERTIES:\n:ID: {ID['far']}\n:END:\n#+title: Copy\n"})
+    os.utime(notes / "copy.org", ns=(1, (notes / "far.org").stat().st_mtime_ns + 10**9))  # the newer file
     result, docs = read_json(cli, notes, ID["far"])
-    assert f"duplicate ID {ID['far']}: copy.org:1 and far.org:1" in result.stderr
-    assert len(docs) == 1
+    assert f"duplicate ID {ID['far']}: far.org:1 is read, also held by copy.org:1" in result.stderr
+    assert [(d["file"], d["duplicates"]) for d in docs] == [("far.org", [{"file": "copy.org", "line": 1}])]
 
 
 def test_id_lines_inside_blocks_are_not_notes(cli, notes: Path) -> None:

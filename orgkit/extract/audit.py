@@ -20,6 +20,7 @@ from ..files import replace_file
 from ..org import parse_org
 from ..org.escape import read_verbatim_block
 from ..org.write import atomic_write
+from ..retrieve.locate import note_ids
 from .anchor import find_quote
 from .notes import quote_section
 from .sources import decode_source, sources_dir
@@ -80,7 +81,8 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
         text = copy_text(data_dir, note["sha256"], suffix)
         intact = text is not None and note["start"] >= 0 and text[note["start"]:note["end"]] == note["quote"]
         if reanchor and current is not None and current[0] != note["sha256"]:
-            outcome = _follow(path, note, current, data_dir, suffix, source, claim, tags.get(claim["dimension"], ""))
+            outcome = _follow(notes, path, note, current, data_dir, suffix, source, claim,
+                              tags.get(claim["dimension"], ""))
             report[outcome] += 1
             claim["stale"] = outcome == "stale"
             if outcome == "reanchored":
@@ -104,7 +106,7 @@ def _current_original(source: dict) -> tuple[str, str, bytes] | None:
         return None
 
 
-def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str,
+def _follow(notes: Path, path: Path, note: dict, current: tuple[str, str, bytes], data_dir: Path, suffix: str,
             source: dict, claim: dict, tag: str) -> str:
     """Re-anchor a quote in the changed original, or mark it stale: the quote heading is written
     again whole (drawer, sentence and text agree) and the claim's own drawer says `:STALE:`."""
@@ -124,11 +126,11 @@ def _follow(path: Path, note: dict, current: tuple[str, str, bytes], data_dir: P
         anchored = {**source, "sha256": sha}
         note.update(start=start, end=end, sha256=sha)
         outcome = "reanchored"
-    rewrite_quote(path, note, anchored, {**claim, "start": start, "end": end, "quote": quote}, tag, stale)
+    rewrite_quote(notes, path, note, anchored, {**claim, "start": start, "end": end, "quote": quote}, tag, stale)
     return outcome
 
 
-def rewrite_quote(path: Path, note: dict, source: dict, claim: dict, tag: str, stale: bool) -> None:
+def rewrite_quote(notes: Path, path: Path, note: dict, source: dict, claim: dict, tag: str, stale: bool) -> None:
     """Write the claim note's quote heading again for `claim`'s offsets and text (`source`: its
     hash), through the one writer; the claim's drawer says `:STALE: t` when the quote is lost."""
     old = note["text"]
@@ -137,7 +139,7 @@ def rewrite_quote(path: Path, note: dict, source: dict, claim: dict, tag: str, s
     flag = {"STALE": "t"} if stale else ({"STALE": "nil"} if _prop(old, "STALE") else {})
     new = set_props("\n".join(lines[: note["line"] - 1]) + "\n", flag) + section
     if new != old:
-        atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"))
+        atomic_write(path, new.encode("utf-8"), expected=old.encode("utf-8"), ids=note_ids(notes))
 
 
 def _prop(text: str, key: str) -> str:

@@ -23,6 +23,8 @@ from ..errors import OrgkitError
 from ..org import parse_org
 from ..org.escape import escape_lines, link_description, one_line, verbatim_block
 from ..org.write import atomic_write
+from ..org.unique import NoteIds
+from ..retrieve.locate import note_ids
 from .schema import Schema
 
 NOTES_DIR = "extractions"
@@ -58,7 +60,7 @@ def drawer(props: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_note(path: Path, text: str, node_id: str) -> Written:
+def write_note(ids: NoteIds, path: Path, text: str, node_id: str) -> Written:
     """Write a new note; an existing file holding the same ID is left as it is (a resumed run)."""
     if path.exists():
         existing = path.read_text(encoding="utf-8")
@@ -66,17 +68,17 @@ def write_note(path: Path, text: str, node_id: str) -> Written:
             return Written(node_id, path, False)
         raise OrgkitError(f"{path}: exists and holds another note; not overwritten")
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text.encode("utf-8"), expected=None)
+    atomic_write(path, text.encode("utf-8"), expected=None, ids=ids)
     return Written(node_id, path, True)
 
 
-def replace_note(path: Path, text: str, node_id: str) -> Written:
+def replace_note(ids: NoteIds, path: Path, text: str, node_id: str) -> Written:
     """Write or rewrite a note the run owns (hub and run notes), refusing when it changed underneath."""
     path.parent.mkdir(parents=True, exist_ok=True)
     old = path.read_bytes() if path.exists() else None
     data = text.encode("utf-8")
     if old != data:
-        atomic_write(path, data, expected=old)
+        atomic_write(path, data, expected=old, ids=ids)
     return Written(node_id, path, old is None)
 
 
@@ -95,7 +97,7 @@ def source_note(notes: Path, name: str, sha256: str, copy: str, original: str) -
     text = (drawer([("ID", node_id), ("SOURCE_SHA256", sha256), ("SOURCE_COPY", copy), ("ORIGINAL", original)])
             + f"#+title: Source: {one_line(name)}\n#+filetags: :source:\n\n"
             + f"A source document, copied by content hash into the data dir ({copy}).\n")
-    return write_note(path, text, node_id)
+    return write_note(note_ids(notes), path, text, node_id)
 
 
 def hub_path(notes: Path, run: str, index: int, name: str) -> Path:

@@ -25,6 +25,8 @@ from . import notes as nt
 from .anchor import find_quote
 from .audit import verify_source
 from ..org.escape import one_line
+from ..org.unique import NoteIds
+from ..retrieve.locate import run_note_ids
 from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline
 from .schema import Schema, parse_schema, resolve_schema
@@ -50,6 +52,10 @@ class Context:
     use_model: bool = False
     guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
     demote: Demotions | None = None  # what the offline extractor demotes (--use-extraction-feedback)
+    ids: NoteIds = field(init=False)  # the notes' IDs, read once for the run's many writes
+
+    def __post_init__(self) -> None:
+        self.ids = run_note_ids(self.config.notes)
 
     @property
     def notes(self) -> Path:
@@ -287,7 +293,7 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
             rejected.append({"dimension": cand["dimension"], "claim": cand["claim"], "reason": str(exc)})
             continue
         with _WRITER:
-            note = nt.write_note(path, text, claim_id)
+            note = nt.write_note(ctx.ids, path, text, claim_id)
         _generated(ctx, "extractor", "claim", note, text, source["given"])
         claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
                        "quote": cand["quote"], "start": cand["start"], "end": cand["end"],
@@ -307,7 +313,7 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
 def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict], vanished: list[dict] = ()) -> None:
     text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source, claims, vanished)
     with _WRITER:
-        written = nt.replace_note(ctx.notes / source["hub_note"], text, source["hub_id"])
+        written = nt.replace_note(ctx.ids, ctx.notes / source["hub_note"], text, source["hub_id"])
     _generated(ctx, "scribe", "hub", written, text, source["given"], always=True)
 
 
@@ -397,7 +403,7 @@ def _write_run_note(ctx: Context, sources: list[dict]) -> None:
     failed = failures(ctx)
     text = nt.run_note_text(info["run_note_id"], ctx.store.run, ctx.schema, sources, audits, failed)
     with _WRITER:
-        written = nt.replace_note(ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+        written = nt.replace_note(ctx.ids, ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
     _generated(ctx, "scribe", "run", written, text, ctx.store.run, always=True)
     ctx.store.set_task("run-note", "done")
 

@@ -205,6 +205,7 @@ def init_schema(notes: Path, template: str) -> Schema:
     """Copy template `template` into the overlay with a fresh ID; never overwrites."""
     from ..org.ids import new_id
     from ..org.write import atomic_write
+    from ..retrieve.locate import note_ids
 
     source = next((t for t in templates() if t.name == template), None)
     if source is None:
@@ -215,7 +216,7 @@ def init_schema(notes: Path, template: str) -> Schema:
         raise OrgkitError(f"{dest}: already exists; not overwritten")
     text = re.sub(r"(?m)^(:ID:[ \t]+)\S+", lambda m: m.group(1) + new_id(), source.text, count=1)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(dest, text.encode("utf-8"), expected=None)
+    atomic_write(dest, text.encode("utf-8"), expected=None, ids=note_ids(notes))
     schema = read_schema(dest, "overlay")
     check_tags(notes, schema)
     return schema

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..org.write import atomic_write
+from ..retrieve.locate import note_ids
 from .audit import set_props, read_quote_note, rewrite_quote
 from .store import RunStore, list_runs
 
@@ -55,7 +56,7 @@ def keep(notes: Path, old: dict, cand: dict, source: dict, tag: str) -> dict | N
         return None
     claim = {**old, "start": cand["start"], "end": cand["end"], "quote": cand["quote"], "stale": False}
     if (note["start"], note["end"], note["sha256"]) != (cand["start"], cand["end"], source["sha256"]) or note["stale"]:
-        rewrite_quote(path, note, source, claim, tag, stale=False)
+        rewrite_quote(notes, path, note, source, claim, tag, stale=False)
     return claim
 
 
@@ -68,5 +69,5 @@ def mark_vanished(notes: Path, old: dict, run: str) -> bool:
         return False
     new = set_props(text, {"VANISHED": run})
     if new != text:
-        atomic_write(path, new.encode("utf-8"), expected=text.encode("utf-8"))
+        atomic_write(path, new.encode("utf-8"), expected=text.encode("utf-8"), ids=note_ids(notes))
     return True

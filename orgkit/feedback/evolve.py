@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..config import Config
 from ..files import replace_file
 from ..org.write import atomic_write
+from ..retrieve.locate import note_ids
 from .events import Event, load_events, sha256
 from .fields import normalized
 from .guardrail import offending, patterns
@@ -287,7 +288,7 @@ def evolve(config: Config, dimensions: dict[str, str] | None = None) -> EvolveRe
     text = render(doc).encode("utf-8")
     if text != before and (before is not None or doc.extractors):
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text, expected=before)
+        atomic_write(path, text, expected=before, ids=note_ids(config.notes))
         result.written = True
     return result
 

@@ -99,6 +99,13 @@ MIGRATIONS: tuple[str, ...] = (
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
+    # 3: the order in which nodes were first seen, so a duplicate ID resolves to the
+    # older node: a node keeps its number while its file keeps its ID, and the
+    # nodes a run adds are numbered by their file's mtime, then path.
+    """
+    ALTER TABLE nodes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0;
+    UPDATE nodes SET seen = rowid;
+    """,
 )
 
 # The passages' FTS5 tokenizer, as the latest migration declares it: anything else

@@ -85,10 +85,12 @@ class Index:
         return int(row[0]) if row else 0
 
     def locate(self, ids: list[str]) -> dict[str, list[str]]:
-        """The files holding each ID, for the deep read (no ripgrep pass needed)."""
+        """The files holding each ID, for the deep read (no ripgrep pass needed); a duplicate
+        ID's files come in first-seen order, so its first file holds the node it resolves to."""
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
-            for node_id, file in _in_chunks(conn, "SELECT id, file FROM nodes WHERE id IN ({})", ids):
+            rows = _in_chunks(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) GROUP BY id, file", ids)
+            for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
         return found
 
@@ -100,7 +102,7 @@ class Index:
             rows = conn.execute(
                 """SELECT l.source, l.dest, l.type, l.pos, l.file, l.line,
                           (SELECT n.title FROM nodes n WHERE n.id = l.source
-                           ORDER BY n.file LIMIT 1)
+                           ORDER BY n.seen, n.file, n.pos LIMIT 1)
                    FROM links l WHERE l.dest = ? AND l.type = 'id'
                    ORDER BY l.file, l.pos""",
                 (node_id,),

@@ -143,6 +143,7 @@ class _Parsed:
     hash: str
     parsed: OrgFile
     chunks: list[Chunk]
+    modified_ns: int  # the file's mtime as it is (mtime_ns is -1 while it may still change)
 
 
 @collector_paused()  # many small objects, no cycles: see orgkit/org/acyclic.py
@@ -179,7 +180,8 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
             continue
         parsed, outline = parse_outlined(text, rel)
         stats.warnings.extend(str(w) for w in parsed.warnings)
-        changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text, outline)))
+        changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text, outline),
+                               st.st_mtime_ns))
     gone.extend(p for p in known if p not in present)
     stats.parsed = len(changed)
     stats.removed = sum(1 for p in gone if p in known)
@@ -187,25 +189,48 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         return
     with bulk_cache(conn), write_transaction(conn):
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
+        seen = _first_seen(conn, changed, known)
         for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
             _delete_file(conn, rel)
         for item in changed:
-            stats.chunks += _insert_file(conn, item)
+            stats.chunks += _insert_file(conn, item, seen)
         stats.warnings.extend(_duplicate_ids(conn, [item.path for item in changed]))
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             bump_generation(conn)
 
 
+def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, str], int]:
+    """The first-seen number of each (ID, file) of the changed files: kept from the index
+    while the file still holds the ID, else new, in order of file mtime, then path (so a
+    full rebuild ranks the older file first, and a file that brings an ID later never
+    takes it from the node that held it)."""
+    seen: dict[tuple[str, str], int] = {}
+    before = [p.path for p in changed if p.path in known]
+    for start in range(0, len(before), 500):
+        part = before[start:start + 500]
+        for node_id, file, number in conn.execute(
+                f"SELECT id, file, min(seen) FROM nodes WHERE file IN ({','.join('?' * len(part))}) "
+                "GROUP BY id, file", part):
+            seen[(node_id, file)] = number
+    number = conn.execute("SELECT coalesce(max(seen), 0) FROM nodes").fetchone()[0]
+    for item in sorted(changed, key=lambda p: (p.modified_ns, p.path)):
+        number += 1
+        for node in item.parsed.nodes:
+            seen.setdefault((node.id, item.path), number)
+    return seen
+
+
 def _duplicate_ids(conn, files: list[str]) -> list[str]:
-    """`file:line: duplicate ID ...` for each node of `files` whose ID another node has."""
+    """`file:line: duplicate ID ...` for each node of `files` whose ID a node seen before it has."""
     out = []
     for start in range(0, len(files), 500):
         part = files[start:start + 500]
         out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
                 for node_id, file, line, other, other_line in conn.execute(
                     f"""SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
-                        ON o.id = n.id AND (o.file < n.file OR (o.file = n.file AND o.line < n.line))
+                        ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
+                            (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
                         WHERE n.file IN ({','.join('?' * len(part))})
                         GROUP BY n.rowid ORDER BY n.file, n.line""", part)]
     return out
@@ -223,7 +248,7 @@ def _delete_file(conn, rel: str) -> None:
     conn.execute("DELETE FROM files WHERE path = ?", (rel,))
 
 
-def _insert_file(conn, item: _Parsed) -> int:
+def _insert_file(conn, item: _Parsed, seen: dict[tuple[str, str], int]) -> int:
     """Insert one parsed file; returns its number of passages."""
     parsed = item.parsed
     conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
@@ -233,10 +258,11 @@ def _insert_file(conn, item: _Parsed) -> int:
     rowids = {id(node): base + k for k, node in enumerate(parsed.nodes)}  # one statement for all
     conn.executemany(
         "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tags, refs, properties, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
           node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties))
+          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
+          seen[(node.id, item.path)])
          for node in parsed.nodes])
     conn.executemany("INSERT INTO aliases VALUES (?, ?)",
                      [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])

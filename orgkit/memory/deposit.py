@@ -7,6 +7,16 @@ is written and the deposit becomes `pending` for the librarian. If that last
 step fails the file is removed. A crash anywhere in between is repaired by
 `repair_deposits` on the next run: a finished file is kept and gets its audit
 record, anything else is removed, so no note exists without its audit record.
+
+Superseding is a compare-and-set: the old deposit's `superseded_by` is set in
+the transaction that finishes the new one, only while it is still empty, so of
+concurrent deposits superseding one deposit exactly one wins; the others are
+undone like any failed deposit and refused naming the winner.
+
+What the depositor sends never becomes org structure: the title and `--meta`
+values are folded to one line, and body lines org would read as a heading, a
+drawer or a keyword are comma-escaped (`org.escape`); the note keeps, and every
+reader shows, the escaped text.
 """
 
 from __future__ import annotations
@@ -20,10 +30,12 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..config import Config
-from ..edit import slugify
+from ..edit import fit_name, name_max, slugify, utf8_text
 from ..errors import NotFound, OrgkitError
+from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
-from ..org.write import atomic_write, directory_lock
+from ..org.write import atomic_write, directory_lock, remove_stale_temporaries
+from ..retrieve.locate import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .store import Busy, Store, dumps, now
@@ -33,7 +45,6 @@ VIAS = ("cli", "serve", "mcp", "emacs")
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
 STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
-TEMPORARIES = ".orgkit-*.tmp"  # the note writer's temporary files
 
 
 @dataclass
@@ -66,6 +77,14 @@ class Deposit:
                 "error": self.error, "model": self.model}
 
 
+class AlreadySuperseded(OrgkitError):
+    """The deposit to supersede was superseded first, by another deposit."""
+
+    def __init__(self, old: str, winner: str | None) -> None:
+        super().__init__(f"deposit {old} is already superseded by {winner}" if winner
+                         else f"--supersedes {old}: no such deposit")
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -73,10 +92,10 @@ def sha(data: bytes) -> str:
 def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
              meta: dict[str, str]) -> None:
     """Every reason to refuse a deposit, checked before anything is written."""
-    if not title.strip():
+    for what, text in (("the title", title), ("the body", body), *((f"--meta {k}", v) for k, v in meta.items())):
+        utf8_text(text, what)
+    if not one_line(title):
         raise OrgkitError("a deposit needs a title")
-    if "\n" in title.strip() or "\r" in title:
-        raise OrgkitError("a deposit's title is one line")
     if not body.strip():
         raise OrgkitError("a deposit needs a body")
     if lane not in LANES:
@@ -89,8 +108,6 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
             raise OrgkitError(f"bad --meta key {key!r}: letters, digits, _ and - only")
         if key.upper() in RESERVED:
             raise OrgkitError(f"--meta {key} is set by orgkit itself")
-        if "\n" in value or "\r" in value:
-            raise OrgkitError(f"--meta {key}: the value is one line")
     if path is not None:
         check_destination(cfg, path)
 
@@ -99,13 +116,17 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
     or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
     which the exclusive create retries) already exists."""
-    pure = PurePosixPath(rel.replace("\\", "/"))
+    pure = PurePosixPath(utf8_text(rel, "--path").replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
+    longest = max(pure.parts, key=lambda part: len(part.encode()))
+    if len(longest.encode()) > name_max(cfg.notes):
+        raise OrgkitError(f"--path: the name {longest[:40]!r}... is too long for the file system")
     if ".git" in pure.parts or not is_org_file(str(pure)):
         raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")
     root = cfg.notes.resolve()
     target = root.joinpath(*pure.parts)
+    _check_folders(rel, root, pure.parts[:-1])
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
         raise OrgkitError(f"--path {rel!r} leaves the notes directory")
@@ -117,6 +138,18 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
     return target
+
+
+def _check_folders(rel: str, root: Path, folders: tuple[str, ...]) -> None:
+    """Refuse a path whose folders are not folders: a file, or a link to nothing."""
+    at = root
+    for name in folders:
+        at = at / name
+        if not os.path.lexists(at):
+            return
+        if not at.is_dir():
+            what = "a link to nothing" if at.is_symlink() and not at.exists() else "not a folder"
+            raise OrgkitError(f"--path {rel!r}: {at.relative_to(root).as_posix()} is {what}")
 
 
 def _resolve_existing(path: Path) -> Path:
@@ -131,15 +164,16 @@ def _resolve_existing(path: Path) -> Path:
 
 def render_note(node_id: str, title: str, body: str, lane: str, via: str, created: datetime,
                 meta: dict[str, str], supersedes: str | None) -> str:
-    """The deposited note: an org-roam file node with provenance properties."""
+    """The deposited note: an org-roam file node with provenance properties; the outside
+    text in it (title, meta values, body) cannot make structure."""
     props = [id_line(node_id), f"{':LANE:':<10} {lane}",
              f"{':CREATED:':<10} {created.strftime('[%Y-%m-%d %a %H:%M]')}",
              f":DEPOSITED_VIA: {via}"]
     if supersedes:
         props.append(f":SUPERSEDES: {supersedes}")
-    props += [f":{key.upper()}: {value}" for key, value in sorted(meta.items())]
-    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {title.strip()}"])
-    return f"{head}\n\n{body.strip(chr(10))}\n"
+    props += [f":{key.upper()}: {one_line(value)}" for key, value in sorted(meta.items())]
+    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {one_line(title)}"])
+    return f"{head}\n\n{escape_lines(body).strip(chr(10))}\n"
 
 
 def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: str | None = None,
@@ -149,6 +183,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     cfg = store.cfg
     meta = dict(meta or {})
     validate(cfg, title, body, lane, path, meta)
+    meta = {key: one_line(value) for key, value in meta.items()}  # as the note holds them
     if via not in VIAS:
         raise OrgkitError(f"unknown channel {via!r}")
     if supersedes is not None:
@@ -157,7 +192,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         if old is None:
             raise NotFound(f"--supersedes {supersedes}: no such deposit")
         if old["superseded_by"]:
-            raise OrgkitError(f"deposit {supersedes} is already superseded by {old['superseded_by']}")
+            raise AlreadySuperseded(supersedes, old["superseded_by"])
     node_id = new_id()
     created = datetime.now().astimezone()
     data = render_note(node_id, title, body, lane, via, created, meta, supersedes).encode("utf-8")
@@ -165,12 +200,12 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
         target = check_destination(cfg, rel, taken_ok=path is None)
-        row = (node_id, rel, title.strip(), lane, via, actor, now(), digest, dumps(meta), supersedes)
+        row = (node_id, rel, one_line(title), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
                          "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
         try:
-            while not _create(target, data, retry=path is None):
+            while not _create(cfg.notes, target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
                 target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
@@ -195,22 +230,28 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
 def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, actor: str,
             lane: str, via: str, digest: str, repaired: bool = False) -> None:
     """The second half of the unit: the audit record, the proposal to admit the note (what
-    review decides on), and the deposit becomes pending for the librarian."""
+    review decides on), and the deposit becomes pending for the librarian. A deposit that
+    another one superseded first raises `AlreadySuperseded` (the caller's transaction is
+    rolled back)."""
+    if supersedes:
+        taken = conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+                             (node_id, supersedes)).rowcount
+        if not taken:
+            winner = conn.execute("SELECT superseded_by FROM deposits WHERE id = ?", (supersedes,)).fetchone()
+            raise AlreadySuperseded(supersedes, winner[0] if winner else None)
     conn.execute("UPDATE deposits SET status = 'pending' WHERE id = ?", (node_id,))
     admit = {"kind": "admit", "target": node_id, "chunks": [], "payload": {}}
     store_proposals(store, conn, node_id, "orgkit", [admit], {node_id: {"id": node_id, "file": rel, "sha": digest}},
                     set(), {node_id}, actor)
-    if supersedes:
-        conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ?", (node_id, supersedes))
     store.audit(conn, actor, "deposit-repaired" if repaired else "deposit", node_id,
                 path=rel, lane=lane, via=via, supersedes=supersedes)
 
 
-def _create(target: Path, data: bytes, *, retry: bool) -> bool:
+def _create(root: Path, target: Path, data: bytes, *, retry: bool) -> bool:
     """Create the note exclusively; False when the name was taken and another may be tried."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        atomic_write(target, data, expected=None)
+        atomic_write(target, data, expected=None, ids=note_ids(root))
     except OrgkitError:
         if retry and os.path.lexists(target):
             return False
@@ -220,10 +261,10 @@ def _create(target: Path, data: bytes, *, retry: bool) -> bool:
 
 def _free_default_path(cfg: Config, title: str, created: datetime) -> str:
     """`deposits/STAMP-slug.org`, with -2, -3... when a concurrent deposit took the name."""
-    stem = f"{DEFAULT_FOLDER}/{created.strftime('%Y%m%d%H%M%S')}-{slugify(title) or 'note'}"
+    stem = f"{created.strftime('%Y%m%d%H%M%S')}-{slugify(title) or 'note'}"
     n = 1
     while True:
-        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        rel = f"{DEFAULT_FOLDER}/" + fit_name(cfg.notes, stem, ".org" if n == 1 else f"-{n}.org")
         if not os.path.lexists(cfg.notes / rel):
             return rel
         n += 1
@@ -249,31 +290,28 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
     if row is None or row["status"] != "writing":
         return []
     target = store.cfg.notes / row["path"]
-    _remove_temporaries(target)
+    if target.parent.is_dir():
+        with directory_lock(target.parent):  # a killed writer's temporary file goes too
+            remove_stale_temporaries(target.parent)
     try:
         on_disk = target.read_bytes()
     except OSError:
         on_disk = None
     if on_disk is not None and sha(on_disk) == row["sha"]:
-        with store.tx() as conn:
-            _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
-                    row["via"], row["sha"], repaired=True)
-        return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+        try:
+            with store.tx() as conn:
+                _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
+                        row["via"], row["sha"], repaired=True)
+            return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+        except AlreadySuperseded as exc:
+            target.unlink(missing_ok=True)
+            reason = f"interrupted, and {exc}"
+    else:
+        reason = "interrupted before its note was written"
     with store.tx() as conn:
         conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
-        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"],
-                    reason="interrupted before its note was written")
-    return [f"deposit {node_id}: interrupted before {row['path']} was written; dropped"]
-
-
-def _remove_temporaries(target: Path) -> None:
-    """The note writer's temporary files a killed process left beside `target` (under the
-    directory's write lock no live writer has one)."""
-    if not target.parent.is_dir():
-        return
-    with directory_lock(target.parent):
-        for tmp in target.parent.glob(TEMPORARIES):
-            tmp.unlink(missing_ok=True)
+        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"], reason=reason)
+    return [f"deposit {node_id}: {reason}; {row['path']} dropped"]
 
 
 def get(store: Store, deposit_id: str) -> Deposit:

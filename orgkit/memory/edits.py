@@ -1,7 +1,9 @@
 """The changes a proposal makes to org text: append, link, tag, a new note.
 
 Each function takes a file's text and returns the new text; only the lines the
-change needs are touched. Nodes are found with the org layer (`parse_org`), so
+change needs are touched. The text a proposal brings (appended text, a new
+note's title and body, a link's description) comes from a model or an agent:
+it is escaped (`org.escape`) so it never becomes structure in the note. Nodes are found with the org layer (`parse_org`), so
 a heading node is changed at the end of its own section (before its first
 child heading), a file node at the end of its top section or its keywords.
 """
@@ -14,6 +16,7 @@ from datetime import datetime
 from ..errors import OrgkitError
 from ..org import parse_org
 from ..org import syntax as sx
+from ..org.escape import escape_lines, link_description, one_line
 from ..org.ids import id_line
 
 TAG = re.compile(r"[\w@#%]+")
@@ -73,12 +76,11 @@ def _insert_block(text: str, rel: str, node_id: str, block: str) -> str:
 def append(text: str, rel: str, node_id: str, addition: str) -> str:
     if not addition.strip():
         raise OrgkitError("nothing to append")
-    return _insert_block(text, rel, node_id, addition)
+    return _insert_block(text, rel, node_id, escape_lines(addition))
 
 
 def link_line(dest: str, description: str) -> str:
-    description = description.replace("[", "(").replace("]", ")").strip() or dest
-    return f"- [[id:{dest}][{description}]]"
+    return f"- [[id:{dest}][{link_description(description, 0) or dest}]]"
 
 
 def add_link(text: str, rel: str, node_id: str, dest: str, description: str) -> str:
@@ -123,10 +125,11 @@ def add_tag(text: str, rel: str, node_id: str, tag: str) -> str:
 
 def new_note_text(node_id: str, title: str, body: str, lane: str, deposit_id: str) -> str:
     """A note the librarian proposed from a deposit; it names the deposit it came from."""
-    if not title.strip() or "\n" in title.strip():
-        raise OrgkitError("a new note needs a one-line title")
+    title = one_line(title)
+    if not title:
+        raise OrgkitError("a new note needs a title")
     created = datetime.now().astimezone().strftime("[%Y-%m-%d %a %H:%M]")
     props = [id_line(node_id), f"{':LANE:':<10} {lane}", f"{':CREATED:':<10} {created}",
              ":DEPOSITED_VIA: librarian", f":DEPOSIT:  {deposit_id}"]
-    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {title.strip()}"])
-    return f"{head}\n\n{body.strip(chr(10))}\n"
+    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {title}"])
+    return f"{head}\n\n{escape_lines(body).strip(chr(10))}\n"

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import OrgkitError
 from ..org.ids import new_id
 from ..org.write import atomic_write, directory_lock
+from ..retrieve.locate import note_ids
 from ..retrieve.read import rg_locator
 from . import edits, watch
 from .proposals import Proposal
@@ -132,13 +133,13 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
 
 
 def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:
-    from ..edit import slugify
+    from ..edit import fit_name, slugify
 
     folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
-    stem = f"{folder}{slugify(title) or 'note'}"
+    stem = slugify(title) or "note"
     n = 1
     while True:
-        rel = f"{stem}.org" if n == 1 else f"{stem}-{n}.org"
+        rel = folder + fit_name(store.cfg.notes, stem, ".org" if n == 1 else f"-{n}.org")
         if rel not in plan.last and files.read(rel) is None and not os.path.lexists(store.cfg.notes / rel):
             return rel
         n += 1
@@ -190,7 +191,8 @@ def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
         return
     if before is None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"))
+    atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"),
+                 ids=note_ids(root))
 
 
 def _remove(path: Path, rel: str, before: str | None) -> None:

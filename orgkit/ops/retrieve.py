@@ -87,7 +87,7 @@ declare(Op("read", "The org text of nodes by ID, and of the notes they link to, 
                          minimum=0),
                    Param("budget", "integer", "Stop adding linked notes past this many tokens (~4 characters each).",
                          minimum=1)),
-           result="[{id, title, file, line, level, content, links, depth, via}]"))
+           result="[{id, title, file, line, level, content, links, depth, via, duplicates}]"))
 declare(Op("search", "Find notes by meaning and words, best first.", search,
            params=(QUERY,
                    Param("limit", "integer", "At most N results.", default=10, minimum=1),

@@ -38,9 +38,10 @@ def escape_lines(text: str) -> str:
     """`text` with every line org would read as structure comma-escaped.
 
     Line breaks other than LF (a lone CR, Unicode line separators) are made LF
-    first, so no hidden break can start a line the escape did not see.
+    first, so no hidden break can start a line the escape did not see; a NUL
+    (which would make the whole file unreadable as org) becomes U+FFFD.
     """
-    text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text)
+    text = re.sub(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]", "\n", text).replace("\0", "\ufffd")
     return "\n".join("," + line if _STRUCTURE.match(line) else line for line in text.split("\n"))
 
 

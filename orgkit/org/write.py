@@ -11,9 +11,15 @@ Every write of a note goes through here:
   lock file among the notes), then compare the bytes they read with the bytes
   on disk, so a change made since the read (by Emacs, by another process) is
   never overwritten;
+- one ID, one note: a write that would give a node an ID another node already
+  holds is refused, naming that node (`unique.check_unique_ids`; the caller
+  says where the notes are with `ids`, None only for a file outside any notes
+  directory, which is then checked against itself alone);
 - the new bytes go to a temporary file beside the target, are fsynced, renamed
   over the target (keeping its mode), and the directory is fsynced, so a crash
-  leaves the old file or the new one, never half of one.
+  leaves the old file or the new one, never half of one; the temporary files a
+  killed writer left (`.orgkit-*.tmp`) are removed by the next writer of the
+  directory, under the lock, when no live writer can own one.
 
 `update_note` runs a whole read-modify-write under the lock, so concurrent
 orgkit writers of one file serialise instead of failing.
@@ -24,13 +30,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import OrgkitError
 from ..files import fsync_dir, process_umask, staged_copy, unlink_quietly
+from .unique import NoteIds, check_unique_ids
 
 NOTE_SUFFIXES = (".org",)
+TEMPORARY_PREFIX = ".orgkit-"
+# The writer's temporary files exactly (mkstemp's eight random characters): another
+# writer's `.orgkit-NAME.XXXXXXXX.tmp` beside a file called `orgkit-NAME` is not one.
+TEMPORARY = re.compile(r"\.orgkit-[a-z0-9_]{8}\.tmp")
 
 
 class ChangedUnderneath(OrgkitError):
@@ -41,29 +53,35 @@ class AlreadyExists(OrgkitError):
     """A new note's file name is taken."""
 
 
-def atomic_write(path: Path, data: bytes, *, expected: bytes | None) -> None:
+def atomic_write(path: Path, data: bytes, *, expected: bytes | None, ids: NoteIds | None) -> None:
     """Replace `path` with `data`; `expected` is what it held when read (None: new file).
 
     A new file is created exclusively (`AlreadyExists` when the name is taken).
+    `ids` names the notes the file belongs to, for the one-ID-one-note check.
     """
     target = note_target(path)
     with directory_lock(target.parent):
+        remove_stale_temporaries(target.parent)
+        check_unique_ids(target, data, expected, ids)
         if expected is None:
             _create(target, data)
             return
         _replace(target, data, expected)
 
 
-def update_note(path: Path, change: Callable[[bytes], bytes | None]) -> bytes | None:
+def update_note(path: Path, change: Callable[[bytes], bytes | None], *,
+                ids: NoteIds | None) -> bytes | None:
     """Read `path` and write `change(bytes)` back, all under the directory's lock.
 
     `change` returns None to leave the file alone. Returns what was written.
     """
     target = note_target(path)
     with directory_lock(target.parent):
+        remove_stale_temporaries(target.parent)
         original = _read(target)
         data = change(original)
         if data is not None:
+            check_unique_ids(target, data, original, ids)
             _replace(target, data, original)
         return data
 
@@ -93,6 +111,15 @@ def directory_lock(directory: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def remove_stale_temporaries(directory: Path) -> None:
+    """Remove the temporary files killed writers left in `directory`; the caller holds its
+    lock, so no live writer owns one."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.startswith(TEMPORARY_PREFIX) and TEMPORARY.fullmatch(entry.name):
+                unlink_quietly(entry.path)
 
 
 def _read(target: Path) -> bytes:
@@ -135,6 +162,6 @@ def _create(target: Path, data: bytes) -> None:
 def _temp_copy(target: Path, data: bytes, mode: int) -> str:
     """`data` in a fsynced temporary file beside `target`, with `mode`."""
     try:
-        return staged_copy(target.parent, data, ".orgkit-", mode)
+        return staged_copy(target.parent, data, TEMPORARY_PREFIX, mode)
     except OSError as exc:
         raise OrgkitError(f"{target}: cannot write ({exc.strerror or exc})") from None

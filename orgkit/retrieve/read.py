@@ -14,10 +14,12 @@ from typing import Callable, Iterable
 
 from ..org import Node, OrgFile, parse_org
 from ..rg import org_files_matching
-from ..vault import require_dir
+from ..vault import older_first, require_dir
 from .files import TextCache
 
-# Maps IDs to the files that may hold them (a superset is fine).
+# Maps IDs to the files that may hold them (a superset is fine), in the order a duplicate
+# ID resolves: the first file's node is the one read (the index's first-seen order, else
+# `older_first`).
 Locator = Callable[[list[str]], dict[str, list[str]]]
 
 
@@ -37,6 +39,7 @@ class ReadDoc:
     links: list[str]
     depth: int
     via: str | None
+    duplicates: list[dict] = field(default_factory=list)  # other nodes holding the ID: {file, line}
 
     @property
     def tokens(self) -> int:
@@ -45,7 +48,7 @@ class ReadDoc:
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                 "level": self.level, "content": self.content, "links": self.links,
-                "depth": self.depth, "via": self.via}
+                "depth": self.depth, "via": self.via, "duplicates": self.duplicates}
 
 
 @dataclass
@@ -74,7 +77,7 @@ def rg_locator(root: Path) -> Locator:
                 m = compiled.match(text)
                 if m and rel not in found.setdefault(m.group(1), []):
                     found[m.group(1)].append(rel)
-        return found
+        return {i: older_first(root, files) if len(files) > 1 else files for i, files in found.items()}
 
     return locate
 
@@ -87,9 +90,10 @@ class _Reader:
     parsed: dict[str, OrgFile] = field(default_factory=dict)
 
     def nodes(self, node_id: str, files: list[str]) -> list[tuple[Node, str]]:
-        """The node in each file that really holds it (not merely an `:ID:` line in a block)."""
+        """The node in each file that really holds it (not merely an `:ID:` line in a block),
+        in the locator's order: the first is the one the ID resolves to."""
         found = []
-        for rel in sorted(files):
+        for rel in files:
             text = self.cache.text(rel)
             if text is None:
                 continue
@@ -139,8 +143,9 @@ def read(
         for node_id, via in frontier:
             holders = reader.nodes(node_id, where.get(node_id, []))
             if len(holders) > 1:
-                places = " and ".join(f"{n.file}:{n.line}" for n, _ in holders)
-                result.warnings.append(f"duplicate ID {node_id}: {places}")
+                others = ", ".join(f"{n.file}:{n.line}" for n, _ in holders[1:])
+                result.warnings.append(f"duplicate ID {node_id}: {holders[0][0].file}:{holders[0][0].line} "
+                                       f"is read, also held by {others}")
             if not holders:
                 if level == 0:
                     result.missing.append(node_id)
@@ -151,7 +156,8 @@ def read(
             node, text = holders[0]
             doc = ReadDoc(id=node.id, title=node.title, file=node.file, line=node.line,
                           level=node.level, content=text[node.start:node.end],
-                          links=reader.links_in(node), depth=level, via=via)
+                          links=reader.links_in(node), depth=level, via=via,
+                          duplicates=[{"file": n.file, "line": n.line} for n, _ in holders[1:]])
             if level and budget is not None and used + doc.tokens > budget:
                 result.omitted.append({"id": doc.id, "title": doc.title, "file": doc.file,
                                        "via": via, "depth": level, "tokens": doc.tokens,

@@ -140,6 +140,8 @@ def _rewrite(org: Path, changes: list[tuple[Spec, str]], options: Options) -> No
 
 def _replace_if_unchanged(path: Path, original: bytes, data: bytes) -> None:
     try:
-        atomic_write(path, data, expected=original)
+        # Only block bodies change (comma-escaped): no node can be added, and the org file
+        # may live outside any notes directory, so it is checked against itself alone.
+        atomic_write(path, data, expected=original, ids=None)
     except ChangedUnderneath:
         raise TangleError(f"{path} changed while detangling; nothing was written, run detangle again") from None
