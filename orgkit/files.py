@@ -1,17 +1,54 @@
-"""Whole-or-nothing writes of files that are not notes, and the small system facts they need.
+"""Whole-or-nothing writes of files that are not notes, the one file lock, and the small
+system facts they need.
 
 Notes go through `org.write` (locked, compared, through links); the data dir's
 records, the tangle journal and caches only need a write that a crash leaves
 old or new, never half: a temporary file beside the target, fsync, rename,
-fsync of the directory.
+fsync of the directory. Every writer that must run alone takes `file_lock`.
+`fcntl` makes orgkit POSIX-only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable, Iterator
+
+
+class LockBusy(Exception):
+    """A lock asked for without waiting is held by a live process."""
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, *, wait: bool = True, on_wait: Callable[[], None] | None = None,
+              flags: int = os.O_RDWR | os.O_CREAT) -> Iterator[int]:
+    """Hold an exclusive `flock` on `path` (a lock file, made if missing; with `flags`, a data
+    file or a directory); yields the open descriptor.
+
+    The kernel releases the lock when its holder dies, so a crash never leaves a
+    stale lock, and a free lock on unfinished work means that work was interrupted.
+    Without `wait`, a held lock raises `LockBusy`; with it, `on_wait` is called
+    once before blocking (to tell the user why nothing happens).
+    """
+    fd = os.open(path, flags, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            if not wait:
+                raise LockBusy(str(path)) from None
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
@@ -26,15 +63,26 @@ def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
     fsync_dir(path.parent)
 
 
-def staged_copy(directory: Path, data: bytes, prefix: str, mode: int | None = None) -> str:
-    """`data` in a fsynced temporary file in `directory` (with `mode`, if given), ready to
-    be renamed or linked into place; nothing is left behind when this fails."""
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+def staged_copy(directory: Path, data: bytes, prefix: str = ".orgkit-", mode: int | None = None, *,
+                name: str | None = None, sync: bool = True) -> str:
+    """`data` in a temporary file in `directory` (with `mode`, if given), ready to be renamed
+    or linked into place; nothing is left behind when this fails.
+
+    The file is named `prefix`…`.tmp`, or exactly `name` when the caller must record the
+    name before the file exists (it must not exist yet). A derived cache that a crash may
+    lose passes `sync=False` to skip the fsync.
+    """
+    if name is None:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    else:
+        tmp = os.path.join(directory, name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+            if sync:
+                out.flush()
+                os.fsync(out.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
     except BaseException:

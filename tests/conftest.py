@@ -21,6 +21,15 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def user_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private $XDG_STATE_HOME for every test (tangle keeps its records there), so no test
+    writes into the user's own state dir or sees another test's records."""
+    home = tmp_path_factory.mktemp("xdg-state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def braindump(tmp_path: Path) -> Path:
     """A private copy of the braindump corpus, safe to write into."""

@@ -52,7 +52,7 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
                 "stale": [dict(_row(ctx, t, umask), reason=reason) for t, reason in result.stale]}
     outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=args["confine"],
                            force=args.get("force", False))
-    for message in outcome.recovered:
+    for message in outcome.recovered + outcome.kept:
         ctx.warn(message)
     rows = [_row(ctx, t, umask) for t in outcome.targets]
     for row in rows:
