@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -19,6 +20,26 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent (the shared corpora are not part of a clone)")
     return path
+
+
+# The real embedding model as the environment names it when the session starts (fixtures
+# such as `tiny_model` change ORGKIT_MODEL_PATH later), so a fresh clone runs the real-model
+# tests wherever ORGKIT_MODEL_PATH names a model, not only beside ../shared.
+_MODEL_ENV = (os.environ.get("ORGKIT_MODEL", ""), os.environ.get("ORGKIT_MODEL_PATH", ""))
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def real_model() -> tuple[str, Path]:
+    """The real embedding model's name and local directory: $ORGKIT_MODEL_PATH (named by
+    $ORGKIT_MODEL, default MiniLM) when it is a directory, else ../shared's MiniLM; the test
+    is skipped when there is neither."""
+    name, path = _MODEL_ENV
+    if path and Path(path).expanduser().is_dir():
+        return name or MINILM, Path(path).expanduser()
+    shared = SHARED / "models" / "all-MiniLM-L6-v2-int8"
+    if not shared.is_dir():
+        pytest.skip("no real embedding model: set ORGKIT_MODEL_PATH (and ORGKIT_MODEL) to a local copy")
+    return MINILM, shared
 
 
 @pytest.fixture(autouse=True)
