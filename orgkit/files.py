@@ -14,9 +14,13 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator, Union
+
+# What a whole-file write takes: the bytes, or byte-like parts (numpy arrays' views included).
+Data = Union[bytes, Iterable["bytes | memoryview"]]
 
 
 class LockBusy(Exception):
@@ -25,16 +29,16 @@ class LockBusy(Exception):
 
 @contextlib.contextmanager
 def file_lock(path: Path, *, wait: bool = True, on_wait: Callable[[], None] | None = None,
-              flags: int = os.O_RDWR | os.O_CREAT) -> Iterator[int]:
+              flags: int = os.O_RDWR | os.O_CREAT, mode: int = 0o666) -> Iterator[int]:
     """Hold an exclusive `flock` on `path` (a lock file, made if missing; with `flags`, a data
-    file or a directory); yields the open descriptor.
+    file or a directory, created with `mode`); yields the open descriptor.
 
     The kernel releases the lock when its holder dies, so a crash never leaves a
     stale lock, and a free lock on unfinished work means that work was interrupted.
     Without `wait`, a held lock raises `LockBusy`; with it, `on_wait` is called
     once before blocking (to tell the user why nothing happens).
     """
-    fd = os.open(path, flags, 0o666)
+    fd = os.open(path, flags, mode)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -51,22 +55,28 @@ def file_lock(path: Path, *, wait: bool = True, on_wait: Callable[[], None] | No
         os.close(fd)  # closing releases the lock
 
 
-def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
-    """Put `data` at `path` in one rename (the temporary file is named `prefix`…`.tmp`)."""
+def replace_file(path: Path, data: Data, *, prefix: str | None = None, sync: bool = True) -> None:
+    """Put `data` at `path` in one rename (the temporary file is named `prefix`…`.tmp`).
+
+    A derived cache that a crash may lose passes `sync=False`: no fsync of the file or
+    its directory (the rename still means a reader sees the old file or the new one).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staged_copy(path.parent, data, prefix or f".{path.name}.")
+    tmp = staged_copy(path.parent, data, prefix or f".{path.name}.", sync=sync)
     try:
         os.replace(tmp, path)
     except BaseException:
         unlink_quietly(tmp)
         raise
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
 
 
-def staged_copy(directory: Path, data: bytes, prefix: str = ".orgkit-", mode: int | None = None, *,
+def staged_copy(directory: Path, data: Data, prefix: str = ".orgkit-", mode: int | None = None, *,
                 name: str | None = None, sync: bool = True) -> str:
     """`data` in a temporary file in `directory` (with `mode`, if given), ready to be renamed
-    or linked into place; nothing is left behind when this fails.
+    or linked into place; nothing is left behind when this fails. `data` is the bytes, or
+    byte-like parts written in turn (a large cache is never joined in memory).
 
     The file is named `prefix`…`.tmp`, or exactly `name` when the caller must record the
     name before the file exists (it must not exist yet). A derived cache that a crash may
@@ -79,7 +89,8 @@ def staged_copy(directory: Path, data: bytes, prefix: str = ".orgkit-", mode: in
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            for part in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                out.write(part)
             if sync:
                 out.flush()
                 os.fsync(out.fileno())
@@ -89,6 +100,24 @@ def staged_copy(directory: Path, data: bytes, prefix: str = ".orgkit-", mode: in
         unlink_quietly(tmp)
         raise
     return tmp
+
+
+@contextlib.contextmanager
+def staged_directory(target: Path, name: str) -> Iterator[Path]:
+    """A fresh directory `name` beside `target` to fill; when the block ends without an error
+    it is renamed to `target` in one step (an empty directory there is replaced, one with
+    files refuses with OSError), so a reader finds a whole directory or none. The staging
+    directory is removed in every case."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / name
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.mkdir()
+        yield staging
+        os.rename(staging, target)
+        fsync_dir(target.parent)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def unlink_quietly(path: str | Path) -> None:
