@@ -101,6 +101,15 @@ def tiny_model(tiny_model_dir: Path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def offline_env(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The environment for an `orgkit` subprocess: the tiny model, no ambient model endpoint."""
+    for key in list(os.environ):
+        if key.startswith("ORGKIT_LLM"):
+            monkeypatch.delenv(key)
+    return dict(os.environ)
+
+
+@pytest.fixture
 def llm_server():
     """A real OpenAI-compatible chat server on loopback with canned replies (tests/llm_server.py)."""
     from llm_server import LLMServer

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -40,11 +39,8 @@ main(sys.argv[4:])
 
 
 @pytest.fixture
-def env(tiny_model, monkeypatch) -> dict:
-    for key in list(os.environ):
-        if key.startswith("ORGKIT_LLM"):
-            monkeypatch.delenv(key)
-    return dict(os.environ)
+def env(offline_env: dict) -> dict:
+    return offline_env
 
 
 @pytest.fixture

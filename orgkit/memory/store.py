@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError
-from ..files import LockBusy as Busy, file_lock  # Busy: a subject lock held by a live process
+from ..files import file_lock
 from ..index.db import write_transaction
 
 DB_NAME = "memory.sqlite"
