@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -25,13 +26,19 @@ def _imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
+@functools.lru_cache(maxsize=1)
+def _parsed() -> dict[str, tuple[Path, ast.Module]]:
+    """Every module of the package by name, with its syntax tree (read once for these tests)."""
+    return {_module_name(p): (p, ast.parse(p.read_text(encoding="utf-8"))) for p in PACKAGE.rglob("*.py")}
+
+
 def _graph() -> dict[str, set[str]]:
     """orgkit module -> the orgkit modules it imports."""
-    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    files = _parsed()
     graph: dict[str, set[str]] = {name: set() for name in files}
-    for name, path in files.items():
+    for name, (path, tree) in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -91,8 +98,8 @@ def test_every_package_orgkit_imports_is_declared() -> None:
     declared = {re.split(r"[<>=!~;\[ ]", req, 1)[0].lower().replace("_", "-")
                 for req in [*project["dependencies"], *project["optional-dependencies"]["llm"]]}
     imported: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+    for _, tree in _parsed().values():
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
                 imported |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -158,7 +158,8 @@ def _primary(org: Path) -> Path | None:
 def _entries(journal: dict) -> list[dict]:
     entries = journal.get("entries")
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise TangleError("a tangle journal is damaged; delete the tangle records (`orgkit tangle --help` says where)")
+        raise TangleError(f"a tangle journal is damaged; delete the org files' records in {state_home() / TANGLE_DIR} "
+                          f"(or, in a notes dir, {DATA_DIR_NAME}/{TANGLE_DIR}/)")
     return entries
 
 
