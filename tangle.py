@@ -28,6 +28,8 @@ def main(argv: list[str]) -> int:
     except OrgkitError as exc:
         print(f"tangle.py: error: {exc}", file=sys.stderr)
         return 1
+    for message in result.kept:
+        print(f"tangle.py: {message}", file=sys.stderr)
     for target in result.targets:
         print(f"wrote {target.path} ({len(target.content)} bytes)")
     return 0

@@ -22,7 +22,6 @@ removed by the next run.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import OrgkitError
-from .files import fsync_dir, replace_file
+from .files import replace_file, staged_directory
 from .index.embedding import EmbedProgress
 from .tensors import safetensors_bytes
 
@@ -238,21 +237,12 @@ def sif_weights(vocabulary: int) -> "np.ndarray":
 
 def _write_model(out: Path, embeddings: "np.ndarray", tokenizer: Any, config: dict[str, Any]) -> None:
     """Stage the model's files beside `out`, then rename the directory into place."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / _STAGING.format(name=out.name, pid=os.getpid())
-    shutil.rmtree(staging, ignore_errors=True)
+    files = {"model.safetensors": safetensors_bytes({"embeddings": embeddings}),
+             "tokenizer.json": tokenizer.to_str().encode(),
+             "config.json": (json.dumps(config, indent=2) + "\n").encode()}
     try:
-        staging.mkdir()
-        files = {"model.safetensors": safetensors_bytes({"embeddings": embeddings}),
-                 "tokenizer.json": tokenizer.to_str().encode(),
-                 "config.json": (json.dumps(config, indent=2) + "\n").encode()}
-        for name, data in files.items():
-            replace_file(staging / name, data)
-        try:
-            os.rename(staging, out)  # replaces an empty directory; refuses one that filled meanwhile
-        except OSError as exc:
-            raise OrgkitError(f"cannot write {out}: {exc.strerror or exc}") from None
-        fsync_dir(out.parent)
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(staging)
+        with staged_directory(out, _STAGING.format(name=out.name, pid=os.getpid())) as staging:
+            for name, data in files.items():
+                replace_file(staging / name, data)
+    except OSError as exc:  # the rename refuses a directory that filled meanwhile
+        raise OrgkitError(f"cannot write {out}: {exc.strerror or exc}") from None

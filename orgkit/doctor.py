@@ -12,60 +12,14 @@ import hashlib
 import os
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from .embed import Embedder, ModelUnavailable
+from .diagnosis import Check, Report, Setup
+from .embed import ModelUnavailable
 from .index.store import Index
 from .rg import find_rg
 from .vault import Vault, iter_org_files, require_dir
 
-
-
-@dataclass(slots=True)
-class Finding:
-    level: str  # "error", "warning" or "info"
-    check: str
-    message: str
-    file: str | None = None
-    line: int | None = None
-
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    facts: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not any(f.level == "error" for f in self.findings)
-
-    def add(self, level: str, check: str, message: str, file: str | None = None,
-            line: int | None = None) -> None:
-        self.findings.append(Finding(level, check, message, file, line))
-
-    def to_json(self) -> dict:
-        return {"ok": self.ok, "facts": self.facts, "findings": [asdict(f) for f in self.findings]}
-
-
-# A check adds facts and findings about one concern of the notes in `root`.
-Check = Callable[["Setup", Report], None]
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What is being checked: the notes, where their index lives, which model."""
-
-    root: Path
-    state_dir: Path | None = None
-    embedder: Embedder | None = None
-
-    def model(self) -> Embedder:
-        """The embedder to check: the one given, else the configured one."""
-        from .config import load
-
-        return self.embedder or Embedder.from_config(load(self.root))
 
 
 def check_ripgrep(setup: Setup, report: Report) -> None:

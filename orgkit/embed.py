@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .config import DEFAULT_MODEL
 from .errors import OrgkitError
+from .files import staged_directory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -302,13 +303,9 @@ def _prepare_model_dir(source: Path, model_file: str, target: Path) -> None:
     hardware-specific layout passes still run at load), written under a
     temporary name and renamed, so a reader finds a whole copy or none.
     """
-    import shutil
-
     import onnxruntime as ort
 
-    staging = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+    with staged_directory(target, f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp") as staging:
         for file in source.rglob("*"):
             rel = file.relative_to(source)
             if file.is_file() and str(rel) != model_file:
@@ -320,10 +317,6 @@ def _prepare_model_dir(source: Path, model_file: str, target: Path) -> None:
         options.optimized_model_filepath = str(staging / model_file)
         options.enable_cpu_mem_arena = False
         ort.InferenceSession(str(source / model_file), options, providers=["CPUExecutionProvider"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def normalise(matrix: "np.ndarray") -> "np.ndarray":

@@ -26,6 +26,35 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+# The real embedding model as the environment names it when the session starts (fixtures
+# such as `tiny_model` change ORGKIT_MODEL_PATH later), so a fresh clone runs the real-model
+# tests wherever ORGKIT_MODEL_PATH names a model, not only beside ../shared.
+_MODEL_ENV = (os.environ.get("ORGKIT_MODEL", ""), os.environ.get("ORGKIT_MODEL_PATH", ""))
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def real_model() -> tuple[str, Path]:
+    """The real embedding model's name and local directory: $ORGKIT_MODEL_PATH (named by
+    $ORGKIT_MODEL, default MiniLM) when it is a directory, else ../shared's MiniLM; the test
+    is skipped when there is neither."""
+    name, path = _MODEL_ENV
+    if path and Path(path).expanduser().is_dir():
+        return name or MINILM, Path(path).expanduser()
+    shared = SHARED / "models" / "all-MiniLM-L6-v2-int8"
+    if not shared.is_dir():
+        pytest.skip("no real embedding model: set ORGKIT_MODEL_PATH (and ORGKIT_MODEL) to a local copy")
+    return MINILM, shared
+
+
+@pytest.fixture(autouse=True)
+def user_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private $XDG_STATE_HOME for every test (tangle keeps its records there), so no test
+    writes into the user's own state dir or sees another test's records."""
+    home = tmp_path_factory.mktemp("xdg-state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def braindump(tmp_path: Path) -> Path:
     """A private copy of the braindump corpus, safe to write into."""
@@ -88,6 +117,15 @@ def tiny_model(tiny_model_dir: Path, monkeypatch) -> Path:
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(tiny_model_dir))
     monkeypatch.delenv("ORGKIT_STATE_DIR", raising=False)
     return tiny_model_dir
+
+
+@pytest.fixture
+def offline_env(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The environment for an `orgkit` subprocess: the tiny model, no ambient model endpoint."""
+    for key in list(os.environ):
+        if key.startswith("ORGKIT_LLM"):
+            monkeypatch.delenv(key)
+    return dict(os.environ)
 
 
 @pytest.fixture

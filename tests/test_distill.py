@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, shared_path
+from conftest import REPO, real_model
 from tiny_dense_model import build_tiny_dense_model
 
 pytest.importorskip("onnx", reason="onnx builds the dense test model (pip install -e '.[test]')")
@@ -175,7 +175,7 @@ def test_a_killed_run_leaves_nothing_and_the_next_run_clears_its_staging(tmp_pat
 def test_the_shared_minilm_is_a_source_with_bert_special_tokens():
     from orgkit.distill import _special_tokens, _tokenizer, find_source
 
-    source = find_source(shared_path("models", "all-MiniLM-L6-v2-int8"))
+    source = find_source(real_model()[1])
     assert source.onnx.name == "model.onnx"
     assert _special_tokens(_tokenizer(source.tokenizer)) == ([101], [102])
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conftest import shared_path, write_notes
+from conftest import real_model, write_notes
 from orgkit.embed import Embedder
 from orgkit.embed_direct import DirectModel
 from test_index import NOTES
@@ -59,7 +59,7 @@ def _assert_same(name: str, path: Path, work: Path) -> None:
 
 
 def test_the_real_model_from_its_record_gives_fastembeds_vectors(tmp_path: Path) -> None:
-    _assert_same(MINILM, shared_path("models", "all-MiniLM-L6-v2-int8"), tmp_path / "state")
+    _assert_same(*real_model(), tmp_path / "state")
 
 
 def test_a_static_model_from_its_record_gives_fastembeds_vectors(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -173,18 +173,18 @@ def test_batches_cap_padded_tokens() -> None:
 
 
 def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> None:
-    from conftest import shared_path
+    from conftest import real_model
 
-    model = shared_path("models", "all-MiniLM-L6-v2-int8")
+    name, model = real_model()
     texts = ["a passage about trees and their roots", "another"]
-    plain = Embedder("sentence-transformers/all-MiniLM-L6-v2", model)
-    prepared = Embedder("sentence-transformers/all-MiniLM-L6-v2", model, tmp_path / "state")
+    plain = Embedder(name, model)
+    prepared = Embedder(name, model, tmp_path / "state")
     import numpy as np
 
     np.testing.assert_allclose(prepared.embed(texts), plain.embed(texts), atol=1e-6)
     (copy,) = [p for p in (tmp_path / "state").iterdir() if p.is_dir()]
     assert (copy / "model.onnx").is_file() and (copy / "tokenizer.json").is_symlink()
-    again = Embedder("sentence-transformers/all-MiniLM-L6-v2", model, tmp_path / "state")
+    again = Embedder(name, model, tmp_path / "state")
     np.testing.assert_allclose(again.embed(texts), plain.embed(texts), atol=1e-6)
     assert prepared.fingerprint == plain.fingerprint
 

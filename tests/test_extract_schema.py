@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,15 @@ def test_a_dimension_without_headings_borrows_the_templates_vocabulary(tmp_path:
     assert risk.headings == () and risk.rubric == "What could go wrong."
     own = with_template_vocabulary(parse_schema(SCHEMA.replace("* claim", "* problem"), tmp_path / "o.org", "file"))
     assert own.dimensions[0].headings == ("Claims", "Findings")
+
+
+def test_schema_init_prints_for_a_reader_and_json_only_with_json(tmp_path: Path, cli, monkeypatch) -> None:
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    shown = cli("schema", "init", "adr", "--notes", str(notes))
+    assert shown.exit_code == 0 and shown.stdout.startswith(f"wrote {notes / 'schemas' / 'adr.org'}: schema adr")
+    assert "dimensions: problem, decision" in shown.stdout and not shown.stdout.lstrip().startswith("{")
+    (notes / "schemas" / "adr.org").unlink()
+    data = json.loads(cli("schema", "init", "adr", "--notes", str(notes), "--json").stdout)
+    assert data["name"] == "adr" and data["path"] == str(notes / "schemas" / "adr.org")

@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+from conftest import shared_path
+
 from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index
@@ -24,8 +27,19 @@ def start(*args: str) -> subprocess.Popen:
                             text=True, env=os.environ.copy())
 
 
-def test_killed_index_runs_leave_an_index_the_next_run_completes(braindump: Path, tmp_path: Path,
-                                                                 tiny_model: Path) -> None:
+@pytest.fixture(scope="module")
+def reference(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """braindump indexed from scratch with the tiny model, once for every test here (the
+    corpus is only read: the index goes to a state dir of its own)."""
+    from tiny_model import MODEL_NAME
+
+    root = shared_path("corpora", "braindump")
+    config = load(root, env={"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir)})
+    return fresh_dump(root, tmp_path_factory.mktemp("fresh"), Embedder.from_config(config))
+
+
+def test_killed_index_runs_leave_an_index_the_next_run_completes(braindump: Path, tiny_model: Path,
+                                                                 reference: dict) -> None:
     db = braindump / ".orgkit" / "index.sqlite"
     file_count = len(list(braindump.rglob("*.org")))
     for delay in (0.3, 0.8, 1.3, 1.9, 2.5):
@@ -43,10 +57,10 @@ def test_killed_index_runs_leave_an_index_the_next_run_completes(braindump: Path
     finished = subprocess.run([*ORGKIT, "index", "--notes", str(braindump), "--json"],
                               capture_output=True, text=True, check=True)
     assert json.loads(finished.stdout)["pending"] == 0
-    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_config(load(braindump))))
+    assert_same_index(dump(Index.at(braindump)), reference)
 
 
-def test_concurrent_index_runs_take_turns(braindump: Path, tmp_path: Path, tiny_model: Path) -> None:
+def test_concurrent_index_runs_take_turns(braindump: Path, tiny_model: Path, reference: dict) -> None:
     runs = [start("index", "--notes", str(braindump), "--json") for _ in range(2)]
     time.sleep(0.2)
     reader = subprocess.run([*ORGKIT, "search", "--notes", str(braindump), "--mode", "lexical",
@@ -57,4 +71,4 @@ def test_concurrent_index_runs_take_turns(braindump: Path, tmp_path: Path, tiny_
     stats = [json.loads(out) for out, _ in outputs]
     assert sorted(s["parsed"] for s in stats)[0] == 0  # the second found nothing left to do
     assert any("waiting" in err for _, err in outputs)
-    assert_same_index(dump(Index.at(braindump)), fresh_dump(braindump, tmp_path, Embedder.from_config(load(braindump))))
+    assert_same_index(dump(Index.at(braindump)), reference)

@@ -119,11 +119,50 @@ NOT_PURE = [
 ]
 
 
-def _run_emacs(script: str, lines: list[str], tmp_path: Path, visit: Path | None = None) -> list[str]:
-    """Feed LINES (samples, NUL-separated) to SCRIPT in batch Emacs; its output lines."""
-    data = tmp_path / "samples.txt"
+STRING_SCRIPT = """(let ((v (read sample)))
+      (mapconcat (lambda (c) (if (or (>= c #x3fff80) (and (not (multibyte-string-p v)) (>= c 128)))
+                                 (format "R%d" (if (>= c #x3fff80) (- c #x3fff00) c))
+                               (number-to-string c)))
+                 v " "))"""
+BAD_SYNTAX = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"', "?\\"]
+SYMBOL_NAMES = ["a.b", ".a", "?a", "a?", "1", "-1", "1.5", "a b", "a,b", "-", "+1", "1e5", "a#", "#a", "."]
+_END_OF_JOB = "\x1d"  # printed after each job's answers
+
+
+@pytest.fixture(scope="module")
+def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every sample of every test answered by one batch Emacs: job name -> its output lines,
+    and "base": the folder it ran in (its HOME is base/home; the visited org file is
+    base/dir.d/notes.org)."""
+    base = tmp_path_factory.mktemp("lisp")
+    org = base / "dir.d" / "notes.org"
+    org.parent.mkdir()
+    org.write_text("* x\n")
+    jobs = {"strings": (STRING_SCRIPT, STRINGS, None),
+            "data": ("(prin1-to-string (read sample))", DATA, None),
+            "bad": ("(prin1-to-string (read sample))", BAD_SYNTAX, None),
+            "forms": ("(prin1-to-string (eval (read sample) t))", FORMS, org),
+            "symbols": ("(prin1-to-string (intern sample))", SYMBOL_NAMES, None)}
+    program = "(progn " + "".join(_job(base / f"{name}.txt", *job) + f'(princ "{_END_OF_JOB}\n")'
+                                  for name, job in jobs.items()) + ")"
+    env = dict(os.environ, HOME=str(base / "home"), LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    (base / "home").mkdir()
+    proc = subprocess.run(["emacs", "--batch", "-Q", "--eval", program], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    answers = proc.stdout.split(f"{_END_OF_JOB}\n")
+    assert len(answers) == len(jobs) + 1 and answers[-1] == "", proc.stdout
+    found: dict = {"base": base}
+    for (name, (_, lines, _)), text in zip(jobs.items(), answers):
+        found[name] = text.split("\n")[:-1]
+        assert len(found[name]) == len(lines), (name, text)
+    return found
+
+
+def _job(data: Path, script: str, lines: list[str], visit: Path | None) -> str:
+    """The Lisp that feeds LINES (samples, NUL-separated in DATA) to SCRIPT, one answer a line."""
     data.write_text("\0".join(lines), encoding="utf-8")
-    program = f"""
+    return f"""
 (let ((visit {f'(find-file-noselect "{visit}")' if visit else 'nil'}))
   (dolist (sample (with-temp-buffer (let ((coding-system-for-read 'utf-8)) (insert-file-contents "{data}"))
                     (split-string (buffer-string) "\\0")))
@@ -131,13 +170,6 @@ def _run_emacs(script: str, lines: list[str], tmp_path: Path, visit: Path | None
                      (condition-case err {script} (error (format "ERR %S" (car err)))))
                    "\n"))))
 """
-    env = dict(os.environ, HOME=str(tmp_path / "home"), LANG="C.UTF-8", LC_ALL="C.UTF-8")
-    (tmp_path / "home").mkdir(exist_ok=True)
-    proc = subprocess.run(["emacs", "--batch", "-Q", "--eval", program], env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    results = proc.stdout.split("\n")[:-1]
-    assert len(results) == len(lines), proc.stdout
-    return results
 
 
 def _codes(value: str, multibyte: bool) -> str:
@@ -149,46 +181,33 @@ def _codes(value: str, multibyte: bool) -> str:
     return " ".join(out)
 
 
-def test_strings_read_as_emacs_reads_them(tmp_path: Path) -> None:
-    script = """(let ((v (read sample)))
-      (mapconcat (lambda (c) (if (or (>= c #x3fff80) (and (not (multibyte-string-p v)) (>= c 128)))
-                                 (format "R%d" (if (>= c #x3fff80) (- c #x3fff00) c))
-                               (number-to-string c)))
-                 v " "))"""
-    expected = _run_emacs(script, STRINGS, tmp_path)
-    for sample, emacs in zip(STRINGS, expected):
-        assert _codes(read(sample)[0], False) == emacs, sample
+def test_strings_read_as_emacs_reads_them(emacs: dict) -> None:
+    for sample, answer in zip(STRINGS, emacs["strings"]):
+        assert _codes(read(sample)[0], False) == answer, sample
 
 
-def test_data_read_and_printed_as_emacs_does(tmp_path: Path) -> None:
-    expected = _run_emacs("(prin1-to-string (read sample))", DATA, tmp_path)
-    for sample, emacs in zip(DATA, expected):
-        assert prin1(read(sample)[0]) == emacs, sample
+def test_data_read_and_printed_as_emacs_does(emacs: dict) -> None:
+    for sample, answer in zip(DATA, emacs["data"]):
+        assert prin1(read(sample)[0]) == answer, sample
 
 
-def test_bad_syntax_is_an_error_as_in_emacs(tmp_path: Path) -> None:
-    bad = ['"unterminated', r'"\H-a"', "(a b", r'"\N{NO SUCH NAME}"', "?\\"]
-    expected = _run_emacs("(prin1-to-string (read sample))", bad, tmp_path)
-    for sample, emacs in zip(bad, expected):
-        assert emacs.startswith("ERR"), (sample, emacs)
+def test_bad_syntax_is_an_error_as_in_emacs(emacs: dict) -> None:
+    for sample, answer in zip(BAD_SYNTAX, emacs["bad"]):
+        assert answer.startswith("ERR"), (sample, answer)
         with pytest.raises(LispReadError):
             read(sample)
 
 
-def test_pure_forms_evaluate_as_in_emacs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    org = tmp_path / "dir.d" / "notes.org"
-    org.parent.mkdir()
-    org.write_text("* x\n")
-    expected = _run_emacs("(prin1-to-string (eval (read sample) t))", FORMS, tmp_path, visit=org)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_pure_forms_evaluate_as_in_emacs(emacs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(emacs["base"] / "home"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    env = Environment.for_file(str(org))
-    for form, emacs in zip(FORMS, expected):
+    env = Environment.for_file(str(emacs["base"] / "dir.d" / "notes.org"))
+    for form, answer in zip(FORMS, emacs["forms"]):
         try:
             mine = prin1(evaluate(read(form)[0], env))
         except LispSignal:
             mine = "ERR"
-        assert mine == (emacs if not emacs.startswith("ERR") else "ERR"), form
+        assert mine == (answer if not answer.startswith("ERR") else "ERR"), form
 
 
 @pytest.mark.parametrize("form,culprit", NOT_PURE)
@@ -198,7 +217,5 @@ def test_other_forms_are_refused_naming_the_form(form: str, culprit: str, tmp_pa
     assert str(info.value) == culprit
 
 
-def test_symbols_print_escaped_as_emacs_prints_them(tmp_path: Path) -> None:
-    names = ["a.b", ".a", "?a", "a?", "1", "-1", "1.5", "a b", "a,b", "-", "+1", "1e5", "a#", "#a", "."]
-    expected = _run_emacs("(prin1-to-string (intern sample))", names, tmp_path)
-    assert [prin1(Symbol(n)) for n in names] == expected
+def test_symbols_print_escaped_as_emacs_prints_them(emacs: dict) -> None:
+    assert [prin1(Symbol(n)) for n in SYMBOL_NAMES] == emacs["symbols"]

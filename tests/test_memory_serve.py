@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,11 +16,8 @@ ORGKIT = str(Path(sys.executable).with_name("orgkit"))
 
 
 @pytest.fixture
-def env(tiny_model, monkeypatch) -> dict:
-    for key in list(os.environ):
-        if key.startswith("ORGKIT_LLM"):
-            monkeypatch.delenv(key)
-    return dict(os.environ)
+def env(offline_env: dict) -> dict:
+    return offline_env
 
 
 class Server:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, write_notes
+from conftest import real_model, write_notes
 from test_index import NOTES
 
 
@@ -88,10 +88,8 @@ def test_read_finds_a_node_moved_since_indexing(cli, notes: Path, tiny_model: Pa
 
 
 def test_dense_search_with_the_real_model(cli, notes: Path, monkeypatch) -> None:
-    model = SHARED / "models" / "all-MiniLM-L6-v2-int8"
-    if not model.is_dir():
-        pytest.skip("the offline model in ../shared/models is absent")
-    monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
+    name, model = real_model()
+    monkeypatch.setenv("ORGKIT_MODEL", name)
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
     hits = search(cli, notes, "--mode", "dense", "growing vegetables")
     assert hits[0]["id"] == "tomatoes"

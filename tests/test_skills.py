@@ -201,3 +201,15 @@ def test_skill_replies_are_checked(cli) -> None:
     for reply in ("[1, 2]", "{not json"):
         result = read_stage(reply)
         assert result.exit_code == 2 and "'reply' must be a JSON object" in result.stderr
+
+
+def test_skills_run_prints_for_a_reader_and_json_only_with_json(cli) -> None:
+    shown = cli("skills", "run", "atomic-notes", "--query", "how do backlinks work", "--notes", str(NOTES))
+    assert shown.exit_code == 0 and not shown.stdout.lstrip().startswith("{")
+    assert "Links and backlinks  [" in shown.stdout and "query: how do backlinks work" in shown.stdout
+    prompt = cli("skills", "run", "atomic-notes", "--query", "backlinks", "--stage", "neuro", "--notes", str(NOTES))
+    assert prompt.stdout.startswith("You are choosing which notes to read")
+    read = cli("skills", "run", "atomic-notes", "--query", "backlinks", "--stage", "read", "--notes", str(NOTES),
+               "--reply", json.dumps({"read": ["c8d5cab4-4cc6-4c30-a4e4-85badf0e8e91", "made-up-id"]}))
+    assert read.stdout.startswith("# orgkit manual  [c8d5cab4-4cc6-4c30-a4e4-85badf0e8e91]")
+    assert 'unknown: ["made-up-id"]' in read.stdout

@@ -46,12 +46,11 @@ EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
 
 
 def _tree(sandbox: Sandbox) -> dict[str, tuple[bytes, int]]:
-    """Both sandbox folders, without orgkit's own tangle records; absolute names of the
-    sandbox itself (as in `:comments noweb` links) are written as <sandbox>, since the two
-    runs live in different folders."""
+    """Both sandbox folders, every file either run leaves (orgkit's tangle records live in the
+    user's state dir, outside both); absolute names of the sandbox itself (as in `:comments
+    noweb` links) are written as <sandbox>, since the two runs live in different folders."""
     base = str(sandbox.root.parent).encode()
-    tree = {f"repo/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.root).items()
-            if "/.orgkit/" not in f"/{k}"}
+    tree = {f"repo/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.root).items()}
     tree.update({f"home/{k}": (data.replace(base, b"<sandbox>"), mode) for k, (data, mode) in snapshot(sandbox.home).items()})
     return tree
 

@@ -171,7 +171,24 @@ def skills_show(info: dict, options: dict) -> str:
 
 
 def skills_run(data: dict, options: dict) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    """A skill's stage for a reader (`--json` gives it whole): the neuro stage's prompt, candidate
+    notes one a line with their IDs, read notes as `read` shows them, any other field one line."""
+    if data["stage"] == "neuro":
+        return data["text"]
+    out = []
+    for key, value in data.items():
+        if key in ("skill", "stage") or value in (None, [], {}):
+            continue
+        if key == "warnings":
+            for message in value:
+                warn(message)
+        elif key == "candidates":
+            out += [f"{c['file']}:{c['line']}: {c['title']}  [{c['id']}]" for c in value]
+        elif key == "notes":
+            out.append(read(value, options))
+        else:
+            out.append(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(out)
 
 
 def skills_prompt(prompt: dict, options: dict) -> str:
@@ -222,6 +239,11 @@ def schema_list(rows: list[dict], options: dict) -> str:
     return "\n".join(f"{r['name']:<12} {r['origin']:<9} {', '.join(r['dimensions'])}  ({r['title']})" for r in rows)
 
 
+def schema_init(schema: dict, options: dict) -> str:
+    return (f"wrote {schema['path']}: schema {schema['name']} ({schema['title']})  [{schema['id']}]\n"
+            f"  dimensions: {', '.join(schema['dimensions'])}")
+
+
 def schema_show(schema: dict, options: dict) -> str:
     out = [f"{schema['name']}: {schema['title']}  [{schema['id']}]  grounded: {schema['grounded']}",
            f"  {schema['path']} ({schema['origin']})"]
@@ -262,6 +284,6 @@ RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "model_distill": model_distill, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
-    "schema_list": schema_list, "schema_show": schema_show, "extract": extract, "audit": audit,
+    "schema_list": schema_list, "schema_init": schema_init, "schema_show": schema_show, "extract": extract, "audit": audit,
     **MEMORY_RENDERERS,
 }

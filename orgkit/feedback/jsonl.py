@@ -8,11 +8,12 @@ is always a sequence of complete records.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
+
+from ..files import file_lock
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -45,9 +46,7 @@ def append_records(path: Path, records: Iterable[dict[str, Any]],
     two processes appending the same event write it once.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with file_lock(path, mode=0o644) as fd:
         if unique is not None:
             data = _read_all(fd)
             complete = data.rfind(b"\n") + 1
@@ -73,8 +72,6 @@ def append_records(path: Path, records: Iterable[dict[str, Any]],
                 view = view[os.write(fd, view):]
             os.fsync(fd)
         return written
-    finally:
-        os.close(fd)
 
 
 def _complete_length(fd: int) -> int:

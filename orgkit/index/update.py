@@ -11,18 +11,17 @@ a killed run loses at most one batch and the next run embeds the rest.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import os
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _json_string
 from typing import Callable, Iterator
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
+from ..files import LockBusy, file_lock
 from ..org import OrgFile, parse_outlined
 from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
@@ -67,21 +66,12 @@ class UpdateStats:
 def writer_lock(index: Index, *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """The single-writer lock: a file lock, released by the kernel if the process dies."""
     index.state_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(index.state_dir / LOCK_NAME, "a+")
-    try:
+    with ExitStack() as stack:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            if not wait:
-                raise IndexBusy("another orgkit process is updating the index") from None
-            if on_wait is not None:
-                on_wait()
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            stack.enter_context(file_lock(index.state_dir / LOCK_NAME, wait=wait, on_wait=on_wait))
+        except LockBusy:
+            raise IndexBusy("another orgkit process is updating the index") from None
         yield
-    finally:
-        handle.close()
 
 
 def update(

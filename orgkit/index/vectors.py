@@ -22,14 +22,14 @@ rows out of order, a later generation) rebuilds from SQLite.
 from __future__ import annotations
 
 import hashlib
-import os
+import itertools
 import sqlite3
 import struct
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files import replace_file
 from .store import Index
 
 if TYPE_CHECKING:
@@ -304,16 +304,12 @@ def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
     rows = len(content.chunks)
     dims = content.blocks[0].shape[1]
     hashes = np.ascontiguousarray(content.hashes)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
+    header = _MAGIC + _model_stamp(fingerprint) + struct.pack("=qqqq", content.generation, rows, dims,
+                                                              hashes.dtype.itemsize)
+    parts = (part.reshape(-1).view(np.uint8) for part in (
+        np.ascontiguousarray(content.chunks, dtype=np.int64), np.ascontiguousarray(content.nodes, dtype=np.int64),
+        hashes, *(np.ascontiguousarray(block, dtype=np.float32) for block in content.blocks)))
     try:
-        with tmp.open("wb") as handle:
-            handle.write(_MAGIC)
-            handle.write(_model_stamp(fingerprint))
-            handle.write(struct.pack("=qqqq", content.generation, rows, dims, hashes.dtype.itemsize))
-            for part in (np.ascontiguousarray(content.chunks, dtype=np.int64),
-                         np.ascontiguousarray(content.nodes, dtype=np.int64), hashes,
-                         *(np.ascontiguousarray(block, dtype=np.float32) for block in content.blocks)):
-                handle.write(part.reshape(-1).view(np.uint8))
-        os.replace(tmp, path)
+        replace_file(path, itertools.chain([header], parts), sync=False)  # a cache: SQLite holds the vectors
     except OSError:
-        tmp.unlink(missing_ok=True)
+        pass  # no cache this time; the next reader builds it from the database

@@ -32,13 +32,14 @@ from pathlib import Path, PurePosixPath
 from ..config import Config
 from ..edit import fit_name, name_max, slugify, utf8_text
 from ..errors import NotFound, OrgkitError
+from ..files import LockBusy
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_stale_temporaries
 from ..retrieve.locate import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
-from .store import Busy, Store, dumps, now
+from .store import Store, dumps, now
 
 LANES = ("agent", "human")
 VIAS = ("cli", "serve", "mcp", "emacs")
@@ -280,7 +281,7 @@ def repair_deposits(store: Store) -> list[str]:
         try:
             with store.subject_lock(f"deposit-{row['id']}", wait=False):
                 done += _repair_one(store, row["id"])
-        except Busy:
+        except LockBusy:  # the subject's lock is held by a live process
             continue
     return done
 

@@ -17,7 +17,7 @@ from ..vault import Vault
 from .store import DB_NAME
 
 if TYPE_CHECKING:
-    from ..doctor import Report, Setup
+    from ..diagnosis import Report, Setup
 
 DEPOSIT_CHANNELS = ("cli", "serve", "mcp", "emacs")
 

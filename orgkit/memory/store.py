@@ -21,8 +21,6 @@ Tables that other layers read (the feedback loop reads `decisions`):
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import sqlite3
@@ -33,6 +31,8 @@ from typing import Any, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError
+from ..files import file_lock
+from ..index.db import write_transaction
 
 DB_NAME = "memory.sqlite"
 LOCK_NAME = "memory.lock"
@@ -101,7 +101,7 @@ class Store:
             conn.execute("PRAGMA busy_timeout = 60000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
-            with _immediate(conn):
+            with write_transaction(conn):
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
@@ -121,7 +121,7 @@ class Store:
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: writers queue instead of failing)."""
-        with _immediate(self.conn):
+        with write_transaction(self.conn):
             yield self.conn
 
     def one(self, sql: str, args: tuple = ()) -> sqlite3.Row | None:
@@ -150,38 +150,6 @@ class Store:
         locks = self.dir / LOCKS_DIR
         locks.mkdir(exist_ok=True)
         return locks / f"{name}.lock"
-
-
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-class Busy(Exception):
-    """A non-blocking lock is held by a live process."""
-
-
-@contextmanager
-def file_lock(path: Path, *, wait: bool) -> Iterator[None]:
-    """An flock on `path`: released by the kernel when the holder dies, so a free lock
-    on unfinished work means the work was interrupted."""
-    handle = open(path, "a+")
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise Busy(str(path)) from None
-            raise
-        yield
-    finally:
-        handle.close()
 
 
 def dumps(value: Any) -> str:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from ..config import Config
 from ..embed import Embedder
 from ..errors import OrgkitError
+from ..files import LockBusy
 from . import librarian, watch
 from .admission import admit_by_policy
 from .deposit import repair_deposits
 from .resolver import repair_batches
-from .store import Busy, Store
+from .store import Store
 
 UNFINISHED = ("pending", "processing", "failed")
 
@@ -63,7 +64,7 @@ def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> 
             except OrgkitError as exc:
                 librarian.record_failure(store, deposit_id, "", str(exc), "librarian")
                 return librarian.Outcome("failed", error=str(exc))
-    except Busy:
+    except LockBusy:  # the subject's lock is held by a live process
         return None
 
 

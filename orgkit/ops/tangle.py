@@ -53,7 +53,7 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     # A server's client tangles only files in the notes, and only into their own directory trees.
     confine = args["confine"] or (not ctx.trusted and not args["dry_run"])
     outcome = tangle_files(files, options, dry_run=args["dry_run"], confine=confine, force=args.get("force", False))
-    for message in outcome.recovered:
+    for message in outcome.recovered + outcome.kept:
         ctx.warn(message)
     rows = [_row(ctx, t, umask) for t in outcome.targets]
     for row in rows:

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .model import Link, Node, OrgFile, ParseWarning
-    from .parse import parse_org, parse_outlined
+    from .outlined import parse_outlined
+    from .parse import parse_org
     from .text import decode_org
 
 _HOMES = {"Link": "model", "Node": "model", "OrgFile": "model", "ParseWarning": "model",
-          "decode_org": "text", "parse_org": "parse", "parse_outlined": "parse"}
+          "decode_org": "text", "parse_org": "parse", "parse_outlined": "outlined"}
 
 __all__ = ["Link", "Node", "OrgFile", "ParseWarning", "decode_org", "parse_org", "parse_outlined"]
 

@@ -21,7 +21,6 @@ from .drawers import (drawer_line, drawer_properties, entry_node_id, entry_prope
                       opens_property_drawer, property_drawer_from)
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
-from .outline import Outline
 from .syntax import DEFAULT_TODO
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
@@ -90,18 +89,18 @@ def todo_keywords_of(text: str) -> tuple[str, ...]:
     return _todo_keywords(_scan_structure(_Lines.of(text)).keywords)
 
 
-def parse_outlined(text: str, path: str) -> tuple[OrgFile, Outline]:
-    """`parse_org`, and the file's `Outline` from the headings the parse found.
+# What `Outline.of_headings` takes after the text: the lines, each heading's line, level,
+# parent (index among the headings, or -1) and title, and the file's TODO keywords.
+HeadingsRead = tuple[list[str], list[int], list[int], list[int], "list[str | None]", tuple[str, ...]]
 
-    For callers that need both (cutting a file into passages): the outline is
-    not read from the text a second time.
-    """
+
+def parse_with_headings(text: str, path: str) -> "tuple[OrgFile, HeadingsRead]":
+    """`parse_org`, and the headings as the parse read them, so that the file's outline is
+    built without reading the text again (`outlined.py`)."""
     out, doc, scan, todo = _parse(text, path)
     headings = scan.headings
-    outline = Outline.of_headings(
-        text, doc.lines, [h.index for h in headings], [h.level for h in headings],
-        [h.parent.number if h.parent else -1 for h in headings], [h.title for h in headings], todo)
-    return out, outline
+    return out, (doc.lines, [h.index for h in headings], [h.level for h in headings],
+                 [h.parent.number if h.parent else -1 for h in headings], [h.title for h in headings], todo)
 
 
 @collector_paused()

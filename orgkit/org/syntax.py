@@ -164,8 +164,17 @@ AFFILIATED = frozenset({
     "CAPTION", "DATA", "HEADER", "HEADERS", "LABEL", "NAME", "PLOT", "RESNAME",
     "RESULT", "RESULTS", "SOURCE", "SRCNAME", "TBLNAME",
 })
-_DUAL_AFFILIATED = re.compile(r"(CAPTION|RESULTS)\[.*\]")
+_DUAL = ("CAPTION", "RESULTS")  # the affiliated keywords that take an optional `[...]` value
+_DUAL_AFFILIATED = re.compile(rf"({'|'.join(_DUAL)})\[.*\]")
 _ATTR = re.compile(r"ATTR_[-_A-Za-z0-9]+")
+# `org-element--affiliated-re`: an affiliated keyword line up to its value. Groups: 1 a
+# dual keyword, 2 its `[...]` value, 3 another affiliated keyword, 4 an ATTR_ keyword.
+AFFILIATED_LINE = re.compile(
+    rf"[ \t]*#\+(?:({'|'.join(_DUAL)})(?:\[(.*)\])?"
+    rf"|({'|'.join(sorted(AFFILIATED - set(_DUAL)))})"
+    rf"|({_ATTR.pattern})):[ \t]*",
+    re.I,
+)
 # Lines that end the container an element lives in (a greater block or a drawer).
 CONTAINER_END = re.compile(r"[ \t]*(?:#\+end_\S+|:END:)[ \t]*$", re.I)
 

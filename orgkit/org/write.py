@@ -28,14 +28,13 @@ orgkit writers of one file serialise instead of failing.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import OrgkitError
-from ..files import fsync_dir, process_umask, staged_copy, unlink_quietly
+from ..files import file_lock, fsync_dir, process_umask, staged_copy, unlink_quietly
 from .unique import NoteIds, check_unique_ids
 
 NOTE_SUFFIXES = (".org",)
@@ -101,16 +100,14 @@ def note_target(path: Path) -> Path:
 
 @contextlib.contextmanager
 def directory_lock(directory: Path) -> Iterator[None]:
-    """Hold the exclusive write lock of a notes directory (blocking)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise OrgkitError(f"{directory}: cannot open ({exc.strerror or exc})") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """Hold the exclusive write lock of a notes directory (blocking): a lock on the directory
+    itself, so no lock file sits among the notes."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(file_lock(directory, flags=os.O_RDONLY | os.O_DIRECTORY))
+        except OSError as exc:
+            raise OrgkitError(f"{directory}: cannot open ({exc.strerror or exc})") from None
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def remove_stale_temporaries(directory: Path) -> None:

@@ -23,7 +23,6 @@ import importlib
 import importlib.util
 import inspect
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -35,6 +34,10 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "orgkit.capabilities"
 FIRST_PARTY = ("orgkit.skills.atomic_notes:capability", "orgkit.extract.capability:capability")
+# The switch of each first-party capability that can be off: a cheap function of the config,
+# so a command listing, `--help` and shell completion run no factory (a factory imports what
+# its skills need: the retriever, the model seam). A capability not listed here is always on.
+FIRST_PARTY_SWITCHES = {"grounded-extraction": "orgkit.extract.capability:enabled"}
 LOCAL_DIR = "skills"
 
 
@@ -82,12 +85,10 @@ def _capability(factory: Callable[..., dict], source: str, config: "Config | Non
 
 
 def first_party_enabled(name: str, config: "Config | None") -> bool:
-    """Whether the first-party capability `name` is on under `config` (unknown names are on)."""
-    for target in FIRST_PARTY:
-        capability = _capability(_load_target(target), "package", config)
-        if capability.name == name:
-            return capability.enabled
-    return True
+    """Whether the first-party capability `name` is on under `config` (unknown names are on),
+    read from its switch without running its factory."""
+    switch = FIRST_PARTY_SWITCHES.get(name)
+    return True if switch is None else bool(_load_target(switch)(config))
 
 
 def _local_capabilities(notes: Path, registry: Registry) -> None:
@@ -120,6 +121,8 @@ def load_registry(notes: Path | None = None, config: "Config | None" = None, *,
     """
     if allow_local is None:
         allow_local = bool(config is not None and config["skills.allow_local"])
+    from importlib.metadata import entry_points  # 50 ms of imports that `--help` must not pay
+
     registry = Registry()
     for target in FIRST_PARTY:
         registry.add(_capability(_load_target(target), "package", config))

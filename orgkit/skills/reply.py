@@ -2,8 +2,9 @@
 
 Replies come from a model (or an agent relaying one): a string where a list
 was asked for must be an error, never a list of its characters. The formats
-skills declare use a small part of JSON Schema, checked here: `type`,
-`properties`, `required`, `items` and `enum`.
+skills declare are JSON Schema, checked by `jsonschema` (the validator the
+model seam uses too); this module only words the first error the way the
+other surfaces' parameter errors read (`reply.read[0] must be a string`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
+
 from ..errors import OrgkitError
 
-_TYPES: dict[str, tuple[type, ...]] = {
+_KINDS: dict[str, tuple[type, ...]] = {
     "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
     "integer": (int,), "number": (int, float), "null": (type(None),),
 }
+# Which of several errors at one place is named: the reply's kind before its value or its keys.
+_FIRST = {"type": 0, "enum": 1, "required": 2}
 
 
 class BadReply(OrgkitError):
@@ -25,29 +30,32 @@ class BadReply(OrgkitError):
 
 def check_reply(reply: Any, schema: dict, where: str = "reply") -> None:
     """Raise BadReply naming the first place where `reply` does not fit `schema`."""
-    expected = schema.get("type")
-    if expected is not None:
-        allowed = _TYPES.get(expected, ())
-        wrong_bool = isinstance(reply, bool) and expected in ("integer", "number")
-        if not isinstance(reply, allowed) or wrong_bool:
-            raise BadReply(f"{where} must be {'an' if expected[0] in 'aeiou' else 'a'} {expected}, "
-                           f"not {_kind(reply)}")
-    if "enum" in schema and reply not in schema["enum"]:
-        raise BadReply(f"{where} must be one of {schema['enum']}, not {reply!r}")
-    if isinstance(reply, dict):
-        for key in schema.get("required", []):
-            if key not in reply:
-                raise BadReply(f"{where} lacks {key!r}")
-        for key, sub in schema.get("properties", {}).items():
-            if key in reply:
-                check_reply(reply[key], sub, f"{where}.{key}")
-    if isinstance(reply, list) and "items" in schema:
-        for i, item in enumerate(reply):
-            check_reply(item, schema["items"], f"{where}[{i}]")
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(reply),
+                    key=lambda e: (list(e.absolute_path), _FIRST.get(str(e.validator), len(_FIRST))))
+    if errors:
+        raise BadReply(_words(errors[0], where))
+
+
+def _words(error: jsonschema.ValidationError, where: str) -> str:
+    """One error as a sentence naming its place (`reply.key[2]`)."""
+    place = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    value, instance = error.validator_value, error.instance
+    if error.validator == "type" and isinstance(value, str):
+        return f"{place} must be {_article(value)} {value}, not {_kind(instance)}"
+    if error.validator == "enum":
+        return f"{place} must be one of {value}, not {instance!r}"
+    if error.validator == "required":
+        missing = next(key for key in value if key not in instance)
+        return f"{place} lacks {missing!r}"
+    return f"{place}: {error.message}"
+
+
+def _article(name: str) -> str:
+    return "an" if name[0] in "aeiou" else "a"
 
 
 def _kind(value: Any) -> str:
-    for name, kinds in _TYPES.items():
+    for name, kinds in _KINDS.items():
         if isinstance(value, kinds) and not (isinstance(value, bool) and name != "boolean"):
-            return f"{'an' if name[0] in 'aeiou' else 'a'} {name} ({json.dumps(value)[:40]})"
+            return f"{_article(name)} {name} ({json.dumps(value)[:40]})"
     return type(value).__name__

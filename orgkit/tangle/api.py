@@ -20,6 +20,7 @@ class TangleResult:
     targets: list[Target]
     written: bool
     recovered: list[str] = field(default_factory=list)  # interrupted runs finished or undone first
+    kept: list[str] = field(default_factory=list)  # previous bytes of targets orgkit did not write, kept
 
 
 @dataclass
@@ -53,13 +54,13 @@ def tangle(files: list[Path], options: Options | None = None, dry_run: bool = Fa
     """Tangle FILES like `org-babel-tangle-file`: every target is written, or none.
 
     An interrupted earlier run of these files is finished or undone first (also
-    in a dry run); a target edited since orgkit wrote it is refused unless `force`.
+    in a dry run); a target edited since orgkit wrote it is refused unless `force`;
+    the previous bytes of a target orgkit did not write are kept (see `journal`).
     """
     recovered = finish_interrupted(files)
     targets = plan(files, options, confine)
-    if not dry_run:
-        write_targets(targets, force=force)
-    return TangleResult(targets, written=not dry_run, recovered=recovered)
+    kept = [] if dry_run else write_targets(targets, force=force)
+    return TangleResult(targets, written=not dry_run, recovered=recovered, kept=kept)
 
 
 def finish_interrupted(files: list[Path]) -> list[str]:

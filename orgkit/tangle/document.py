@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..org.drawers import property_drawer_at
+from ..org.syntax import AFFILIATED_LINE, BLOCK_BEGIN, HEADING, KEYWORD, block_end, heading_pattern
 from .errors import TangleError
 
 # `org-babel-src-block-regexp`, searched case-insensitively as Emacs does.
@@ -29,15 +30,6 @@ _ELEMENT_BEGIN_RE = re.compile(
     r"(?: +(\S+))?"
     r"((?: +(?:-(?:l \".+\"|[ikr])|[-+]n(?: *[0-9]+)?))+)?"
     r"(.*)[ \t]*$",
-    re.IGNORECASE,
-)
-_BLOCK_BEGIN_RE = re.compile(r"^[ \t]*#\+BEGIN_(\S+)", re.IGNORECASE)
-_HEADING_RE = re.compile(r"^(\*+) ")
-_KEYWORD_RE = re.compile(r"^[ \t]*#\+(\S+?):[ \t]*(.*)$")
-_AFFILIATED_RE = re.compile(
-    r"^[ \t]*#\+(?:(CAPTION|RESULTS)(?:\[(.*)\])?"
-    r"|(DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT|SOURCE|SRCNAME|TBLNAME)"
-    r"|(ATTR_[-_A-Za-z0-9]+)):[ \t]*",
     re.IGNORECASE,
 )
 _NAME_ALIASES = {"DATA", "LABEL", "NAME", "RESNAME", "SOURCE", "SRCNAME", "TBLNAME"}
@@ -162,7 +154,7 @@ def parse(path: Path, text: str, todo_keywords: list[str] | None = None) -> OrgD
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    heading_lines = [i for i, line in enumerate(lines) if _HEADING_RE.match(line)]
+    heading_lines = [i for i, line in enumerate(lines) if HEADING.match(line)]
     kinds = _classify(lines, heading_lines)
     keywords = _keywords(path, lines, kinds)
     todo = todo_keywords if todo_keywords is not None else _todo_keywords(keywords)
@@ -199,10 +191,10 @@ def _classify(lines: list[str], heading_lines: list[int]) -> dict[int, tuple[str
     i = 0
     while i < total:
         line = lines[i]
-        if _HEADING_RE.match(line):
+        if HEADING.match(line):
             i = _skip_meta(lines, i, kinds)
             continue
-        match = _BLOCK_BEGIN_RE.match(line)
+        match = BLOCK_BEGIN.match(line)
         if match:
             name = match.group(1)
             end = _find_block_end(lines, i, name, _section_end(heading_lines, i, total))
@@ -227,7 +219,7 @@ def _skip_meta(lines: list[str], heading: int, kinds: dict[int, tuple[str, int]]
 
 
 def _find_block_end(lines: list[str], begin: int, name: str, limit: int) -> int | None:
-    end_re = re.compile(r"^[ \t]*#\+END_" + re.escape(name) + r"[ \t]*$", re.IGNORECASE)
+    end_re = block_end(name)
     for j in range(begin + 1, limit):
         if end_re.match(lines[j]):
             return j
@@ -240,7 +232,7 @@ def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]], s
     for i, line in enumerate(lines):
         if i in kinds:
             continue
-        match = _KEYWORD_RE.match(line)
+        match = KEYWORD.match(line)
         if not match:
             continue
         key = match.group(1).upper()
@@ -268,7 +260,7 @@ def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path]) -> list[t
     except OSError:
         return []
     lines = text.split("\n")
-    heading_lines = [i for i, line in enumerate(lines) if _HEADING_RE.match(line)]
+    heading_lines = [i for i, line in enumerate(lines) if HEADING.match(line)]
     return _keywords(target, lines, _classify(lines, heading_lines), seen | {path, target})
 
 
@@ -304,17 +296,13 @@ def _property_keywords(keywords: list[tuple[str, str]]) -> list[tuple[str, str]]
 
 
 def _headings(lines: list[str], heading_lines: list[int], todo: list[str]) -> list[Heading]:
-    todo_re = "|".join(re.escape(w) for w in sorted(todo, key=len, reverse=True))
-    complex_re = re.compile(
-        r"^(\*+)(?: +(" + todo_re + r"))?(?: +(\[#.\]))?(?: +(.*?))??"
-        r"(?:[ \t]+(:[\w@#%:]+:))?[ \t]*$"
-    )
+    complex_re = heading_pattern(tuple(todo))
     headings: list[Heading] = []
     stack: list[int] = []
     for idx, line_no in enumerate(heading_lines):
         line = lines[line_no]
-        level = len(_HEADING_RE.match(line).group(1))
         match = complex_re.match(line)
+        level = len(line) - len(line.lstrip("*"))
         title = match.group(4) if match else None
         tags = [t for t in match.group(5).split(":") if t] if match and match.group(5) else []
         while stack and headings[stack[-1]].level >= level:
@@ -346,7 +334,7 @@ def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[Src
         pos = match.end()
         begin = doc.line_of(match.start())
         kind = kinds.get(begin)
-        if not kind or kind[0] != "begin" or not _BLOCK_BEGIN_RE.match(doc.lines[begin]).group(1).lower() == "src":
+        if not kind or kind[0] != "begin" or not BLOCK_BEGIN.match(doc.lines[begin]).group(1).lower() == "src":
             continue
         block = _element(doc, begin, kind[1], match.end(), len(blocks))
         heading = doc.heading_at(begin)
@@ -385,12 +373,12 @@ def _element(doc: OrgDocument, begin: int, end: int, regex_end: int, index: int)
 def _affiliated(lines: list[str], begin: int) -> tuple[str | None, list[str]]:
     """NAME and HEADER keywords directly above a block (the last NAME wins)."""
     first = begin
-    while first > 0 and _AFFILIATED_RE.match(lines[first - 1]):
+    while first > 0 and AFFILIATED_LINE.match(lines[first - 1]):
         first -= 1
     name: str | None = None
     headers: list[str] = []
     for line in lines[first:begin]:
-        match = _AFFILIATED_RE.match(line)
+        match = AFFILIATED_LINE.match(line)
         key = (match.group(1) or match.group(3) or match.group(4)).upper()
         value = line[match.end() :].rstrip(" \t").strip()
         if key in _NAME_ALIASES:

@@ -1,10 +1,19 @@
 """What a tangle wrote, and the journal that makes a run all-or-nothing.
 
-Each org file has a small record in `.orgkit/tangle/NAME.json` beside it (the
-org file's directory, like the notes' state dir: hidden, deletable, ignored by
-git). It holds the SHA-256 of every target as orgkit last wrote it, so a target
-edited by hand since is refused rather than overwritten, and, while a run is
-in flight, the journal of that run:
+A tangle leaves nothing but its targets beside the org file. Each org file has
+a small record elsewhere, keyed by the file's resolved path (`records_dir`):
+
+- in the user's state dir, `$XDG_STATE_HOME/orgkit/tangle/` (default
+  `~/.local/state/orgkit/tangle/`);
+- for an org file inside a notes dir (a directory holding `orgkit.toml` or an
+  `orgkit-data/` dir), in that notes dir's data dir, `orgkit-data/tangle/`,
+  keyed by the path relative to the notes dir, so it moves with the notes.
+
+The record is not derived data: it is the only memory of what orgkit wrote, so
+it never lives in the deletable state dir (`.orgkit/`); deleting the index
+keeps the hand-edit protection. It holds the SHA-256 of every target as orgkit
+last wrote it, so a target edited by hand since is refused rather than
+overwritten, and, while a run is in flight, the journal of that run:
 
 1. `prepare`: the temporary files the run will create beside its targets are
    listed before any is created;
@@ -18,22 +27,51 @@ files (also `--dry-run` and `--check`) first finishes it (`commit`: the renames
 not yet done) or undoes it (`prepare`: the temporary files are removed), so
 every target holds all its old bytes or all its new ones. A run over several
 org files keeps its journal in the first file's record; the others point there.
+The previous bytes of a target orgkit did not write (or that `--force`
+overwrites) are kept in `backups/` beside the records.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Iterator
 
-from ..files import fsync_dir, replace_file, unlink_quietly
+from ..config import CONFIG_FILE, DATA_DIR_NAME
+from ..files import file_lock, fsync_dir, replace_file, unlink_quietly
 from .errors import TangleError
 
-RECORD_DIR = Path(".orgkit") / "tangle"
+TANGLE_DIR = "tangle"
+BACKUP_DIR = "backups"
+
+
+def state_home() -> Path:
+    """The user's state dir (XDG): where the records of org files outside a notes dir live."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / "orgkit"
+
+
+def _notes_root(org: Path) -> Path | None:
+    """The nearest directory above `org` that is a notes dir (it holds `orgkit.toml` or a data dir)."""
+    for parent in org.parents:
+        if (parent / CONFIG_FILE).is_file() or (parent / DATA_DIR_NAME).is_dir():
+            return parent
+    return None
+
+
+def records_dir(org: Path) -> tuple[Path, str]:
+    """Where the record of `org` lives, and its name there (the file's key, readable and unique)."""
+    resolved = Path(org).resolve()
+    notes = _notes_root(resolved)
+    if notes is not None:
+        directory, keyed = notes / DATA_DIR_NAME / TANGLE_DIR, resolved.relative_to(notes).as_posix()
+    else:
+        directory, keyed = state_home() / TANGLE_DIR, str(resolved)
+    return directory, f"{resolved.name}-{hashlib.sha256(keyed.encode()).hexdigest()[:16]}"
 
 
 def digest(data: bytes) -> str:
@@ -41,8 +79,14 @@ def digest(data: bytes) -> str:
 
 
 def record_path(org: Path) -> Path:
-    org = Path(os.path.abspath(org))
-    return org.parent / RECORD_DIR / f"{org.name}.json"
+    directory, name = records_dir(org)
+    return directory / f"{name}.json"
+
+
+def backup_path(org: Path, stamp: str, target: Path) -> Path:
+    """Where the previous bytes of `target` go when a tangle of `org` replaces them."""
+    directory, name = records_dir(org)
+    return directory / BACKUP_DIR / name / stamp / target.name
 
 
 def read_record(org: Path) -> dict:
@@ -62,26 +106,19 @@ def read_record(org: Path) -> dict:
 
 def write_record(org: Path, record: dict) -> None:
     """Replace the record atomically (temp file, fsync, rename, fsync the directory)."""
-    replace_file(record_path(org), json.dumps(record, indent=1, sort_keys=True).encode("utf-8"),
-                 prefix=".record-")
+    replace_file(record_path(org), json.dumps(record, indent=1, sort_keys=True).encode("utf-8"))
 
 
 @contextlib.contextmanager
 def locked(orgs: list[Path]) -> Iterator[None]:
-    """Hold the tangle lock of each org file's directory (one tangle of a file at a time)."""
-    handles = []
-    try:
-        for directory in sorted({record_path(o).parent for o in orgs}):
-            directory.mkdir(parents=True, exist_ok=True)
-            handle = open(directory / "lock", "a+")
-            handles.append(handle)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            for stray in directory.glob(".record-*"):  # a record write that was killed
+    """Hold the tangle lock of each org file (one tangle of a file at a time), in a fixed order."""
+    with contextlib.ExitStack() as stack:
+        for path in sorted({record_path(o) for o in orgs}):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(file_lock(path.with_suffix(".lock"), wait=True))
+            for stray in path.parent.glob(f".{path.name}.*.tmp"):  # a record write that was killed
                 stray.unlink(missing_ok=True)
         yield
-    finally:
-        for handle in handles:
-            handle.close()
 
 
 def recover(orgs: list[Path]) -> list[str]:
@@ -121,7 +158,8 @@ def _primary(org: Path) -> Path | None:
 def _entries(journal: dict) -> list[dict]:
     entries = journal.get("entries")
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise TangleError("a tangle journal is damaged; delete the .orgkit/tangle records beside the org files")
+        raise TangleError(f"a tangle journal is damaged; delete the org files' records in {state_home() / TANGLE_DIR} "
+                          f"(or, in a notes dir, {DATA_DIR_NAME}/{TANGLE_DIR}/)")
     return entries
 
 

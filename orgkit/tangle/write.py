@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from pathlib import Path
+from urllib.parse import quote
 
-from ..files import fsync_dir, process_umask
+from ..files import fsync_dir, process_umask, replace_file, staged_copy
 from .errors import TangleError
-from .journal import close, digest, discard_staged, locked, read_record, recover, write_record
+from .journal import backup_path, close, digest, discard_staged, locked, read_record, recover, write_record
 from .plan import Target
 
 
@@ -25,10 +27,12 @@ def final_mode(target: Target, umask: int) -> int:
     return target.mode if target.mode is not None else 0o666 & ~umask
 
 
-def write_targets(targets: list[Target], *, force: bool = False) -> None:
+def write_targets(targets: list[Target], *, force: bool = False) -> list[str]:
     """Write every target, or none, even if the process is killed (see `journal`).
 
-    A target changed since orgkit last wrote it is refused unless `force`.
+    A target changed since orgkit last wrote it is refused unless `force`. The
+    previous bytes of a target orgkit did not write (or that `force` overwrites)
+    are kept beside the records first; returns one line for each kept.
     """
     umask = process_umask()
     targets = _last_write_wins(targets)
@@ -36,9 +40,8 @@ def write_targets(targets: list[Target], *, force: bool = False) -> None:
     with locked(orgs):
         recover(orgs)
         if not targets:
-            return
-        if not force:
-            _refuse_hand_edits(targets)
+            return []
+        kept = _keep_previous(_previous_bytes(targets, force))
         made_dirs = _make_directories(targets, umask)
         primary = orgs[0]
         run = secrets.token_hex(6)
@@ -67,6 +70,7 @@ def write_targets(targets: list[Target], *, force: bool = False) -> None:
         for directory in {Path(e["target"]).parent for e in entries}:
             fsync_dir(directory)
         close(primary, journal, committed=True)
+    return kept
 
 
 def _key(target: Target) -> str:
@@ -74,27 +78,53 @@ def _key(target: Target) -> str:
     return Path(os.path.relpath(target.path, os.path.abspath(target.source.parent))).as_posix()
 
 
-def _refuse_hand_edits(targets: list[Target]) -> None:
-    """Refuse the run if a target differs from what orgkit last wrote there (and from the new bytes)."""
+def _previous_bytes(targets: list[Target], force: bool) -> list[tuple[Target, bytes]]:
+    """The existing targets this run replaces with other bytes that orgkit did not write, with
+    those bytes: targets it has no record of, and (with `force`) targets edited by hand.
+
+    Without `force`, a target that differs from what orgkit last wrote there (and
+    from the new bytes) refuses the whole run.
+    """
     records: dict[Path, dict] = {}
+    previous: list[tuple[Target, bytes]] = []
     for target in targets:
         org = Path(os.path.abspath(target.source))
         if org not in records:
             records[org] = read_record(org)
         recorded = records[org]["written"].get(_key(target))
-        if recorded is None:
-            continue
         try:
-            current = digest(target.path.read_bytes())
-        except FileNotFoundError:
+            data = target.path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
             continue
         except OSError as exc:
             raise TangleError(f"cannot read {target.path}: {exc.strerror or exc}") from None
-        if current not in (recorded, digest(target.content)):
+        current = digest(data)
+        if current in (recorded, digest(target.content)):
+            continue
+        if recorded is None or force:
+            previous.append((target, data))
+        else:
             raise TangleError(
                 f"{target.path} changed since orgkit tangled it; nothing written "
                 f"(`orgkit detangle {target.path}` brings the edit back into {target.source.name}, "
                 "--force overwrites it)")
+    return previous
+
+
+def _keep_previous(previous: list[tuple[Target, bytes]]) -> list[str]:
+    """Copy each target's previous bytes beside the records (fsynced, before any target is
+    touched); one line for each, naming where the bytes are."""
+    stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{secrets.token_hex(3)}"
+    kept = []
+    for target, data in previous:
+        backup = backup_path(target.source, stamp, Path(quote(_key(target), safe="")))
+        try:
+            replace_file(backup, data)
+        except OSError as exc:
+            raise TangleError(f"cannot keep the previous bytes of {target.path} in {backup}: "
+                              f"{exc.strerror or exc}; nothing written") from None
+        kept.append(f"{target.path} was not written by orgkit; its previous bytes are kept in {backup}")
+    return kept
 
 
 def _open_journal(primary: Path, others: list[Path], journal: dict) -> None:
@@ -145,12 +175,7 @@ def _stage(target: Target, temp: Path, umask: int) -> None:
         raise TangleError(
             f"cannot write {target.path}: directory {directory} does not exist (add :mkdirp yes to create it)"
         )
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(target.content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(temp, final_mode(target, umask))
+    staged_copy(directory, target.content, mode=final_mode(target, umask), name=temp.name)
 
 
 def _remove_made_dirs(made_dirs: list[Path]) -> None:
