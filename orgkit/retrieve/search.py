@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
+from ..index import vocab
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
+from ..index.vocab import Term
+from . import floor, fusion
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,11 +53,14 @@ class SearchHit:
     snippet: str
     chunk: int = field(default=0, repr=False)  # the best passage's row, for callers that read on
     mode: str = "hybrid"  # the ranking that found it: hybrid, dense or lexical
+    relevance: float = 0.0  # on the relevance floor's scale (floor.py)
+    relevant: bool = True  # False below the floor: nothing here answers the query
+    node: int = field(default=0, repr=False)  # the node's row in the index
 
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                 "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
-                "mode": self.mode}
+                "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
 
 
 @dataclass
@@ -65,6 +71,7 @@ class SearchResult:
     mode: str = "hybrid"
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+    relevant: bool = False  # whether any hit reaches the relevance floor
 
 
 @dataclass
@@ -97,8 +104,13 @@ def search(
     limit: int = 10,
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
+    min_score: float = 0.0,
 ) -> SearchResult:
-    """The `limit` best nodes for `query`; without a usable model, lexical ranking."""
+    """The `limit` best nodes for `query`, each judged against the relevance floor.
+
+    Without a usable model, lexical ranking. Hits whose relevance is below
+    `min_score` are left out.
+    """
     if mode not in MODES:
         raise OrgkitError(f"unknown search mode {mode!r} (choose from {', '.join(MODES)})")
     if not query.strip():
@@ -106,19 +118,71 @@ def search(
     result = SearchResult(mode=mode)
     pool = max(limit, POOL)
     with index.snapshot() as conn:
-        vectors, query_vector = None, None
+        vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
-        lexical = lexical_ranking(conn, query, pool) if result.mode != "dense" else None
-        dense = dense_ranking(vectors, query_vector, pool) if vectors is not None else None
+        terms = lexical_terms(conn, query)
+        lexical = lexical_ranking(conn, query, pool, terms) if result.mode != "dense" else None
+        if vectors is not None:
+            scores = dense_scores(vectors, query_vector)
+        dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         if lexical is not None and dense is not None:
-            fused = fuse(lexical, dense, title_match(conn, lexical, query))
+            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms))
         else:
             fused = lexical if lexical is not None else dense
         result.hits = _hits(conn, index, fused, query, limit)
+        dense_floors = floor.floors_for(embedder.name) if scores is not None and embedder else None
+        result.relevant = _judge(conn, result.hits, terms, lexical or [],
+                                 (vectors, scores) if scores is not None else None, dense_floors)
     for hit in result.hits:
         hit.mode = result.mode
+    if min_score > 0:
+        result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
+
+
+def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
+           dense: tuple[VectorSet, object] | None, dense_floors: floor.Floors | None) -> bool:
+    """Mark each hit relevant or not (floor.py); whether the query passes the floor at all.
+
+    A hit's cosine is its best passage's; its coverage is read from the
+    passage BM25 ranked it by (the one shown, when BM25 did not rank it).
+    """
+    if not hits:
+        return False
+    lexical_passage = {node: chunk for node, chunk, _ in lexical}
+    passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
+    held = _words_held(conn, terms, sorted(set(passages.values())))
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    weights = [floor.idf(t.docs, total) * (1.0 if t.docs else floor.CORRECTED_WEIGHT) for t in terms]
+    signals = []
+    for hit in hits:
+        cosine = None
+        if dense is not None:
+            vectors, scores = dense
+            cosine = float(scores[vectors.nodes == hit.node].max(initial=-1.0))
+        passage = passages[hit.node]
+        signals.append(floor.Signals(cosine, floor.coverage(
+            [(w, passage in held[i]) for i, w in enumerate(weights)])))
+    passes_floor = any(floor.judge(s, dense_floors).relevant for s in signals)
+    for hit, s in zip(hits, signals):
+        verdict = floor.judge(s, dense_floors, hit=True)
+        hit.relevance, hit.relevant = verdict.relevance, passes_floor and verdict.relevant
+    return passes_floor
+
+
+def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
+    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections)."""
+    marks = ",".join("?" * len(passages))
+    out = []
+    for term in terms:
+        found: set[int] = set()
+        for word in ([term.word] if term.docs else list(term.corrections)):
+            found.update(r[0] for r in conn.execute(
+                f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+                ['"{}"'.format(word.replace('"', '""')), *passages]))
+        out.append(found)
+    return out
 
 
 def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder: Embedder | None,
@@ -155,17 +219,17 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(content or words))
 
 
-def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Ranking:
-    """Nodes by their best passage's BM25 (any query word may match).
+def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int,
+                    terms: list[Term] | None = None) -> Ranking:
+    """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
     note that mentions it.
     """
-    terms = query_terms(query)
-    if not terms:
+    match = match_expression(terms if terms is not None else lexical_terms(conn, query))
+    if not match:
         return []
-    match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
     # One expression scores and orders: the score shown is the one the list is sorted by.
     rows = conn.execute(
         f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {HEADING_WEIGHT}, 1.0) AS score
@@ -176,14 +240,29 @@ def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Rankin
     return _best_per_node(rows, pool)
 
 
-def dense_ranking(vectors: VectorSet, query_vector, pool: int) -> Ranking:
-    """Nodes by their best passage's cosine similarity: one product, one partial sort."""
+def lexical_terms(conn: "sqlite3.Connection", query: str) -> list[Term]:
+    """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
+    return vocab.terms(conn, query_terms(query))
+
+
+def match_expression(terms: list[Term]) -> str:
+    """An FTS5 query matching any word that some passage holds, or any correction of one that none does."""
+    wanted = [t.word for t in terms if t.docs] + [c for t in terms for c in t.corrections]
+    return " OR ".join('"{}"'.format(w.replace('"', '""')) for w in dict.fromkeys(wanted))
+
+
+def dense_ranking(vectors: VectorSet, query_vector, pool: int, scores=None) -> Ranking:
+    """Nodes by their best passage's cosine similarity: one product, one partial sort.
+
+    `scores` is the product when the caller has computed it (`dense_scores`).
+    """
     import numpy as np
 
     total = len(vectors.chunks)
     if total == 0:
         return []
-    scores = vectors.matrix @ query_vector.astype(np.float32)
+    if scores is None:
+        scores = dense_scores(vectors, query_vector)
     take = min(total, pool * 8)
     while True:
         top = np.argpartition(scores, total - take)[total - take:] if take < total else np.arange(total)
@@ -193,6 +272,13 @@ def dense_ranking(vectors: VectorSet, query_vector, pool: int) -> Ranking:
         if len(ranking) >= pool or take >= total:
             return ranking
         take = min(total, take * 4)
+
+
+def dense_scores(vectors: VectorSet, query_vector):
+    """The query's cosine with every passage (one matrix product)."""
+    import numpy as np
+
+    return vectors.matrix @ query_vector.astype(np.float32)
 
 
 def _best_per_node(rows, pool: int) -> Ranking:
@@ -207,8 +293,9 @@ def _best_per_node(rows, pool: int) -> Ranking:
     return out
 
 
-def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ranking:
-    """The two rankings' z-scores summed, DENSE_WEIGHT for dense; `title_match` (a node) first.
+def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
+         dense_weight: float = DENSE_WEIGHT) -> Ranking:
+    """The two rankings' z-scores summed, `dense_weight` for dense; `title_match` (a node) first.
 
     A node missing from one ranking's pool takes that ranking's lowest z-score.
     The title match's score is raised by more than any two fused scores can
@@ -216,10 +303,8 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ra
     sorted by the score it shows. A node keeps the passage of the ranking
     that ranked it higher.
     """
-    weighted = [(weight, z, min(z.values(), default=0.0))
-                for weight, z in ((1.0 - DENSE_WEIGHT, _z_scores(lexical)), (DENSE_WEIGHT, _z_scores(dense)))]
-    scores = {node: sum(weight * z.get(node, floor) for weight, z, floor in weighted)
-              for _, z, _ in weighted for node in z}
+    scores = fusion.weighted_z([(1.0 - dense_weight, {n: s for n, _, s in lexical}),
+                                (dense_weight, {n: s for n, _, s in dense})])
     if title_match in scores:
         n = max(len(lexical), len(dense))
         scores[title_match] += (2 * n) ** 0.5 + 1.0
@@ -232,30 +317,30 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ra
     return [(n, best[n][1], scores[n]) for n in order]
 
 
-def _z_scores(ranking: Ranking) -> dict[int, float]:
-    """Each node's score in standard deviations from its ranking's mean (0 when all are equal)."""
-    if not ranking:
-        return {}
-    values = [score for _, _, score in ranking]
-    mean = sum(values) / len(values)
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-    return {node: (score - mean) / spread if spread > 0 else 0.0 for node, _, score in ranking}
-
-
-def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str) -> int | None:
-    """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in order.
+def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str,
+                terms: list[Term] | None = None) -> int | None:
+    """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
-    something close; a title that merely contains the words is not.
+    something close; a title that merely contains the words is not. Words
+    are compared as the index stems them, a mistyped one by what it was taken
+    for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter".
     """
-    words = [w.lower() for w in _WORD.findall(query)]
     top = [node for node, _, _ in lexical[:TITLE_WINDOW]]
-    if not words or not top:
+    if terms is None:
+        terms = lexical_terms(conn, query)
+    if not terms or not top:
+        return None
+    wanted = [{t.stem} if t.docs else set(t.corrections) for t in terms]
+    if not all(wanted):
         return None
     titles = dict(conn.execute(
         f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
-    return next((node for node in top
-                 if [w.lower() for w in _WORD.findall(titles.get(node) or "")] == words), None)
+    for node in top:
+        stems = set(vocab.stem(query_terms(titles.get(node) or "")))
+        if len(stems) == len(wanted) and all(stems & alternatives for alternatives in wanted):
+            return node
+    return None
 
 
 def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
@@ -273,7 +358,7 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
         heading, body = passages.get(chunk, ("", ""))
         hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=node["line"],
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
-                              chunk=chunk))
+                              chunk=chunk, node=node_row))
         if len(hits) >= limit:
             break
     return hits

@@ -1,0 +1,123 @@
+"""The corpus's own words, for query terms that match nothing: misspellings.
+
+FTS5 keeps the vocabulary of the passage index (porter stems), and a
+`fts5vocab` table reads it with each term's document count without a copy.
+A query word that no passage holds is stemmed the same way and compared with
+the stems that start with the same letter and are about as long: the closest
+within a small edit distance (transpositions count one, as typing slips do),
+(up to three equally close) are searched for in its place. Words that match something are left
+alone, so a correct query is ranked exactly as before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+
+VOCAB_TABLE = "temp.chunks_vocab"
+SHORTEST = 4  # shorter words are too close to too many others to correct
+MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
+MAX_ALTERNATIVES = 3  # equally close stems all searched for
+_stemmer_lock = threading.Lock()
+_stemmer: sqlite3.Connection | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A query word as the index sees it: its stem, how many passages hold it, and its correction."""
+
+    word: str
+    stem: str
+    docs: int
+    corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
+
+
+def ensure_vocab(conn: sqlite3.Connection) -> None:
+    """The vocabulary table, on this connection only (a temp table: nothing is written to the index)."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
+
+
+def stem(words: list[str]) -> list[str]:
+    """Each word as the passage index's tokenizer stores it (FTS5's porter, in memory)."""
+    global _stemmer
+    with _stemmer_lock:
+        if _stemmer is None:
+            _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
+            _stemmer.execute("CREATE VIRTUAL TABLE words USING fts5 (w, tokenize = "
+                             "'porter unicode61 remove_diacritics 2', detail = none)")
+            _stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
+        out = []
+        for word in words:
+            _stemmer.execute("INSERT INTO words (rowid, w) VALUES (1, ?)", (word,))
+            found = _stemmer.execute("SELECT term FROM stems").fetchall()
+            _stemmer.execute("DELETE FROM words")
+            out.append(found[0][0] if found else word)
+        return out
+
+
+def terms(conn: sqlite3.Connection, words: list[str]) -> list[Term]:
+    """The query's words with their document counts, each unmatched one corrected when it can be."""
+    ensure_vocab(conn)
+    out = []
+    for word, stemmed in zip(words, stem(words)):
+        row = conn.execute(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?", (stemmed,)).fetchone()
+        docs = row[0] if row else 0
+        out.append(Term(word, stemmed, docs, () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed)))
+    return out
+
+
+def allowed_distance(stemmed: str) -> int:
+    """Edits a word of this length may carry: one slip in a short word, two in a long one."""
+    return 1 if len(stemmed) < 8 else 2
+
+
+def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
+    """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
+
+    Among equally close stems, one with the same letters comes first (two
+    swapped keys are the commonest slip), then the commonest.
+
+    A stem may also match the start of `stemmed` followed by a short tail (one
+    edit more): a slip in a suffix keeps the stemmer from removing it
+    ("samplign" is "sampl" + "ign").
+    """
+    limit = allowed_distance(stemmed)
+    first = stemmed[0]
+    rows = conn.execute(
+        f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+        (first, chr(ord(first) + 1), max(SHORTEST, len(stemmed) - limit - MAX_TAIL),
+         len(stemmed) + limit)).fetchall()
+    found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
+    letters = set(stemmed)
+    for term, docs in rows:
+        tail = len(stemmed) - len(term)
+        if len(letters.symmetric_difference(term)) > 2 * limit and tail <= limit:
+            continue  # an edit changes at most two letters of the set: too far apart to compute
+        distance = edit_distance(stemmed, term, limit)
+        if distance > limit and 0 < tail <= MAX_TAIL + limit and len(term) > SHORTEST:
+            distance = min(distance, 1 + edit_distance(stemmed[:len(term)], term, limit - 1))
+        if distance <= limit:
+            found.append((distance, len(letters.symmetric_difference(term)), -docs, term))
+    found.sort()
+    return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance (a swap of neighbours is one edit), or limit + 1 past the limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]
+
