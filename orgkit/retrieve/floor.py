@@ -83,10 +83,10 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     return Verdict(value, value >= (floors.hit if hit else floors.query))
 
 
-def coverage(weights: list[tuple[float, bool]]) -> float:
-    """The share of a query's word weight that a passage holds: `weights` is (weight, held) per word."""
-    total = sum(w for w, _ in weights)
-    return sum(w for w, held in weights if held) / total if total > 0 else 0.0
+def coverage(words: list[tuple[float, float]]) -> float:
+    """The share of a query's word weight a passage holds: `words` is (weight, credit held: 0 to 1) per word."""
+    total = sum(weight for weight, _ in words)
+    return sum(weight * credit for weight, credit in words) / total if total > 0 else 0.0
 
 
 def idf(docs: int, total: int) -> float:

@@ -35,9 +35,12 @@ def weighted_z(parts: Iterable[tuple[float, dict[K, float]]]) -> dict[K, float]:
 
 
 def reciprocal_rank(parts: Iterable[tuple[float, list[K]]], k: float) -> dict[K, float]:
-    """The weighted sum of 1 / (k + rank) over the lists (rank from 1; a repeated key counts once per list)."""
+    """The weighted sum of 1 / (k + rank) over the lists (rank from 1; a key repeated in a list counts at its first place)."""
     fused: dict[K, float] = {}
     for weight, keys in parts:
-        for rank, key in enumerate(dict.fromkeys(keys), 1):
-            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+        seen: set[K] = set()
+        for rank, key in enumerate(keys, 1):
+            if key not in seen:
+                seen.add(key)
+                fused[key] = fused.get(key, 0.0) + weight / (k + rank)
     return fused

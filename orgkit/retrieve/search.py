@@ -154,7 +154,8 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
     held = _words_held(conn, terms, sorted(set(passages.values())))
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    weights = [floor.idf(t.docs, total) * (1.0 if t.docs else floor.CORRECTED_WEIGHT) for t in terms]
+    weights = [floor.idf(t.docs, total) for t in terms]
+    credit = [1.0 if t.docs else floor.CORRECTED_WEIGHT for t in terms]
     signals = []
     for hit in hits:
         cosine = None
@@ -163,7 +164,7 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
             cosine = float(scores[vectors.nodes == hit.node].max(initial=-1.0))
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
-            [(w, passage in held[i]) for i, w in enumerate(weights)])))
+            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
     passes_floor = any(floor.judge(s, dense_floors).relevant for s in signals)
     for hit, s in zip(hits, signals):
         verdict = floor.judge(s, dense_floors, hit=True)
