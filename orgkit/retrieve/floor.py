@@ -11,10 +11,11 @@ signals already at hand decide, per hit and per query:
   (weighted by their inverse document frequency, a mistyped word by what it
   was taken for at CORRECTED_WEIGHT) that the hit's best passage holds.
 
-A query passes when its best hit reaches the query floor; a hit is relevant
-when the query passes and the hit reaches the (lower) hit floor, so a query
-that matched nothing marks every hit not relevant, and a relevant query's
-weak tail is marked too. The constants were fitted on the development split
+A query passes when its best signals (the top cosine over every passage, the
+best coverage among the hits) reach the query floor; a hit is relevant when
+the query passes and the hit reaches the (lower) hit floor or its words alone
+reach the words-only floor, so a query that matched nothing marks every hit
+not relevant, and a relevant query's weak tail is marked too. The constants were fitted on the development split
 of bench/retrieval_dev.json (in-corpus and off-topic queries over braindump
 and the bundled manual) and checked on its held-out split: see bench/README.md.
 """

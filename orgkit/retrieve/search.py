@@ -146,7 +146,10 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     """Mark each hit relevant or not (floor.py); whether the query passes the floor at all.
 
     A hit's cosine is its best passage's; its coverage is read from the
-    passage BM25 ranked it by (the one shown, when BM25 did not rank it).
+    passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
+    query is judged by the best of each: the top cosine over every passage and
+    the best coverage among the hits. A hit of a query that passes is relevant
+    when it reaches the hit floor, or when its words alone would pass.
     """
     if not hits:
         return False
@@ -165,11 +168,14 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
             [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
-    passes_floor = any(floor.judge(s, dense_floors).relevant for s in signals)
-    for hit, s in zip(hits, signals):
-        verdict = floor.judge(s, dense_floors, hit=True)
-        hit.relevance, hit.relevant = verdict.relevance, passes_floor and verdict.relevant
-    return passes_floor
+    best = floor.Signals(float(dense[1].max()) if dense is not None else None,
+                         max(signal.coverage for signal in signals))
+    passes = floor.judge(best, dense_floors).relevant
+    for hit, signal in zip(hits, signals):
+        verdict = floor.judge(signal, dense_floors, hit=True)
+        hit.relevance = verdict.relevance
+        hit.relevant = passes and (verdict.relevant or floor.judge(floor.Signals(None, signal.coverage)).relevant)
+    return passes
 
 
 def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
