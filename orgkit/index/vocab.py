@@ -38,22 +38,33 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
 
 
-def stem(words: list[str]) -> list[str]:
-    """Each word as the passage index's tokenizer stores it (FTS5's porter, in memory)."""
+def _stemmer_table() -> sqlite3.Connection:
+    """An in-memory FTS5 table with the passage index's tokenizer, to stem text the same way."""
     global _stemmer
+    if _stemmer is None:
+        _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
+        _stemmer.execute("CREATE VIRTUAL TABLE words USING fts5 (w, tokenize = "
+                         "'porter unicode61 remove_diacritics 2', detail = none)")
+        _stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
+    return _stemmer
+
+
+def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:
+    """The stems each text holds, keyed as given (the passage index's tokenizer, in memory)."""
     with _stemmer_lock:
-        if _stemmer is None:
-            _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
-            _stemmer.execute("CREATE VIRTUAL TABLE words USING fts5 (w, tokenize = "
-                             "'porter unicode61 remove_diacritics 2', detail = none)")
-            _stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
-        out = []
-        for word in words:
-            _stemmer.execute("INSERT INTO words (rowid, w) VALUES (1, ?)", (word,))
-            found = _stemmer.execute("SELECT term FROM stems").fetchall()
-            _stemmer.execute("DELETE FROM words")
-            out.append(found[0][0] if found else word)
+        table = _stemmer_table()
+        table.executemany("INSERT INTO words (rowid, w) VALUES (?, ?)", list(texts.items()))
+        out: dict[int, set[str]] = {key: set() for key in texts}
+        for term, key in table.execute("SELECT DISTINCT term, doc FROM stems"):
+            out[key].add(term)
+        table.execute("DELETE FROM words")
         return out
+
+
+def stem(words: list[str]) -> list[str]:
+    """Each word as the passage index's tokenizer stores it (the word itself when it has no token)."""
+    found = stems_of(dict(enumerate(words)))
+    return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
 def terms(conn: sqlite3.Connection, words: list[str]) -> list[Term]:

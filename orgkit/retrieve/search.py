@@ -179,17 +179,16 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
 
 
 def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
-    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections)."""
-    marks = ",".join("?" * len(passages))
-    out = []
-    for term in terms:
-        found: set[int] = set()
-        for word in ([term.word] if term.docs else list(term.corrections)):
-            found.update(r[0] for r in conn.execute(
-                f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-                ['"{}"'.format(word.replace('"', '""')), *passages]))
-        out.append(found)
-    return out
+    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
+
+    The passages' text (heading and body, as BM25 reads them) is stemmed once
+    in memory: one query and one tokenizer pass instead of a search per word.
+    """
+    rows = conn.execute(f"SELECT rowid, heading || ' ' || body FROM chunk_text "
+                        f"WHERE rowid IN ({','.join('?' * len(passages))})", passages).fetchall()
+    held = vocab.stems_of(dict(rows))
+    return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
+            for t in terms]
 
 
 def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder: Embedder | None,
