@@ -30,7 +30,7 @@ def weighted_z(parts: Iterable[tuple[float, dict[K, float]]]) -> dict[K, float]:
     """The weighted sum of each list's z-scores; a key absent from a list takes that list's lowest."""
     normalised = [(weight, z, min(z.values(), default=0.0)) for weight, z in
                   ((weight, z_scores(scores)) for weight, scores in parts)]
-    keys = {key for _, z, _ in normalised for key in z}
+    keys = dict.fromkeys(key for _, z, _ in normalised for key in z)  # first list's keys first: ties keep that order
     return {key: sum(weight * z.get(key, lowest) for weight, z, lowest in normalised) for key in keys}
 
 
