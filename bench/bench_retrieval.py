@@ -323,7 +323,8 @@ def per_kind(index: Index, embedder: Embedder, splits: dict[str, list[dict]]) ->
 
 def floor_report(indexes: dict[str, Index], embedder: Embedder, queries: list[dict]) -> None:
     """The floor's decisions per corpus, split and mode: in-corpus kept, targets lost, off-topic rejected."""
-    print("\n| corpus | split | ranking | in-corpus kept | targets lost | off-topic rejected |\n|---|---|---|---|---|---|")
+    print("\n| corpus | split | ranking | in-corpus kept | targets lost | off-topic rejected |\n"
+          "|---|---|---|---|---|---|")
     cache = VectorCache()
     for corpus, index in indexes.items():
         for split in ("tuning", "held-out"):

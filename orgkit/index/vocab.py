@@ -4,9 +4,10 @@ FTS5 keeps the vocabulary of the passage index (porter stems), and a
 `fts5vocab` table reads it with each term's document count without a copy.
 A query word that no passage holds is stemmed the same way and compared with
 the stems that start with the same letter and are about as long: the closest
-within a small edit distance (transpositions count one, as typing slips do),
-(up to three equally close) are searched for in its place. Words that match something are left
-alone, so a correct query is ranked exactly as before.
+ones within a small edit distance (a swap of neighbouring letters counts one,
+as typing slips do), up to three equally close, are searched for in its place.
+Words that match something are left alone, so a correct query is ranked
+exactly as before.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def weighted_z(parts: Iterable[tuple[float, dict[K, float]]]) -> dict[K, float]:
 
 
 def reciprocal_rank(parts: Iterable[tuple[float, list[K]]], k: float) -> dict[K, float]:
-    """The weighted sum of 1 / (k + rank) over the lists (rank from 1; a key repeated in a list counts at its first place)."""
+    """The weighted sum of 1 / (k + rank) over the lists (rank from 1; a key repeated counts at its first place)."""
     fused: dict[K, float] = {}
     for weight, keys in parts:
         seen: set[K] = set()
