@@ -76,8 +76,10 @@ def relevance(signals: Signals, dense: Floors | None) -> float:
 def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -> Verdict:
     """Whether `signals` reach the query floor (or, with `hit`, the hit floor).
 
-    `dense` is `floors_for(model)` when the cosine comes from a model; the
-    librarian and other callers judge a query by its best hit's signals.
+    `dense` is `floors_for(model)` when the cosine comes from a model. A
+    search records the signals its query was judged by (`SearchResult.signals`,
+    `relevant`), so other callers (the librarian) can judge them again, or
+    against floors of their own.
     """
     floors = dense if dense is not None and signals.cosine is not None else LEXICAL
     value = relevance(signals, dense)

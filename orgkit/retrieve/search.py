@@ -71,7 +71,8 @@ class SearchResult:
     mode: str = "hybrid"
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
-    relevant: bool = False  # whether any hit reaches the relevance floor
+    relevant: bool = False  # whether the query passes the relevance floor
+    signals: floor.Signals | None = None  # what the query was judged by (None: no hits)
 
 
 @dataclass
@@ -132,8 +133,9 @@ def search(
             fused = lexical if lexical is not None else dense
         result.hits = _hits(conn, index, fused, query, limit)
         dense_floors = floor.floors_for(embedder.name) if scores is not None and embedder else None
-        result.relevant = _judge(conn, result.hits, terms, lexical or [],
-                                 (vectors, scores) if scores is not None else None, dense_floors)
+        result.signals = _judge(conn, result.hits, terms, lexical or [],
+                                (vectors, scores) if scores is not None else None, dense_floors)
+        result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
     if min_score > 0:
@@ -142,8 +144,8 @@ def search(
 
 
 def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           dense: tuple[VectorSet, object] | None, dense_floors: floor.Floors | None) -> bool:
-    """Mark each hit relevant or not (floor.py); whether the query passes the floor at all.
+           dense: tuple[VectorSet, object] | None, dense_floors: floor.Floors | None) -> floor.Signals | None:
+    """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
     passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
@@ -152,7 +154,7 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     when it reaches the hit floor, or when its words alone would pass.
     """
     if not hits:
-        return False
+        return None
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
     held = _words_held(conn, terms, sorted(set(passages.values())))
@@ -170,12 +172,12 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
             [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
     best = floor.Signals(float(dense[1].max()) if dense is not None else None,
                          max(signal.coverage for signal in signals))
-    passes = floor.judge(best, dense_floors).relevant
+    passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
         hit.relevance = verdict.relevance
         hit.relevant = passes and (verdict.relevant or floor.judge(floor.Signals(None, signal.coverage)).relevant)
-    return passes
+    return best
 
 
 def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
