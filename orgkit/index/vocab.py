@@ -22,6 +22,7 @@ MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _stemmer_lock = threading.Lock()
 _stemmer: sqlite3.Connection | None = None
+_ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +96,12 @@ def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
     ("samplign" is "sampl" + "ign").
     """
     limit = allowed_distance(stemmed)
-    first = stemmed[0]
-    rows = conn.execute(
-        f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
-        (first, chr(ord(first) + 1), max(SHORTEST, len(stemmed) - limit - MAX_TAIL),
-         len(stemmed) + limit)).fetchall()
+    shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
     found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
     letters = set(stemmed)
-    for term, docs in rows:
+    for term, docs in _starting_with(conn, stemmed[0]):
+        if not shortest <= len(term) <= longest:
+            continue
         tail = len(stemmed) - len(term)
         if len(letters.symmetric_difference(term)) > 2 * limit and tail <= limit:
             continue  # an edit changes at most two letters of the set: too far apart to compute
@@ -113,6 +112,26 @@ def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
             found.append((distance, len(letters.symmetric_difference(term)), -docs, term))
     found.sort()
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
+
+
+def _starting_with(conn: sqlite3.Connection, first: str) -> list[tuple[str, int]]:
+    """The index's stems that start with `first`, with their document counts.
+
+    fts5vocab counts a term's documents by reading its whole list, so a range
+    of terms costs more the larger the index: a long-lived process keeps each
+    range it read until the index changes (its generation moves on).
+    """
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    key = (path, row[0] if row else "0")
+    with _stemmer_lock:
+        if _ranges.get("key") != key:
+            _ranges.clear()
+            _ranges["key"] = key
+        if first not in _ranges:
+            _ranges[first] = conn.execute(f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
+                                          (first, chr(ord(first) + 1))).fetchall()
+        return _ranges[first]
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
