@@ -1,12 +1,14 @@
-"""Search by meaning and by words over the index, ranked per node.
+"""Search by meaning and by words over the index, ranked per node, judged against a floor.
 
 Dense: one matrix product of the query vector with every passage vector, the
 top rows by argpartition, each node ranked by its best passage. Lexical: FTS5
-BM25 over passages, matches in the outline path weighted up. Hybrid: each
-ranking's scores over its pool turned into z-scores (so cosines and BM25 are
-on one scale), summed with the dense ranking weighted 0.8 and BM25 0.2; a node
-that BM25 ranks near the top and whose title is the query's words exactly
-comes first. Chosen on the tuning half of bench/retrieval_dev.json and checked
+BM25 over passages, matches in the outline path weighted up; a query word no
+passage holds is replaced by its closest words in the index (index/vocab.py).
+Hybrid: each ranking's scores over its pool turned into z-scores (so cosines
+and BM25 are on one scale, fusion.py), summed with the dense ranking weighted
+0.8 and BM25 0.2; a node that BM25 ranks near the top and whose title is the
+query's words (as stems) comes first. Every hit is then judged against the
+relevance floor (floor.py). Chosen on the tuning half of bench/retrieval_dev.json and checked
 on its held-out half (bench/README.md), it beat reciprocal-rank fusion, which
 keeps only ranks: a clear dense winner and a marginal one count the same there.
 """
