@@ -2,7 +2,7 @@
 
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \
-    python bench/bench_retrieval.py [--notes DIR] [--sweep | --compare]
+    python bench/bench_retrieval.py [--notes DIR] [--sweep | --compare | --latency | --floor [--manual DIR]]
 
 Without --notes, braindump is copied to a temporary directory and indexed
 there (embedding it takes a few minutes on two cores); with --notes DIR, the
@@ -15,7 +15,14 @@ after the first fusion was chosen and before any ranking ran on it).
 tuning split only (that is how the method in search.py was chosen). --compare
 then gives every method, at the constants the sweep chose, on both splits.
 --latency times warm in-process search (model and vectors loaded once) over
-every query, twice, per mode.
+every query, twice, per mode. --floor gives the relevance floor's decisions on
+both splits: in-corpus queries kept (and targets lost: found in the top ten
+but marked not relevant) and off-topic queries rejected, under the model and
+by words only, over braindump and (with --manual DIR, a copy of notes/ made
+there once) over the bundled manual.
+
+The default run gives MRR@10 per method (lexical, dense, hybrid before the
+typo correction and stem title match, hybrid) and kind, per split.
 """
 
 from __future__ import annotations
@@ -36,14 +43,16 @@ from typing import Callable
 from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
+from orgkit.index.vocab import Term
 from orgkit.retrieve.search import (
-    MODES, POOL, VectorCache, dense_ranking, fuse, lexical_ranking, search, title_match,
+    MODES, POOL, VectorCache, dense_ranking, fuse, lexical_ranking, lexical_terms, search, title_match,
 )
 
 HERE = Path(__file__).resolve().parent
 BRAINDUMP = HERE.parents[1] / "shared" / "corpora" / "braindump"
 K = 10
-KINDS = ("keyword", "paraphrase", "question")
+KINDS = ("keyword", "misspelled", "word form", "paraphrase", "question")
+MANUAL = HERE.parent / "notes"
 QUESTION_WORDS = {"how", "what", "why", "when", "where", "which", "who", "does", "do", "is", "can", "should"}
 
 
@@ -265,13 +274,85 @@ def latency(index: Index, embedder: Embedder, queries: list[dict]) -> None:
               f"({len(times)} searches)")
 
 
+def hybrid_before(index: Index, embedder: Embedder, cache: VectorCache) -> Callable[[dict], list[str]]:
+    """Hybrid ranking as it was before typo correction and stem title matching (same fusion)."""
+    def ranked(item: dict) -> list[str]:
+        query = item["query"]
+        with index.snapshot() as conn:
+            exact = [Term(t.word, t.stem, t.docs) for t in lexical_terms(conn, query)]
+            lex = lexical_ranking(conn, query, POOL, exact)
+            vectors = cache.get(index, embedder.fingerprint, conn)
+            den = dense_ranking(vectors, embedder.embed_query(query), POOL)
+            fused = fuse(lex, den, _exact_title(conn, lex, query))
+        nodes = index.nodes_by_rowid([n for n, _, _ in fused[: K * 2]])
+        return list(dict.fromkeys(nodes[n]["id"] for n, _, _ in fused[: K * 2] if n in nodes))
+    return ranked
+
+
+def _exact_title(conn, lexical, query: str):
+    """The title rule before: BM25's top three, a title that is the query's words in order."""
+    words = [w.lower() for w in re.findall(r"\w+", query)]
+    top = [node for node, _, _ in lexical[:3]]
+    if not words or not top:
+        return None
+    titles = dict(conn.execute(
+        f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
+    return next((n for n in top if [w.lower() for w in re.findall(r"\w+", titles.get(n) or "")] == words), None)
+
+
+def per_kind(index: Index, embedder: Embedder, splits: dict[str, list[dict]]) -> None:
+    """MRR@10 per method and kind, per split."""
+    cache = VectorCache()
+    methods = {mode: (lambda mode: lambda item: [h.id for h in search(
+        index, item["query"], mode=mode, limit=K, embedder=embedder, cache=cache).hits])(mode)
+        for mode in ("lexical", "dense")}
+    methods["hybrid before"] = hybrid_before(index, embedder, cache)
+    methods["hybrid"] = lambda item: [h.id for h in search(
+        index, item["query"], limit=K, embedder=embedder, cache=cache).hits]
+    for split, chosen in splits.items():
+        counts = ", ".join(f"{sum(q['kind'] == k for q in chosen)} {k}" for k in KINDS)
+        print(f"\n{split}: {len(chosen)} queries ({counts}), MRR@10\n"
+              "| method | all | " + " | ".join(KINDS) + " |\n" + "|---" * (len(KINDS) + 2) + "|")
+        results = {name: evaluate(chosen, ranked) for name, ranked in methods.items()}
+        for name, r in results.items():
+            print(f"| {name} | {r['mrr']:.3f} | " + " | ".join(f"{r[k]:.3f}" for k in KINDS) + " |")
+        best = {k: max(results["lexical"][k], results["dense"][k]) for k in KINDS}
+        print("hybrid minus the better single method per kind: "
+              + ", ".join(f"{k} {results['hybrid'][k] - best[k]:+.3f}" for k in KINDS))
+
+
+def floor_report(indexes: dict[str, Index], embedder: Embedder, queries: list[dict]) -> None:
+    """The floor's decisions per corpus, split and mode: in-corpus kept, targets lost, off-topic rejected."""
+    print("\n| corpus | split | ranking | in-corpus kept | targets lost | off-topic rejected |\n"
+          "|---|---|---|---|---|---|")
+    cache = VectorCache()
+    for corpus, index in indexes.items():
+        for split in ("tuning", "held-out"):
+            chosen = [q for q in queries if q.get("corpus", "braindump") == corpus and q["split"] == split]
+            for mode in ("hybrid", "lexical"):
+                kept = lost = rejected = 0
+                for item in chosen:
+                    found = search(index, item["query"], mode=mode, limit=K, embedder=embedder, cache=cache)
+                    if not item["relevant"]:
+                        rejected += not found.relevant
+                        continue
+                    kept += found.relevant
+                    targets = [h for h in found.hits if h.id in item["relevant"]]
+                    lost += bool(targets) and not any(h.relevant for h in targets)
+                inside = sum(bool(q["relevant"]) for q in chosen)
+                print(f"| {corpus} | {split} | {mode if mode == 'lexical' else 'hybrid (model)'} | "
+                      f"{kept}/{inside} | {lost} | {rejected}/{len(chosen) - inside} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=Path, help="an indexed copy of braindump to reuse")
+    parser.add_argument("--manual", type=Path, help="with --floor: where a copy of notes/ is indexed and reused")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--sweep", action="store_true", help="every fusion tried, over its constants, on tuning only")
     what.add_argument("--compare", action="store_true", help="every fusion tried, at its chosen constants, on both splits")
     what.add_argument("--latency", action="store_true", help="warm in-process search time per mode")
+    what.add_argument("--floor", action="store_true", help="the relevance floor's decisions on both splits")
     args = parser.parse_args()
     if not os.environ.get("ORGKIT_MODEL_PATH"):
         raise SystemExit("set ORGKIT_MODEL and ORGKIT_MODEL_PATH (see the docstring)")
@@ -281,28 +362,37 @@ def main() -> None:
     embedder = Embedder.from_config(load(notes))
     index = Index.at(notes)
     update(index, embedder=embedder)
-    queries = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
+    every = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
+    if args.floor:
+        indexes = {"braindump": index}
+        if args.manual:
+            if not args.manual.exists():
+                shutil.copytree(MANUAL, args.manual)
+            indexes["notes"] = Index.at(args.manual)
+            update(indexes["notes"], embedder=embedder)
+        return floor_report(indexes, embedder, every)
+    queries = [q for q in every if q["relevant"] and q.get("corpus", "braindump") == "braindump"]
     splits = {"tuning": [q for q in queries if q["split"] == "tuning"],
               "held-out": [q for q in queries if q["split"] == "held-out"],
-              "held-out, batch 1": [q for q in queries if q["split"] == "held-out" and q.get("batch") != 2],
-              "held-out, batch 2": [q for q in queries if q.get("batch") == 2]}
+              "held-out, batch 1": [q for q in queries if q["split"] == "held-out" and not q.get("batch")],
+              "held-out, batch 2": [q for q in queries if q.get("batch") == 2],
+              "held-out, batch 3": [q for q in queries if q["split"] == "held-out" and q.get("batch") == 3]}
     if args.latency:
-        return latency(index, embedder, queries)
+        print("the 170 queries of batches 1 and 2 (as before this batch):")
+        latency(index, embedder, [q for q in queries if q.get("batch") != 3])
+        print("every in-corpus query and every off-topic one over braindump:")
+        return latency(index, embedder, [q for q in every if q.get("corpus", "braindump") == "braindump"])
     if args.sweep or args.compare:
-        runs = Runs(index, embedder, queries)
+        old_kinds = ("keyword", "paraphrase", "question")
+        runs = Runs(index, embedder, [q for q in queries if q["kind"] in old_kinds])
+        splits = {name: [q for q in chosen if q["kind"] in old_kinds] for name, chosen in splits.items()
+                  if "batch 3" not in name}
         if args.sweep:
             sweep(runs, splits["tuning"])
         else:
             compare(runs, splits)
         return
-    cache = VectorCache()
-    for split, chosen in {**splits, "all": queries}.items():
-        counts = ", ".join(f"{sum(q['kind'] == k for q in chosen)} {k}" for k in KINDS)
-        print(f"\n{split}: {len(chosen)} queries ({counts}), top {K}\n" + header("mode"))
-        for mode in MODES[::-1]:
-            r = evaluate(chosen, lambda item: [h.id for h in search(
-                index, item["query"], mode=mode, limit=K, embedder=embedder, cache=cache).hits])
-            print(row(mode, r))
+    per_kind(index, embedder, {**splits, "all": queries})
 
 
 if __name__ == "__main__":

@@ -107,6 +107,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             env="ORGKIT_MODEL_PATH", kind="trust"),
     Setting("search.inline_embed_limit", int, "passages a CLI search embeds inline before asking for `orgkit index`",
             default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0),
+    Setting("search.min_score", float, "leave out search hits whose relevance is below this (0: keep every hit, "
+            "marking those below the relevance floor not relevant)", default=0.0, env="ORGKIT_SEARCH_MIN_SCORE",
+            minimum=0),
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "

@@ -26,7 +26,7 @@ def search(cli, notes: Path, *args: str) -> list[dict]:
 def test_each_mode_finds_the_note(cli, notes: Path, tiny_model: Path, mode: str) -> None:
     hits = search(cli, notes, "--mode", mode, "compost", "soil")
     assert hits[0]["id"] == "tomatoes"
-    assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet", "mode"}
+    assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet", "mode", "relevance", "relevant"}
     assert hits[0]["mode"] == mode
     assert hits[0]["file"] == "garden/tomatoes.org" and hits[0]["line"] == 1 and hits[0]["level"] == 0
     assert "compost" in hits[0]["snippet"]

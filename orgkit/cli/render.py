@@ -70,7 +70,9 @@ def index(stats: dict, options: dict) -> str:
 
 
 def search(rows: list[dict], options: dict) -> str:
-    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id']}]  {r['score']:.4f}\n    {r['snippet']}"
+    """One hit per entry; a hit below the relevance floor says so after its score."""
+    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id']}]  {r['score']:.4f}"
+                     f"{'' if r['relevant'] else '  (not relevant)'}\n    {r['snippet']}"
                      for r in rows)
 
 

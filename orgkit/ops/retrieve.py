@@ -57,8 +57,9 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
         mode = "lexical"
     if not (args["no_update"] and ctx.index.exists()):
         ctx.refresh(embed=embedder is not None)
+    min_score = args["min_score"] if args["min_score"] is not None else ctx.config["search.min_score"]
     found = search_index(ctx.index, args["query"], mode=mode, limit=args["limit"], embedder=embedder,
-                         cache=ctx.cache)
+                         cache=ctx.cache, min_score=min_score)
     for message in found.warnings:
         ctx.warn(message)
     return [h.to_json() for h in found.hits]
@@ -93,8 +94,11 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                    Param("limit", "integer", "At most N results.", default=10, minimum=1),
                    Param("mode", "string", "Rank by meaning and words, meaning only, or words only.",
                          default="hybrid", enum=("hybrid", "dense", "lexical")),
+                   Param("min_score", "number", "Leave out hits whose relevance is below this (default: the "
+                         "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
+                         minimum=0),
                    NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode}]"))
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,

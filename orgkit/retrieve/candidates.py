@@ -3,9 +3,11 @@
 A question in plain words rarely has all its words in one headline, so the
 scan here looks for any significant word and ranks headlines by how many of
 the words they hold. The two ranked lists are fused by reciprocal rank with a
-small k (the scan's word counts and search's scores share no scale), so a
-note that both find rises to the top. `context` and the atomic-notes skill
-both start here.
+small k (the scan's word counts and search's scores share no scale; see
+fusion.py), so a note that both find rises to the top. A candidate is
+relevant when a ranker that judges relevance (search's floor) marked it so;
+one only the scan found takes the query's verdict. `context` and the
+atomic-notes skill both start here.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Callable
 
 from ..embed import Embedder
 from ..index.store import Index
+from . import fusion
 from .scan import scan
 from .search import SearchResult, VectorCache, query_terms, search
 
@@ -36,11 +39,12 @@ class Candidate:
     olp: list[str]
     score: float = 0.0
     sources: list[str] = field(default_factory=list)
+    relevant: bool = True  # False below search's relevance floor
 
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                 "level": self.level, "olp": self.olp, "score": round(self.score, 6),
-                "sources": self.sources}
+                "sources": self.sources, "relevant": self.relevant}
 
 
 @dataclass
@@ -65,21 +69,29 @@ def scan_ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[st
 
 
 def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
-    """Reciprocal-rank fusion of several ranked lists, one entry per node ID."""
+    """Reciprocal-rank fusion of several ranked lists, one entry per node ID, with its relevance.
+
+    A row carrying `relevant` was judged by the floor; a candidate no judged
+    row names takes the query's verdict (whether any judged row is relevant),
+    or is relevant when no ranker judges.
+    """
+    judged = [row for rows in ranked.values() for row in rows if "relevant" in row]
+    query_relevant = any(row["relevant"] for row in judged) if judged else True
     by_id: dict[str, Candidate] = {}
+    verdicts: dict[str, bool] = {}
     for source, rows in ranked.items():
-        seen: set[str] = set()
-        for rank, row in enumerate(rows):
-            if row["id"] in seen:
-                continue
-            seen.add(row["id"])
-            cand = by_id.get(row["id"])
-            if cand is None:
-                cand = by_id[row["id"]] = Candidate(
-                    id=row["id"], title=row["title"], file=row["file"], line=row["line"],
-                    level=row["level"], olp=list(row.get("olp") or []))
-            cand.score += 1.0 / (RRF_K + rank + 1)
-            cand.sources.append(source)
+        for row in rows:
+            if row["id"] not in by_id:
+                by_id[row["id"]] = Candidate(id=row["id"], title=row["title"], file=row["file"], line=row["line"],
+                                             level=row["level"], olp=list(row.get("olp") or []))
+            if source not in by_id[row["id"]].sources:
+                by_id[row["id"]].sources.append(source)
+            if "relevant" in row:
+                verdicts[row["id"]] = verdicts.get(row["id"], False) or row["relevant"]
+    scores = fusion.reciprocal_rank(((1.0, [row["id"] for row in rows]) for rows in ranked.values()), RRF_K)
+    for node_id, cand in by_id.items():
+        cand.score = scores[node_id]
+        cand.relevant = verdicts.get(node_id, query_relevant)
     return sorted(by_id.values(), key=lambda c: -c.score)[:limit]
 
 

@@ -1,12 +1,14 @@
-"""Search by meaning and by words over the index, ranked per node.
+"""Search by meaning and by words over the index, ranked per node, judged against a floor.
 
 Dense: one matrix product of the query vector with every passage vector, the
 top rows by argpartition, each node ranked by its best passage. Lexical: FTS5
-BM25 over passages, matches in the outline path weighted up. Hybrid: each
-ranking's scores over its pool turned into z-scores (so cosines and BM25 are
-on one scale), summed with the dense ranking weighted 0.8 and BM25 0.2; a node
-that BM25 ranks near the top and whose title is the query's words exactly
-comes first. Chosen on the tuning half of bench/retrieval_dev.json and checked
+BM25 over passages, matches in the outline path weighted up; a query word no
+passage holds is replaced by its closest words in the index (index/vocab.py).
+Hybrid: each ranking's scores over its pool turned into z-scores (so cosines
+and BM25 are on one scale, fusion.py), summed with the dense ranking weighted
+0.8 and BM25 0.2; a node that BM25 ranks near the top and whose title is the
+query's words (as stems) comes first. Every hit is then judged against the
+relevance floor (floor.py). Chosen on the tuning half of bench/retrieval_dev.json and checked
 on its held-out half (bench/README.md), it beat reciprocal-rank fusion, which
 keeps only ranks: a clear dense winner and a marginal one count the same there.
 """
@@ -19,9 +21,12 @@ from typing import TYPE_CHECKING
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
+from ..index import vocab
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
+from ..index.vocab import Term
+from . import floor, fusion
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,11 +55,14 @@ class SearchHit:
     snippet: str
     chunk: int = field(default=0, repr=False)  # the best passage's row, for callers that read on
     mode: str = "hybrid"  # the ranking that found it: hybrid, dense or lexical
+    relevance: float = 0.0  # on the relevance floor's scale (floor.py)
+    relevant: bool = True  # False below the floor: nothing here answers the query
+    node: int = field(default=0, repr=False)  # the node's row in the index
 
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                 "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
-                "mode": self.mode}
+                "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
 
 
 @dataclass
@@ -65,6 +73,8 @@ class SearchResult:
     mode: str = "hybrid"
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+    relevant: bool = False  # whether the query passes the relevance floor
+    signals: floor.Signals | None = None  # what the query was judged by (None: no hits)
 
 
 @dataclass
@@ -97,8 +107,13 @@ def search(
     limit: int = 10,
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
+    min_score: float = 0.0,
 ) -> SearchResult:
-    """The `limit` best nodes for `query`; without a usable model, lexical ranking."""
+    """The `limit` best nodes for `query`, each judged against the relevance floor.
+
+    Without a usable model, lexical ranking. Hits whose relevance is below
+    `min_score` are left out.
+    """
     if mode not in MODES:
         raise OrgkitError(f"unknown search mode {mode!r} (choose from {', '.join(MODES)})")
     if not query.strip():
@@ -106,19 +121,78 @@ def search(
     result = SearchResult(mode=mode)
     pool = max(limit, POOL)
     with index.snapshot() as conn:
-        vectors, query_vector = None, None
+        vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
-        lexical = lexical_ranking(conn, query, pool) if result.mode != "dense" else None
-        dense = dense_ranking(vectors, query_vector, pool) if vectors is not None else None
+        terms = lexical_terms(conn, query)
+        lexical = lexical_ranking(conn, query, pool, terms) if result.mode != "dense" else None
+        if vectors is not None:
+            scores = dense_scores(vectors, query_vector)
+        dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         if lexical is not None and dense is not None:
-            fused = fuse(lexical, dense, title_match(conn, lexical, query))
+            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms))
         else:
             fused = lexical if lexical is not None else dense
         result.hits = _hits(conn, index, fused, query, limit)
+        dense_floors = floor.floors_for(embedder.name) if scores is not None and embedder else None
+        result.signals = _judge(conn, result.hits, terms, lexical or [],
+                                (vectors, scores) if scores is not None else None, dense_floors)
+        result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
+    if min_score > 0:
+        result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
+
+
+def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
+           dense: tuple[VectorSet, object] | None, dense_floors: floor.Floors | None) -> floor.Signals | None:
+    """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
+
+    A hit's cosine is its best passage's; its coverage is read from the
+    passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
+    query is judged by the best of each: the top cosine over every passage and
+    the best coverage among the hits. A hit of a query that passes is relevant
+    when it reaches the hit floor, or when its words alone would pass.
+    """
+    if not hits:
+        return None
+    lexical_passage = {node: chunk for node, chunk, _ in lexical}
+    passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
+    held = _words_held(conn, terms, sorted(set(passages.values())))
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    weights = [floor.idf(t.docs, total) for t in terms]
+    credit = [1.0 if t.docs else floor.CORRECTED_WEIGHT for t in terms]
+    signals = []
+    for hit in hits:
+        cosine = None
+        if dense is not None:
+            vectors, scores = dense
+            cosine = float(scores[vectors.nodes == hit.node].max(initial=-1.0))
+        passage = passages[hit.node]
+        signals.append(floor.Signals(cosine, floor.coverage(
+            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
+    best = floor.Signals(float(dense[1].max()) if dense is not None else None,
+                         max(signal.coverage for signal in signals))
+    passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
+    for hit, signal in zip(hits, signals):
+        verdict = floor.judge(signal, dense_floors, hit=True)
+        hit.relevance = verdict.relevance
+        hit.relevant = passes and (verdict.relevant or floor.judge(floor.Signals(None, signal.coverage)).relevant)
+    return best
+
+
+def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
+    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
+
+    The passages' text (heading and body, as BM25 reads them) is stemmed once
+    in memory: one query and one tokenizer pass instead of a search per word.
+    """
+    rows = conn.execute(f"SELECT rowid, heading || ' ' || body FROM chunk_text "
+                        f"WHERE rowid IN ({','.join('?' * len(passages))})", passages).fetchall()
+    held = vocab.stems_of(dict(rows))
+    return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
+            for t in terms]
 
 
 def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder: Embedder | None,
@@ -158,18 +232,19 @@ def query_terms(query: str) -> list[str]:
 def fts_match(query: str) -> str | None:
     """The FTS5 MATCH expression of a query: any of its meaningful words (None when it has none)."""
     terms = query_terms(query)
-    return " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms) if terms else None
+    return _any_of(terms) if terms else None
 
 
-def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Ranking:
-    """Nodes by their best passage's BM25 (any query word may match).
+def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int,
+                    terms: list[Term] | None = None) -> Ranking:
+    """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
     note that mentions it.
     """
-    match = fts_match(query)
-    if match is None:
+    match = match_expression(terms if terms is not None else lexical_terms(conn, query))
+    if not match:
         return []
     # One expression scores and orders: the score shown is the one the list is sorted by.
     rows = conn.execute(
@@ -181,14 +256,33 @@ def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int) -> Rankin
     return _best_per_node(rows, pool)
 
 
-def dense_ranking(vectors: VectorSet, query_vector, pool: int) -> Ranking:
-    """Nodes by their best passage's cosine similarity: one product, one partial sort."""
+def lexical_terms(conn: "sqlite3.Connection", query: str) -> list[Term]:
+    """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
+    return vocab.terms(conn, query_terms(query))
+
+
+def match_expression(terms: list[Term]) -> str:
+    """An FTS5 query matching any word that some passage holds, or any correction of one that none does."""
+    return _any_of(dict.fromkeys([t.word for t in terms if t.docs] + [c for t in terms for c in t.corrections]))
+
+
+def _any_of(words) -> str:
+    """An FTS5 expression matching any of `words`, each quoted as a phrase."""
+    return " OR ".join('"{}"'.format(w.replace('"', '""')) for w in words)
+
+
+def dense_ranking(vectors: VectorSet, query_vector, pool: int, scores=None) -> Ranking:
+    """Nodes by their best passage's cosine similarity: one product, one partial sort.
+
+    `scores` is the product when the caller has computed it (`dense_scores`).
+    """
     import numpy as np
 
     total = len(vectors.chunks)
     if total == 0:
         return []
-    scores = vectors.matrix @ query_vector.astype(np.float32)
+    if scores is None:
+        scores = dense_scores(vectors, query_vector)
     take = min(total, pool * 8)
     while True:
         top = np.argpartition(scores, total - take)[total - take:] if take < total else np.arange(total)
@@ -198,6 +292,13 @@ def dense_ranking(vectors: VectorSet, query_vector, pool: int) -> Ranking:
         if len(ranking) >= pool or take >= total:
             return ranking
         take = min(total, take * 4)
+
+
+def dense_scores(vectors: VectorSet, query_vector):
+    """The query's cosine with every passage (one matrix product)."""
+    import numpy as np
+
+    return vectors.matrix @ query_vector.astype(np.float32)
 
 
 def _best_per_node(rows, pool: int) -> Ranking:
@@ -212,8 +313,9 @@ def _best_per_node(rows, pool: int) -> Ranking:
     return out
 
 
-def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ranking:
-    """The two rankings' z-scores summed, DENSE_WEIGHT for dense; `title_match` (a node) first.
+def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
+         dense_weight: float = DENSE_WEIGHT) -> Ranking:
+    """The two rankings' z-scores summed, `dense_weight` for dense; `title_match` (a node) first.
 
     A node missing from one ranking's pool takes that ranking's lowest z-score.
     The title match's score is raised by more than any two fused scores can
@@ -221,10 +323,8 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ra
     sorted by the score it shows. A node keeps the passage of the ranking
     that ranked it higher.
     """
-    weighted = [(weight, z, min(z.values(), default=0.0))
-                for weight, z in ((1.0 - DENSE_WEIGHT, _z_scores(lexical)), (DENSE_WEIGHT, _z_scores(dense)))]
-    scores = {node: sum(weight * z.get(node, floor) for weight, z, floor in weighted)
-              for _, z, _ in weighted for node in z}
+    scores = fusion.weighted_z([(1.0 - dense_weight, {n: s for n, _, s in lexical}),
+                                (dense_weight, {n: s for n, _, s in dense})])
     if title_match in scores:
         n = max(len(lexical), len(dense))
         scores[title_match] += (2 * n) ** 0.5 + 1.0
@@ -237,30 +337,30 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None) -> Ra
     return [(n, best[n][1], scores[n]) for n in order]
 
 
-def _z_scores(ranking: Ranking) -> dict[int, float]:
-    """Each node's score in standard deviations from its ranking's mean (0 when all are equal)."""
-    if not ranking:
-        return {}
-    values = [score for _, _, score in ranking]
-    mean = sum(values) / len(values)
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-    return {node: (score - mean) / spread if spread > 0 else 0.0 for node, _, score in ranking}
-
-
-def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str) -> int | None:
-    """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in order.
+def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str,
+                terms: list[Term] | None = None) -> int | None:
+    """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
-    something close; a title that merely contains the words is not.
+    something close; a title that merely contains the words is not. Words
+    are compared as the index stems them, a mistyped one by what it was taken
+    for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter".
     """
-    words = [w.lower() for w in _WORD.findall(query)]
     top = [node for node, _, _ in lexical[:TITLE_WINDOW]]
-    if not words or not top:
+    if terms is None:
+        terms = lexical_terms(conn, query)
+    if not terms or not top:
+        return None
+    wanted = [{t.stem} if t.docs else set(t.corrections) for t in terms]
+    if not all(wanted):
         return None
     titles = dict(conn.execute(
         f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
-    return next((node for node in top
-                 if [w.lower() for w in _WORD.findall(titles.get(node) or "")] == words), None)
+    for node in top:
+        stems = set(vocab.stem(query_terms(titles.get(node) or "")))
+        if len(stems) == len(wanted) and all(stems & alternatives for alternatives in wanted):
+            return node
+    return None
 
 
 def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
@@ -278,7 +378,7 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
         heading, body = passages.get(chunk, ("", ""))
         hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=node["line"],
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
-                              chunk=chunk))
+                              chunk=chunk, node=node_row))
         if len(hits) >= limit:
             break
     return hits

@@ -1,0 +1,154 @@
+"""The corpus's own words, for query terms that match nothing: misspellings.
+
+FTS5 keeps the vocabulary of the passage index (porter stems), and a
+`fts5vocab` table reads it with each term's document count without a copy.
+A query word that no passage holds is stemmed the same way and compared with
+the stems that start with the same letter and are about as long: the closest
+ones within a small edit distance (a swap of neighbouring letters counts one,
+as typing slips do), up to three equally close, are searched for in its place.
+Words that match something are left alone, so a correct query is ranked
+exactly as before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+
+VOCAB_TABLE = "temp.chunks_vocab"
+SHORTEST = 4  # shorter words are too close to too many others to correct
+MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
+MAX_ALTERNATIVES = 3  # equally close stems all searched for
+_stemmer_lock = threading.Lock()
+_stemmer: sqlite3.Connection | None = None
+_ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A query word as the index sees it: its stem, how many passages hold it, and its correction."""
+
+    word: str
+    stem: str
+    docs: int
+    corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
+
+
+def ensure_vocab(conn: sqlite3.Connection) -> None:
+    """The vocabulary table, on this connection only (a temp table: nothing is written to the index)."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
+
+
+def _stemmer_table() -> sqlite3.Connection:
+    """An in-memory FTS5 table with the passage index's tokenizer, to stem text the same way."""
+    global _stemmer
+    if _stemmer is None:
+        _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
+        _stemmer.execute("CREATE VIRTUAL TABLE words USING fts5 (w, tokenize = "
+                         "'porter unicode61 remove_diacritics 2', detail = none)")
+        _stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
+    return _stemmer
+
+
+def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:
+    """The stems each text holds, keyed as given (the passage index's tokenizer, in memory)."""
+    with _stemmer_lock:
+        table = _stemmer_table()
+        table.executemany("INSERT INTO words (rowid, w) VALUES (?, ?)", list(texts.items()))
+        out: dict[int, set[str]] = {key: set() for key in texts}
+        for term, key in table.execute("SELECT DISTINCT term, doc FROM stems"):
+            out[key].add(term)
+        table.execute("DELETE FROM words")
+        return out
+
+
+def stem(words: list[str]) -> list[str]:
+    """Each word as the passage index's tokenizer stores it (the word itself when it has no token)."""
+    found = stems_of(dict(enumerate(words)))
+    return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
+
+
+def terms(conn: sqlite3.Connection, words: list[str]) -> list[Term]:
+    """The query's words with their document counts, each unmatched one corrected when it can be."""
+    ensure_vocab(conn)
+    out = []
+    for word, stemmed in zip(words, stem(words)):
+        row = conn.execute(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?", (stemmed,)).fetchone()
+        docs = row[0] if row else 0
+        out.append(Term(word, stemmed, docs, () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed)))
+    return out
+
+
+def allowed_distance(stemmed: str) -> int:
+    """Edits a word of this length may carry: one slip in a short word, two in a long one."""
+    return 1 if len(stemmed) < 8 else 2
+
+
+def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
+    """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
+
+    Among equally close stems, one with the same letters comes first (two
+    swapped keys are the commonest slip), then the commonest.
+
+    A stem may also match the start of `stemmed` followed by a short tail (one
+    edit more): a slip in a suffix keeps the stemmer from removing it
+    ("samplign" is "sampl" + "ign").
+    """
+    limit = allowed_distance(stemmed)
+    shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
+    found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
+    letters = set(stemmed)
+    for term, docs in _starting_with(conn, stemmed[0]):
+        if not shortest <= len(term) <= longest:
+            continue
+        tail = len(stemmed) - len(term)
+        if len(letters.symmetric_difference(term)) > 2 * limit and tail <= limit:
+            continue  # an edit changes at most two letters of the set: too far apart to compute
+        distance = edit_distance(stemmed, term, limit)
+        if distance > limit and 0 < tail <= MAX_TAIL + limit and len(term) > SHORTEST:
+            distance = min(distance, 1 + edit_distance(stemmed[:len(term)], term, limit - 1))
+        if distance <= limit:
+            found.append((distance, len(letters.symmetric_difference(term)), -docs, term))
+    found.sort()
+    return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
+
+
+def _starting_with(conn: sqlite3.Connection, first: str) -> list[tuple[str, int]]:
+    """The index's stems that start with `first`, with their document counts.
+
+    fts5vocab counts a term's documents by reading its whole list, so a range
+    of terms costs more the larger the index: a long-lived process keeps each
+    range it read until the index changes (its generation moves on).
+    """
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    key = (path, row[0] if row else "0")
+    with _stemmer_lock:
+        if _ranges.get("key") != key:
+            _ranges.clear()
+            _ranges["key"] = key
+        if first not in _ranges:
+            _ranges[first] = conn.execute(f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
+                                          (first, chr(ord(first) + 1))).fetchall()
+        return _ranges[first]
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance (a swap of neighbours is one edit), or limit + 1 past the limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]
+

@@ -1,0 +1,121 @@
+"""The relevance floor, typo-tolerant words and the one fusion module."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SHARED, shared_path, write_notes
+from test_index import NOTES
+
+
+def search(cli, notes: Path, *args: str) -> list[dict]:
+    result = cli("search", "--notes", str(notes), "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+def test_nonsense_marks_every_hit_not_relevant_and_min_score_cuts_them(cli, notes: Path, tiny_model: Path) -> None:
+    hits = search(cli, notes, "xqzzyv", "nonexistentterm")
+    assert hits and not any(h["relevant"] for h in hits)
+    assert search(cli, notes, "--min-score", "0.01", "xqzzyv", "nonexistentterm") == []
+    found = search(cli, notes, "compost", "soil")
+    assert found[0]["id"] == "tomatoes" and found[0]["relevant"]
+    assert [h["id"] for h in search(cli, notes, "--min-score", "0.5", "compost", "soil")] == ["tomatoes"]
+    text = cli("search", "--notes", str(notes), "--limit", "1", "xqzzyv").stdout
+    assert "(not relevant)" in text or text == ""
+
+
+def test_min_score_comes_from_the_config_when_not_given(cli, notes: Path, tiny_model: Path) -> None:
+    (notes / "orgkit.toml").write_text("[search]\nmin_score = 0.5\n")
+    assert search(cli, notes, "xqzzyv", "nonexistentterm") == []
+    assert len(search(cli, notes, "--min-score", "0", "xqzzyv", "nonexistentterm")) > 0
+
+
+def test_a_misspelled_title_word_still_finds_the_note(cli, notes: Path) -> None:
+    assert search(cli, notes, "--mode", "lexical", "tmoatoes")[0]["id"] == "tomatoes"
+    assert search(cli, notes, "--mode", "lexical", "kitens")[0]["id"] == "kittens"
+    # a word that matches nothing and is near nothing is left out, not guessed at
+    assert search(cli, notes, "--mode", "lexical", "qqqqqqq") == []
+
+
+def test_braindump_by_words_only_floor_keeps_what_it_finds(cli, tmp_path: Path) -> None:
+    """Without a model: a mistyped title finds its note, relevant; words the notes lack are not relevant."""
+    notes = tmp_path / "braindump"
+    shutil.copytree(shared_path("corpora", "braindump"), notes)
+    hits = search(cli, notes, "--mode", "lexical", "robot", "kinematcs")
+    assert hits[0]["title"] == "Robot Kinematics" and hits[0]["relevant"]
+    for query in ("ancient egyptian burial rituals", "volcano eruption prediction in iceland"):
+        assert not any(h["relevant"] for h in search(cli, notes, "--mode", "lexical", *query.split()))
+    manual = tmp_path / "manual"
+    shutil.copytree(REPO / "notes", manual)
+    assert search(cli, manual, "--mode", "lexical", "token", "budget")[0]["relevant"]
+    for query in ("symptoms of the flu in toddlers", "causes of the french revolution"):
+        assert not any(h["relevant"] for h in search(cli, manual, "--mode", "lexical", *query.split()))
+
+
+BRAINDUMP_FILES = ("spaced_repetition", "richard_hamming", "bloom_filter", "cuckoo_filters", "gaussian_filter",
+                   "robot_kinematics", "studying", "unix_lsof")
+MANUAL_FILES = ("20261202121900-token-budgets", "20261202120100-installing")
+
+
+def test_off_topic_questions_find_nothing_relevant_with_the_real_model(tmp_path: Path, monkeypatch) -> None:
+    """Notes from braindump and the manual: their own queries pass the floor, the dev set's off-topic ones do not."""
+    from orgkit.config import load
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+    from orgkit.retrieve.search import VectorCache
+    from orgkit.retrieve.search import search as search_index
+
+    model = SHARED / "models" / "all-MiniLM-L6-v2-int8"
+    if not model.is_dir():
+        pytest.skip("the offline model in ../shared/models is absent")
+    monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
+    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
+    notes = tmp_path / "mixed"
+    notes.mkdir()
+    for name in BRAINDUMP_FILES:
+        shutil.copy(shared_path("corpora", "braindump", "reference", f"{name}.org"), notes)
+    for name in MANUAL_FILES:
+        shutil.copy(REPO / "notes" / f"{name}.org", notes)
+    index, embedder, cache = Index.at(notes), Embedder.from_config(load(notes)), VectorCache()
+    update(index, embedder=embedder)
+    for query, title in (("gaussian filtering", "Gaussian Filter"), ("robot kinematcs", "Robot Kinematics"),
+                         ("token budget", "Token budgets"), ("how do I install orgkit", "Installing orgkit"),
+                         ("studyng", "Studying")):
+        found = search_index(index, query, embedder=embedder, cache=cache)
+        assert found.relevant and found.hits[0].title == title and found.hits[0].relevant, query
+    queries = json.loads((REPO / "bench" / "retrieval_dev.json").read_text())["queries"]
+    for query in [q["query"] for q in queries if q["kind"] == "off-topic"]:
+        found = search_index(index, query, embedder=embedder, cache=cache)
+        assert not found.relevant and not any(h.relevant for h in found.hits), query
+
+
+def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:
+    from orgkit.index.vocab import edit_distance
+
+    assert edit_distance("lsof", "losf", 2) == 1
+    assert edit_distance("kinemat", "kinematc", 2) == 1
+    assert edit_distance("abcdef", "uvwxyz", 2) == 3  # past the limit: limit + 1
+
+
+def test_candidates_take_the_floor_verdict_and_scan_only_ones_the_query_verdict() -> None:
+    from orgkit.retrieve.candidates import fuse
+
+    def row(node_id: str, **extra) -> dict:
+        return {"id": node_id, "title": node_id, "file": f"{node_id}.org", "line": 1, "level": 0, **extra}
+
+    off_topic = fuse({"search": [row("a", relevant=False), row("b", relevant=False)], "scan": [row("c"), row("a")]}, 5)
+    assert not any(c.relevant for c in off_topic)
+    assert [c.id for c in off_topic][0] == "a" and off_topic[0].sources == ["search", "scan"]
+    answered = fuse({"search": [row("a", relevant=True), row("b", relevant=False)], "scan": [row("c")]}, 5)
+    assert {c.id: c.relevant for c in answered} == {"a": True, "b": False, "c": True}
+    assert all(c.relevant for c in fuse({"scan": [row("c")]}, 5))
