@@ -88,6 +88,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             env="ORGKIT_MODEL_PATH"),
     Setting("search.inline_embed_limit", int, "passages a CLI search embeds inline before asking for `orgkit index`",
             default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0),
+    Setting("search.scope", str, "what search, context and recall answer from by default: notes (yours and admitted "
+            "memory), extractions, pending or all", default="notes", env="ORGKIT_SCOPE"),
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
     Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",

@@ -28,6 +28,7 @@ from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
+from .kinds import file_kind
 from .embedding import Progress, bump_generation, embed_pending, pending_count
 from .outlines import insert_sections
 from .store import DB_NAME, Index, bulk_cache
@@ -231,12 +232,13 @@ def _insert_file(conn, item: _Parsed) -> int:
     sections = insert_sections(conn, item.path, item.chunks)
     base = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0]
     rowids = {id(node): base + k for k, node in enumerate(parsed.nodes)}  # one statement for all
+    kind = file_kind(parsed)
     conn.executemany(
         "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tags, refs, properties, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
           node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties))
+          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties), kind)
          for node in parsed.nodes])
     conn.executemany("INSERT INTO aliases VALUES (?, ?)",
                      [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])

@@ -22,6 +22,7 @@ from ..errors import OrgkitError
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
+from .scope import Scope, scoped
 
 if TYPE_CHECKING:
     import sqlite3
@@ -97,8 +98,10 @@ def search(
     limit: int = 10,
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
+    scope: Scope | None = None,
 ) -> SearchResult:
-    """The `limit` best nodes for `query`; without a usable model, lexical ranking."""
+    """The `limit` best nodes for `query` within `scope` (None: every note); without a usable model,
+    lexical ranking."""
     if mode not in MODES:
         raise OrgkitError(f"unknown search mode {mode!r} (choose from {', '.join(MODES)})")
     if not query.strip():
@@ -115,6 +118,7 @@ def search(
             fused = fuse(lexical, dense, title_match(conn, lexical, query))
         else:
             fused = lexical if lexical is not None else dense
+        fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
     for hit in result.hits:
         hit.mode = result.mode
