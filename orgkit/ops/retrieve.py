@@ -46,6 +46,8 @@ def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"])
     for message in found.warnings:
         ctx.warn(message)
+    if not found.hits:
+        ctx.warn(f"no headline, title or alias matches {args['query']!r}")
     return [h.to_json() for h in found.hits]
 
 
@@ -102,7 +104,8 @@ def context(ctx: OpContext, args: dict[str, Any]) -> dict:
     return result.to_json()
 
 
-declare(Op("scan", "Find headlines and file titles matching every word of QUERY (case-insensitive).", scan,
+declare(Op("scan", "Find headlines, file titles and node aliases matching every word of QUERY (case-insensitive; "
+           "links count by their descriptions).", scan,
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
                    Param("regex", "boolean", "QUERY is one regular expression.")),
