@@ -144,10 +144,13 @@ def _lexical(conn, query: str, rowids: list[int]) -> dict[int, float]:
     if not terms or not rowids:
         return {}
     match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
+    # A rowid range is a constraint FTS5 applies as it reads (a list of rowids it is not):
+    # a file's passages are written together, so their rows are (nearly) one range.
     rows = conn.execute(
-        f"SELECT rowid, -bm25(chunks_fts, 3.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-        f"AND rowid IN ({','.join('?' * len(rowids))})", (match, *rowids)).fetchall()
-    return {r[0]: max(float(r[1]), 0.0) for r in rows}
+        "SELECT rowid, -bm25(chunks_fts, 3.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "AND rowid BETWEEN ? AND ?", (match, min(rowids), max(rowids))).fetchall()
+    wanted = set(rowids)
+    return {r[0]: max(float(r[1]), 0.0) for r in rows if r[0] in wanted}
 
 
 def _dense(query: str, rowids: list[int], embedder: Embedder | None,
