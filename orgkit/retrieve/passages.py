@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
+from ..org import syntax as sx
 from ..org.outline import Outline
 from .read import ReadDoc, estimate_tokens
 from .search import VectorCache, query_terms
@@ -63,11 +64,18 @@ def pieces(doc: ReadDoc, cuts: set[int] = frozenset()) -> list[Piece]:
         lines.pop()
     outline = Outline(doc.content)
     starts = sorted({0, *outline.heading_lines, *(c - doc.line for c in cuts if 0 < c - doc.line < len(lines))})
+    heads = set(outline.heading_lines)
     out: list[Piece] = []
+    bare: int | None = None  # the first line of headings with no text of their own, waiting for a body
     for a, b in zip(starts, starts[1:] + [len(lines)]):
-        place = outline.place(a)
+        first = a if bare is None else bare
+        if all(i in heads or not lines[i].strip() for i in range(a, b)) and b < len(lines):
+            bare = first  # a heading alone says little: it goes with the section under it
+            continue
+        bare = None
+        place = outline.place(first)
         olp = place.olp + [place.title] if place.level else place.olp
-        out.append(Piece(doc.line + a, doc.line + b - 1, olp, "\n".join(lines[a:b])))
+        out.append(Piece(doc.line + first, doc.line + b - 1, olp, "\n".join(lines[first:b])))
     return out
 
 
@@ -107,7 +115,7 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
             used += cost
     if not chosen and worth:
         top = _trimmed(min(worth, key=lambda p: (-p.score, p.first)), room)
-        chosen = [top] if top.text.strip() else []
+        chosen = [top] if top.tokens >= MIN_TOKENS else []
     return Excerpt(_merged(sorted(chosen, key=lambda p: p.first))) if chosen else None
 
 
@@ -116,12 +124,14 @@ def _covered(piece: Piece, skip: list[tuple[int, int]]) -> bool:
 
 
 def _trimmed(piece: Piece, room: int) -> Piece:
-    """The first whole lines of `piece` that fit in `room` tokens."""
+    """The first whole lines of `piece` that fit in `room` tokens (empty when only headings fit)."""
     kept: list[str] = []
     for line in piece.text.split("\n"):
         if estimate_tokens("\n".join([*kept, line])) > room:
             break
         kept.append(line)
+    if all(not line.strip() or sx.HEADING.match(line) for line in kept):
+        kept = []
     return Piece(piece.first, piece.first + max(len(kept), 1) - 1, piece.olp, "\n".join(kept), piece.score)
 
 
