@@ -99,8 +99,20 @@ def test_nothing_relevant_gives_no_notes_and_names_the_near_miss(notes: Path, tm
     index.close()
 
 
+@dataclass(slots=True)
+class FlooredHit(SearchHit):
+    """A search hit as the relevance floor marks it."""
+
+    relevant: bool = True
+
+
 def test_a_scan_only_candidate_does_not_outvote_the_floor() -> None:
     scanned = Candidate(id="x", title="Capital", file="x.org", line=1, level=0, olp=[])
     hit = SearchHit(id="y", title="Y", file="y.org", line=1, level=0, score=0.1, snippet="")
     assert relevant([scanned], SearchResult(hits=[hit])) == [scanned]  # no floor marks: kept
     assert relevant([scanned], None) == [scanned]
+    below = FlooredHit(id="y", title="Y", file="y.org", line=1, level=0, score=0.1, snippet="", relevant=False)
+    searched = Candidate(id="y", title="Y", file="y.org", line=1, level=0, olp=[])
+    assert relevant([searched, scanned], SearchResult(hits=[below])) == []  # the search found nothing relevant
+    above = FlooredHit(id="z", title="Z", file="z.org", line=1, level=0, score=0.2, snippet="", relevant=True)
+    assert relevant([searched, scanned], SearchResult(hits=[above, below])) == [scanned]
