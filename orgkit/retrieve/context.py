@@ -24,6 +24,8 @@ from .scope import Scope, narrow
 from .search import SearchResult, VectorCache
 
 CANDIDATES = 20
+SHARES = 4  # a long note's first turn takes at most a quarter of the budget...
+WHOLE_TOKENS = 250  # ...unless it is this short: then it stays whole
 NOTHING_RELEVANT = "nothing relevant"  # the reason given when no candidate passes the relevance floor
 
 
@@ -115,13 +117,16 @@ def _span(doc: ReadDoc) -> tuple[int, int]:
 
 
 class _Gatherer:
-    """Fills the budget in rank order: a note whole when it fits, else its best passages."""
+    """Fills the budget in rank order: a short note whole when it fits, else its best passages."""
 
     def __init__(self, index: Index, query: str, budget: int, embedder: Embedder | None,
                  cache: VectorCache | None, result: ContextResult, scope: Scope | None) -> None:
         self.index, self.query, self.budget = index, query, budget
         self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
         self.taken: list[_Taken] = []
+        # A note longer than this gives its best passages first, so that the notes ranked after
+        # it get room too; what they leave widens the excerpts (`widen`).
+        self.share = max(budget // SHARES, WHOLE_TOKENS)
 
     def offer(self, doc: ReadDoc, score: float | None, found_by: list[str]) -> dict | None:
         """Include `doc` whole or as an excerpt (its entry), otherwise say why not. No text is included twice.
@@ -143,12 +148,13 @@ class _Gatherer:
         overlapping = [t for t in same_file if t not in held
                        and any(a <= last and first <= b for a, b in t.ranges)]
         freed = sum(t.entry["tokens"] for t in held)
-        if not overlapping and result.tokens - freed + doc.tokens <= self.budget:
+        fits = result.tokens - freed + doc.tokens <= self.budget
+        if not overlapping and fits and (doc.tokens <= self.share or freed):
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
             return self._take(_Taken(doc, entry, [(first, last)]), score, held)
         skip = [r for t in same_file for r in t.ranges]
-        part = excerpt(self.index, doc, self.query, self.budget - result.tokens, embedder=self.embedder,
-                       cache=self.cache, skip=skip)
+        part = excerpt(self.index, doc, self.query, min(self.budget - result.tokens, self.share),
+                       embedder=self.embedder, cache=self.cache, skip=skip)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
             return None
