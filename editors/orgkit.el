@@ -108,6 +108,14 @@ the server again."
   :type '(choice (const :tag "orgkit's default" nil)
                  (const "hybrid") (const "dense") (const "lexical")))
 
+(defcustom orgkit-search-scope nil
+  "What `orgkit-search' answers from, or nil for orgkit's default.
+\"notes\": your notes and admitted memory; \"extractions\": also the
+claim, quote, hub and source notes extraction writes; \"pending\":
+also deposits waiting for review; \"all\": everything."
+  :type '(choice (const :tag "orgkit's default (search.scope)" nil)
+                 (const "notes") (const "extractions") (const "pending") (const "all")))
+
 (defcustom orgkit-scan-limit nil
   "At most this many headlines in `orgkit-scan', or nil for all."
   :type '(choice (const :tag "No limit" nil) integer))
@@ -641,7 +649,8 @@ and score.  Return the chosen result."
   (let* ((root (orgkit--notes-directory))
          (results (orgkit--call "search" `((query . ,query)
                                            (limit . ,orgkit-search-limit)
-                                           (mode . ,orgkit-search-mode))))
+                                           (mode . ,orgkit-search-mode)
+                                           (scope . ,orgkit-search-scope))))
          (seen (make-hash-table :test #'equal))
          (candidates
           (mapcar (lambda (r) (cons (orgkit--unique (orgkit--search-label r) seen) r))

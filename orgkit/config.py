@@ -110,6 +110,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("search.min_score", float, "leave out search hits whose relevance is below this (0: keep every hit, "
             "marking those below the relevance floor not relevant)", default=0.0, env="ORGKIT_SEARCH_MIN_SCORE",
             minimum=0),
+    Setting("search.scope", str, "what search, context and recall answer from by default: notes (yours and admitted "
+            "memory), extractions, pending or all", default="notes", env="ORGKIT_SCOPE"),
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "

@@ -89,6 +89,8 @@ class Embedder:
     _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one load across threads
+    # The last query's vector: a context ranks notes, then the passages of a long one, by the same query.
+    _last_query: tuple[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
     def from_config(cls, config: "Config") -> "Embedder":
@@ -291,9 +293,14 @@ class Embedder:
     def embed_query(self, text: str) -> "np.ndarray":
         import numpy as np
 
+        last = self._last_query
+        if last is not None and last[0] == text:
+            return last[1]
         self.load()
         vector = next(iter(self._model.query_embed(text)))
-        return normalise(np.asarray(vector, dtype=np.float32)[None, :])[0]
+        out = normalise(np.asarray(vector, dtype=np.float32)[None, :])[0]
+        self._last_query = (text, out)
+        return out
 
 
 def _prepare_model_dir(source: Path, model_file: str, target: Path) -> None:

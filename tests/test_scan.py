@@ -269,3 +269,36 @@ def test_scan_reads_titles_todo_keywords_and_ids_as_the_parser_does(tmp_path: Pa
                 assert (hit.title, hit.id, hit.olp) == (node.title, node.id, node.olp), (rel, text)
                 checked += 1
     assert checked > 100
+
+
+def test_aliases_find_their_node_and_links_match_by_what_a_reader_sees(cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "aliased", {
+        "reading.org": """
+            :PROPERTIES:
+            :ID: reading
+            :ROAM_ALIASES: "Book list" Library "Reading list"
+            :END:
+            #+title: Reading
+
+            * See [[https://example.org/notebooks][my sketches]]
+            * Kept in [[id:reading][the books page]]
+            :PROPERTIES:
+            :ID: kept
+            :ROAM_ALIASES: Shelf
+            :END:
+            """,
+    })
+    books = scan_json(cli, notes, "books")
+    assert [(h["line"], h["id"]) for h in books] == [(8, "kept")]  # not through "notebooks" in a URL
+    assert [(h["line"], h["title"], h["id"]) for h in scan_json(cli, notes, "book", "list")] == [
+        (5, "Reading", "reading")]
+    assert [(h["line"], h["id"]) for h in scan_json(cli, notes, "shelf")] == [(8, "kept")]
+    assert [h["id"] for h in scan_json(cli, notes, "library")] == ["reading"]
+    assert scan_json(cli, notes, "book", "library") == []  # every word in one alias, as node-find matches
+    assert [h["line"] for h in scan_json(cli, notes, "reading")] == [5]  # by title and by alias: once
+    assert [h["line"] for h in scan_json(cli, notes, "--limit", "5", "reading")] == [5]
+
+
+def test_no_hit_says_so_on_stderr(cli, notes: Path) -> None:
+    result = cli("scan", "xqzzyv", "--notes", str(notes))
+    assert result.exit_code == 0 and "no headline, title or alias matches 'xqzzyv'" in result.stderr

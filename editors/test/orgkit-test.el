@@ -376,6 +376,15 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
 
 ;;;; Grounded extraction
 
+(defun orgkit-test--search-offers (regexp)
+  "Search for the words of the ADR's decision; non-nil when a result matches REGEXP."
+  (setq orgkit-test--candidates nil)
+  (ignore-error user-error  ; nothing found
+    (orgkit-test--typing "keep the cache in SQLite"
+      (orgkit-test--choosing "."
+        (call-interactively #'orgkit-search))))
+  (cl-some (lambda (c) (string-match-p regexp c)) orgkit-test--candidates))
+
 (ert-deftest orgkit-test-extract-and-claims ()
   "`orgkit-extract' lists grounded claims of the current file; `orgkit-claims' lists a hub's."
   (orgkit-test--with-notes
@@ -403,7 +412,16 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
                 (should (orgkit-test--eventually
                          (lambda ()
                            (with-current-buffer (call-interactively #'orgkit-claims)
-                             (string-match-p "Claims linked from .*: 2" (buffer-string)))))))))
+                             (string-match-p "Claims linked from .*: 2" (buffer-string))))))))
+            ;; Claims answer a search only in their scope, and a claim and its quote share one place.
+            (let ((orgkit-search-scope "extractions"))
+              (should (orgkit-test--eventually
+                       (lambda ()
+                         (orgkit-test--search-offers "cache in SQLite")))))
+            (should (= 1 (cl-count-if (lambda (c) (string-match-p "keep the cache in SQLite" c))
+                                      orgkit-test--candidates)))
+            (let ((orgkit-search-scope nil))
+              (should-not (orgkit-test--search-offers "cache in SQLite"))))
         (orgkit-test--kill-note-buffers)
         (when (get-file-buffer source) (kill-buffer (get-file-buffer source)))
         (delete-file source)
@@ -517,7 +535,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
     (let* ((dir (orgkit--notes-directory))
            (search (orgkit--op dir "search")))
       ;; The real registry, as `{"op": "ops"}' or `orgkit ops --json' gives it.
-      (should (equal (orgkit--op-parameters search) '(query limit mode min_score no_update)))
+      (should (equal (orgkit--op-parameters search) '(query limit mode min_score scope no_update)))
       (should (equal (alist-get 'positional search) '("query")))
       (should (equal (orgkit--cli-args "search" '((query . "apples") (limit . 2)) dir search)
                      (list "search" "--limit" "2" "--notes" dir "--json" "--" "apples")))
@@ -527,7 +545,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       ;; A field the registry does not list is refused before anything runs.
       (should (equal (orgkit-test--error-message
                       (lambda () (orgkit--call "search" '((query . "x") (colour . "red")))))
-                     "orgkit: search has no parameter colour (parameters: query, limit, mode, min_score, no_update)"))
+                     "orgkit: search has no parameter colour (parameters: query, limit, mode, min_score, scope, no_update)"))
       ;; Another registry, another command line: nothing is hard-coded.
       (let ((orgkit--registry
              (cons (orgkit--registry-key)

@@ -106,6 +106,20 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE nodes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0;
     UPDATE nodes SET seen = rowid;
     """,
+    # 4: each node's kind (the person's note, a deposit, or a generated claim, quote,
+    # hub, run or source note: index/kinds.py), for scoped searches. Every file is
+    # re-read by the next update to set it (vectors, keyed by text, are kept).
+    """
+    INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all');
+    DELETE FROM chunks;
+    DELETE FROM outlines;
+    DELETE FROM aliases;
+    DELETE FROM nodes;
+    DELETE FROM links;
+    DELETE FROM files;
+    ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
+    CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
+    """,
 )
 
 # The passages' FTS5 tokenizer, as the latest migration declares it: anything else

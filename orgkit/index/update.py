@@ -27,6 +27,7 @@ from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
+from .kinds import node_kinds
 from .embedding import Progress, bump_generation, embed_pending, pending_count
 from .outlines import insert_sections
 from .store import DB_NAME, Index, bulk_cache
@@ -246,14 +247,15 @@ def _insert_file(conn, item: _Parsed, seen: dict[tuple[str, str], int]) -> int:
     sections = insert_sections(conn, item.path, item.chunks)
     base = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0]
     rowids = {id(node): base + k for k, node in enumerate(parsed.nodes)}  # one statement for all
+    kinds = node_kinds(parsed)
     conn.executemany(
         "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tags, refs, properties, seen, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
           node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
           _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
-          seen[(node.id, item.path)])
-         for node in parsed.nodes])
+          seen[(node.id, item.path)], kind)
+         for node, kind in zip(parsed.nodes, kinds)])
     conn.executemany("INSERT INTO aliases VALUES (?, ?)",
                      [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])
     conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",

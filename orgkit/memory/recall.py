@@ -13,11 +13,13 @@ before the answer is given.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from ..config import ensure_state_dir
 from ..embed import Embedder
 from ..index import Index, refresh
 from ..retrieve.context import ContextResult, context
+from ..retrieve.scope import Scope
 from ..retrieve.search import VectorCache
 from .store import Store
 
@@ -57,8 +59,9 @@ def provenance(store: Store, node_id: str, file: str) -> dict:
     return out
 
 
-def _withheld(prov: dict) -> str | None:
-    if prov.get("origin") != "deposit":
+def _withheld(prov: dict, scope: Scope | None) -> str | None:
+    """Why a deposited note stays out of the answer: superseded or not admitted (unless the scope asks for those)."""
+    if prov.get("origin") != "deposit" or (scope is not None and not scope.withholds_pending):
         return None
     if prov.get("superseded_by"):
         return f"superseded by deposit {prov['superseded_by']}"
@@ -69,18 +72,18 @@ def _withheld(prov: dict) -> str | None:
 
 def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
            embedder: Embedder | None = None, index: Index | None = None,
-           cache: VectorCache | None = None) -> ContextResult:
-    """Context for `query` with provenance; the call is audited before it returns.
+           cache: VectorCache | None = None, scope: Scope | None = None) -> ContextResult:
+    """Context for `query` with provenance, from the notes in `scope`; the call is audited before it returns.
 
     `index` is a caller's up-to-date index (a server's); without one, the index of
     the notes is brought up to date here."""
     if index is not None:
-        result = _gather(store, index, query, budget, embedder, cache)
+        result = _gather(store, index, query, budget, embedder, cache, scope)
     else:
         index = Index.at(store.cfg.notes, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
-            result = _gather(store, index, query, budget, embedder, cache)
+            result = _gather(store, index, query, budget, embedder, cache, scope)
         finally:
             index.close()
         result.warnings[:0] = warnings
@@ -91,16 +94,18 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
 
 
 def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embedder | None,
-            cache: VectorCache | None) -> ContextResult:
+            cache: VectorCache | None, scope: Scope | None) -> ContextResult:
     """The context without the withheld notes, whose share of the budget goes to the next
-    notes in rank (the context is gathered again with that much more room)."""
+    notes in rank (the context is gathered again with that much more room). Deposits the
+    scope leaves out for want of admission are gathered and withheld here, with the reason."""
+    offered = replace(scope, offer_pending=True) if scope is not None and scope.withholds_pending else scope
     room = 0
     for _ in range(3):
-        result = context(index, query, budget=budget + room, embedder=embedder, cache=cache)
+        result = context(index, query, budget=budget + room, embedder=embedder, cache=cache, scope=offered)
         kept, withheld = [], []
         for entry in result.included:
             prov = provenance(store, entry["id"], entry["file"])
-            why = _withheld(prov)
+            why = _withheld(prov, scope)
             if why:
                 withheld.append({"id": entry["id"], "title": entry["title"], "file": entry["file"],
                                  "tokens": entry["tokens"], "reason": why})

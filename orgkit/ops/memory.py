@@ -13,6 +13,7 @@ from typing import Any
 
 from . import declare
 from .context import OpContext
+from .retrieve import SCOPE, report, scope_of
 from .spec import Op, Param, ParamError
 
 REVIEW_SETTING = "mcp.allow_review"
@@ -176,9 +177,8 @@ def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
     ctx.refresh(embed=embedder is not None)
     with _store(ctx) as store:
         result = run(store, args["query"], budget=args["budget"], caller=args["caller"] or _actor(ctx),
-                     embedder=embedder, index=ctx.index, cache=ctx.cache)
-    for message in result.warnings:
-        ctx.warn(message)
+                     embedder=embedder, index=ctx.index, cache=ctx.cache, scope=scope_of(ctx, args))
+    report(ctx, result, embedder)
     return result.to_json()
 
 
@@ -239,6 +239,6 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          metavar="QUERY...", max_chars="query.max_chars"),
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
-                   Param("caller", "string", "Who asks (kept in the audit log; default: the user).")),
-           result="{query, budget, tokens, included: [{id, title, file, content, provenance, ...}], omitted, "
-                  "warnings}", writes=True))
+                   Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE),
+           result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
+                  "...}], omitted, warnings, mode, reason}", writes=True))

@@ -12,6 +12,32 @@ from .spec import Op, Param
 QUERY = Param("query", "string", "What to look for.", required=True, positional=True, words=True,
               metavar="QUERY...", max_chars="query.max_chars")
 NO_UPDATE = Param("no_update", "boolean", "Use the index as it is, without checking the files first.")
+SCOPE = Param("scope", "string", "What to answer from: your notes and admitted memory (notes), plus extraction's "
+              "claim, quote, hub and source notes (extractions), plus deposits waiting for review (pending), or "
+              "everything (all). Default: the search.scope setting (notes).",
+              enum=("notes", "extractions", "pending", "all"))
+LOADING = "the embedding model is still loading"
+
+
+def scope_of(ctx: OpContext, args: dict[str, Any]):
+    """The scope a call asked for, or the configured default."""
+    from ..retrieve.scope import resolve
+
+    return resolve(args["scope"], ctx.config)
+
+
+def report(ctx: OpContext, result, embedder) -> None:
+    """A context's warnings on the call; while the model loads, that is the one reason for ranking by words.
+
+    Without a model the search says "no embedding model configured", which is
+    not true while the warm-up loads it: `query_embedder` has already warned.
+    """
+    if embedder is None and result.mode == "lexical":
+        result.warnings = [w for w in result.warnings if not w.startswith("no embedding model configured")]
+        if result.reason == "no embedding model configured":
+            result.reason = LOADING
+    for message in result.warnings:
+        ctx.warn(message)
 
 
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -20,6 +46,8 @@ def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"])
     for message in found.warnings:
         ctx.warn(message)
+    if not found.hits:
+        ctx.warn(f"no headline, title or alias matches {args['query']!r}")
     return [h.to_json() for h in found.hits]
 
 
@@ -59,7 +87,7 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
         ctx.refresh(embed=embedder is not None)
     min_score = args["min_score"] if args["min_score"] is not None else ctx.config["search.min_score"]
     found = search_index(ctx.index, args["query"], mode=mode, limit=args["limit"], embedder=embedder,
-                         cache=ctx.cache, min_score=min_score)
+                         cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args))
     for message in found.warnings:
         ctx.warn(message)
     return [h.to_json() for h in found.hits]
@@ -71,13 +99,14 @@ def context(ctx: OpContext, args: dict[str, Any]) -> dict:
     embedder = ctx.query_embedder()
     if not (args["no_update"] and ctx.index.exists()):
         ctx.refresh(embed=embedder is not None)
-    result = gather(ctx.index, args["query"], budget=args["budget"], embedder=embedder, cache=ctx.cache)
-    for message in result.warnings:
-        ctx.warn(message)
+    result = gather(ctx.index, args["query"], budget=args["budget"], embedder=embedder, cache=ctx.cache,
+                    scope=scope_of(ctx, args))
+    report(ctx, result, embedder)
     return result.to_json()
 
 
-declare(Op("scan", "Find headlines and file titles matching every word of QUERY (case-insensitive).", scan,
+declare(Op("scan", "Find headlines, file titles and node aliases matching every word of QUERY (case-insensitive; "
+           "links count by their descriptions).", scan,
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
                    Param("regex", "boolean", "QUERY is one regular expression.")),
@@ -97,11 +126,13 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                    Param("min_score", "number", "Leave out hits whose relevance is below this (default: the "
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
-                   NO_UPDATE),
+                   SCOPE, NO_UPDATE),
            result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
-                   NO_UPDATE),
-           result="{query, budget, tokens, included, omitted, warnings, mode, reason}"))
+                   SCOPE, NO_UPDATE),
+           result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
+                  "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
+                  "mode, reason}"))

@@ -21,6 +21,7 @@ from ..embed import Embedder
 from ..index.store import Index
 from . import fusion
 from .scan import scan
+from .scope import Scope
 from .search import SearchResult, VectorCache, query_terms, search
 
 RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
@@ -102,17 +103,20 @@ class SearchRanker:
     that ranked it and why.
     """
 
-    def __init__(self, index: Index, embedder: Embedder | None, cache: VectorCache | None = None) -> None:
-        self.index, self.embedder, self.cache = index, embedder, cache
+    def __init__(self, index: Index, embedder: Embedder | None, cache: VectorCache | None = None,
+                 scope: Scope | None = None) -> None:
+        self.index, self.embedder, self.cache, self.scope = index, embedder, cache, scope
         self.last: SearchResult | None = None
 
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
-        self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache)
+        self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache,
+                           scope=self.scope)
         return [h.to_json() for h in self.last.hits], self.last.warnings
 
 
-def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None) -> SearchRanker:
-    return SearchRanker(index, embedder, cache)
+def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None,
+                  scope: Scope | None = None) -> SearchRanker:
+    return SearchRanker(index, embedder, cache, scope)
 
 
 def default_rankers(root: Path, state_dir: Path | None = None) -> dict[str, Ranker]:

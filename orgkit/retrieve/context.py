@@ -1,10 +1,13 @@
 """Context for an agent: both retrieval stages, then a deep read within a budget.
 
 Candidates come from the headline scan (exact words in titles) and from hybrid
-search (meaning and words), fused by reciprocal rank. The best candidates are
-read whole, in rank order, while they fit in the token budget; what is left
-of it goes to the notes they link to. The result says what was included, what
-was left out and why, so an agent can ask for more.
+search (meaning and words), fused by reciprocal rank; those below the
+relevance floor are dropped (none left: no notes, reason "nothing relevant").
+The best candidates are read in rank order: a short note that fits in what is
+left of the token budget whole, a longer one as an excerpt of its best-matching
+passages (`passages.py`) taking at most a quarter of the budget; what is left
+goes to the notes the included text links to, then widens the excerpts. The result says what was included, what was left out
+and why, so an agent can ask for more.
 """
 
 from __future__ import annotations
@@ -13,12 +16,17 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
-from .candidates import find_candidates, scan_ranked, search_ranker
+from .candidates import Candidate, find_candidates, scan_ranked, search_ranker
 from .locate import index_locator
+from .passages import Excerpt, excerpt
 from .read import Locator, ReadDoc, read
+from .scope import Scope, narrow
 from .search import VectorCache
 
 CANDIDATES = 20
+SHARES = 4  # a long note's first turn takes at most a quarter of the budget...
+WHOLE_TOKENS = 250  # ...unless it is this short: then it stays whole
+NOTHING_RELEVANT = "nothing relevant"  # the reason given when no candidate passes the relevance floor
 
 
 @dataclass
@@ -48,87 +56,169 @@ def context(
     budget: int = 4000,
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
+    scope: Scope | None = None,
 ) -> ContextResult:
+    """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
     result = ContextResult(query=query, budget=budget)
-    searcher = search_ranker(index, embedder, cache)
+    searcher = search_ranker(index, embedder, cache, scope)
     found = find_candidates(index.root, query, limit=CANDIDATES, rankers={"search": searcher, "scan": scan_ranked})
     result.warnings.extend(found.warnings)
     if searcher.last is not None:
         result.mode, result.reason = searcher.last.mode, searcher.last.reason
+    with index.snapshot() as conn:
+        inside = narrow(conn, [c.id for c in found.candidates], scope, by="id")
+    in_scope = [c for c in found.candidates if c.id in inside]
+    candidates = [c for c in in_scope if c.relevant]  # the floor's verdict, as the fusion carries it
+    if in_scope and not candidates:
+        nearest = in_scope[0]
+        result.reason = NOTHING_RELEVANT
+        result.warnings.append(f"nothing in the notes is relevant to {query!r}; "
+                               f"the nearest miss was {nearest.title!r} ({nearest.id})")
+        return result
     locator = index_locator(index)
-    docs = read(index.root, [c.id for c in found.candidates], locator=locator)
+    docs = read(index.root, [c.id for c in candidates], locator=locator)
     result.warnings.extend(docs.warnings)
     by_id = {d.id: d for d in docs.docs}
-    taken: list[ReadDoc] = []
-    for candidate in found.candidates:
+    gather = _Gatherer(index, query, budget, embedder, cache, result, scope)
+    for candidate in candidates:
         doc = by_id.get(candidate.id)
         if doc is not None:
-            _offer(result, taken, doc, budget, round(candidate.score, 6), candidate.sources)
-    _add_linked(index, result, taken, budget, locator)
+            gather.offer(doc, round(candidate.score, 6), candidate.sources)
+    gather.add_linked(locator)
+    gather.widen()
     return result
 
 
-def _offer(result: ContextResult, taken: list[ReadDoc], doc: ReadDoc, budget: int,
-           score: float | None, found_by: list[str]) -> dict | None:
-    """Include `doc` if it is new and fits (its entry), otherwise say why not. No text is included twice.
+@dataclass
+class _Taken:
+    """An included note (whole or an excerpt) and the lines of its file it gave."""
 
-    A doc inside one already included is left out; a doc that holds included
-    ones (a file after one of its heading nodes) takes their place, in the
-    rank of the first, when the budget allows it.
-    """
-    inside = next((t for t in taken if t.file == doc.file and _contains(t, doc)), None)
-    brief = {"id": doc.id, "title": doc.title, "file": doc.file, "tokens": doc.tokens}
-    held = [t for t in taken if t.file == doc.file and _contains(doc, t)]
-    freed = sum(t.tokens for t in held)
-    if inside is not None:
-        result.omitted.append({**brief, "reason": f"inside {inside.id}, already included"})
-        return None
-    if result.tokens - freed + doc.tokens > budget:
-        result.omitted.append({**brief, "reason": "over budget"})
-        return None
-    entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by}
-    if score is not None:
-        entry["score"] = score
-    at = len(taken)
-    if held:
-        at = min(taken.index(t) for t in held)
+    doc: ReadDoc
+    entry: dict
+    ranges: list[tuple[int, int]]
+
+
+def _span(doc: ReadDoc) -> tuple[int, int]:
+    return doc.line, doc.line + doc.content.count("\n")
+
+
+class _Gatherer:
+    """Fills the budget in rank order: a short note whole when it fits, else its best passages."""
+
+    def __init__(self, index: Index, query: str, budget: int, embedder: Embedder | None,
+                 cache: VectorCache | None, result: ContextResult, scope: Scope | None) -> None:
+        self.index, self.query, self.budget = index, query, budget
+        self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
+        self.taken: list[_Taken] = []
+        # A note longer than this gives its best passages first, so that the notes ranked after
+        # it get room too; what they leave widens the excerpts (`widen`).
+        self.share = max(budget // SHARES, WHOLE_TOKENS)
+
+    def offer(self, doc: ReadDoc, score: float | None, found_by: list[str]) -> dict | None:
+        """Include `doc` whole or as an excerpt (its entry), otherwise say why not. No text is included twice.
+
+        A doc inside one already included whole is left out; a doc that holds
+        included ones (a file after one of its heading nodes) takes their
+        place, in the rank of the first, when it fits whole. A doc that
+        overlaps an excerpt gives only the lines not yet given.
+        """
+        result = self.result
+        brief = {"id": doc.id, "title": doc.title, "file": doc.file, "tokens": doc.tokens}
+        same_file = [t for t in self.taken if t.doc.file == doc.file]
+        inside = next((t for t in same_file if not t.entry.get("excerpt") and _contains(t.doc, doc)), None)
+        if inside is not None:
+            result.omitted.append({**brief, "reason": f"inside {inside.doc.id}, already included"})
+            return None
+        held = [t for t in same_file if _contains(doc, t.doc)]
+        first, last = _span(doc)
+        overlapping = [t for t in same_file if t not in held
+                       and any(a <= last and first <= b for a, b in t.ranges)]
+        freed = sum(t.entry["tokens"] for t in held)
+        fits = result.tokens - freed + doc.tokens <= self.budget
+        if not overlapping and fits and (doc.tokens <= self.share or freed):
+            entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
+            return self._take(_Taken(doc, entry, [(first, last)]), score, held)
+        skip = [r for t in same_file for r in t.ranges]
+        part = excerpt(self.index, doc, self.query, min(self.budget - result.tokens, self.share),
+                       embedder=self.embedder, cache=self.cache, skip=skip)
+        if part is None:
+            result.omitted.append({**brief, "reason": "over budget"})
+            return None
+        return self._take(_excerpted(doc, part, found_by), score, [])
+
+    def widen(self) -> None:
+        """Spend what is left of the budget on more of each excerpt, in rank order.
+
+        An excerpt first takes only the passages near its note's best, so the
+        notes ranked after it get room; what none of them needed goes back to
+        the excerpts, next-best passages first.
+        """
+        for at, t in enumerate(self.taken):
+            room = self.budget - self.result.tokens
+            if not t.entry["excerpt"] or room <= 0:
+                continue
+            skip = [r for o in self.taken if o is not t and o.doc.file == t.doc.file for r in o.ranges]
+            part = excerpt(self.index, t.doc, self.query, room + t.entry["tokens"], embedder=self.embedder,
+                           cache=self.cache, skip=skip, near_best=0.0)
+            if part is None or part.tokens <= t.entry["tokens"]:
+                continue
+            wider = _excerpted(t.doc, part, t.entry["found_by"])
+            wider.entry |= {k: t.entry[k] for k in ("score", "via", "depth") if k in t.entry}
+            self.taken[at] = wider
+            self.result.included[at] = wider.entry
+
+    def _take(self, taken: _Taken, score: float | None, held: list[_Taken]) -> dict:
+        """Put `taken` in the result, in place of the `held` entries inside it (at the first one's rank)."""
+        if score is not None:
+            taken.entry["score"] = score
+        at = min((self.taken.index(t) for t in held), default=len(self.taken))
         for t in held:
-            gone = taken.index(t)
-            del taken[gone]
-            old = result.included.pop(gone)
-            result.omitted.append({"id": old["id"], "title": old["title"], "file": old["file"],
-                                   "tokens": old["tokens"], "reason": f"inside {doc.id}, included instead"})
-        at = min(at, len(taken))
-    taken.insert(at, doc)
-    result.included.insert(at, entry)
-    return entry
+            gone = self.taken.index(t)
+            del self.taken[gone]
+            old = self.result.included.pop(gone)
+            self.result.omitted.append({"id": old["id"], "title": old["title"], "file": old["file"],
+                                        "tokens": old["tokens"], "reason": f"inside {taken.doc.id}, included instead"})
+        at = min(at, len(self.taken))
+        self.taken.insert(at, taken)
+        self.result.included.insert(at, taken.entry)
+        return taken.entry
+
+    def add_linked(self, locator: Locator) -> None:
+        """Notes linked from the included text, nearest first, while the budget lasts."""
+        result = self.result
+        seen = {t.doc.id for t in self.taken}
+        first_via: dict[str, str] = {}
+        for t in list(self.taken):
+            for dest in t.entry["links"]:
+                if dest not in seen:
+                    first_via.setdefault(dest, t.doc.id)
+        with self.index.snapshot() as conn:
+            inside = narrow(conn, [*seen, *first_via], self.scope, by="id")
+        linked = [(dest, via) for dest, via in first_via.items() if dest in inside]
+        if not linked or result.tokens >= self.budget:
+            if linked:
+                result.omitted.extend({"id": dest, "via": via, "reason": "over budget"} for dest, via in linked)
+            return
+        docs = read(self.index.root, [dest for dest, _ in linked], locator=locator)
+        result.warnings.extend(docs.warnings)
+        via_of = dict(linked)
+        for doc in docs.docs:
+            entry = self.offer(doc, None, [f"link from {via_of[doc.id]}"])
+            if entry is not None:
+                entry["via"] = via_of[doc.id]
+                entry["depth"] = 1
+        result.omitted.extend({"id": m, "via": via_of[m], "reason": "no note has this ID"} for m in docs.missing)
+
+
+def _excerpted(doc: ReadDoc, part: Excerpt, found_by: list[str]) -> _Taken:
+    """An excerpt's entry: the note's fields, its passages' text and labels, and how long the whole note is."""
+    text = part.content
+    entry = doc.to_json() | {"content": text, "links": [d for d in doc.links if f"id:{d}" in text],
+                             "tokens": part.tokens, "found_by": found_by, "excerpt": True,
+                             "whole_tokens": doc.tokens, "passages": part.to_json()}
+    return _Taken(doc, entry, [(p.first, p.last) for p in part.pieces])
 
 
 def _contains(outer: ReadDoc, inner: ReadDoc) -> bool:
     """Whether `inner`'s text is part of `outer`'s (a heading node inside a read file or subtree)."""
     return outer.level < inner.level and inner.content in outer.content or outer.id == inner.id
-
-
-def _add_linked(index: Index, result: ContextResult, taken: list[ReadDoc], budget: int,
-                locator: Locator) -> None:
-    """Notes linked from the included ones, nearest first, while the budget lasts."""
-    seen = {d.id for d in taken}
-    first_via: dict[str, str] = {}
-    for doc in list(taken):
-        for dest in doc.links:
-            if dest not in seen:
-                first_via.setdefault(dest, doc.id)
-    linked = list(first_via.items())
-    if not linked or result.tokens >= budget:
-        if linked:
-            result.omitted.extend({"id": dest, "via": via, "reason": "over budget"} for dest, via in linked)
-        return
-    docs = read(index.root, [dest for dest, _ in linked], locator=locator)
-    result.warnings.extend(docs.warnings)
-    via_of = dict(linked)
-    for doc in docs.docs:
-        entry = _offer(result, taken, doc, budget, None, [f"link from {via_of[doc.id]}"])
-        if entry is not None:
-            entry["via"] = via_of[doc.id]
-            entry["depth"] = 1
-    result.omitted.extend({"id": m, "via": via_of[m], "reason": "no note has this ID"} for m in docs.missing)

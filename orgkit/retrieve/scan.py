@@ -1,23 +1,29 @@
-"""The sparse scan: headlines and file titles matching a query, via ripgrep.
+"""The sparse scan: headlines, file titles and node aliases matching a query, via ripgrep.
 
 ripgrep finds candidate lines across the whole directory; only the files that
 matched are opened, and only to walk up from each match to its enclosing node.
+A headline matches by the text a reader sees (a link by its description, not
+its target); a node matches by any one of its `ROAM_ALIASES` too, as Emacs'
+org-roam-node-find offers it.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..errors import OrgkitError
+from ..org.lisp import LispReadError, split_string_and_unquote
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
 from ..rg import Lines, org_files_matching
 from ..vault import read_org_text, require_dir
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
+_ALIASES = r"^[ \t]*:ROAM_ALIASES\+?:"
 
 
 @dataclass(slots=True)
@@ -69,15 +75,15 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     checks = [re.compile(p, re.I) for p in patterns]
     result = ScanResult()
     every = limit is None and rank is None
-    found = org_files_matching(root, [_rg_pattern(patterns[0])], result.warnings, ignore_case=True,
+    found = org_files_matching(root, _rg_patterns(patterns[0]), result.warnings, ignore_case=True,
                                caller_first=every)
     files = ((rel, wanted) for rel, lines in found
              if (wanted := [(n, text) for n, text in lines if _wanted(text, checks)]))
     if every:
         for rel, lines in files:
             outline = _outline(root, rel, lines, result.warnings)
-            result.hits.extend(hit for number, _ in lines if (hit := _hit(outline, rel, number)))
-        result.hits.sort(key=lambda h: (h.file, h.line))
+            result.hits.extend(hit for number, text in lines if (hit := _hit(outline, rel, number, text)))
+        result.hits = sorted(_distinct(result.hits), key=lambda h: (h.file, h.line))
         return result
     by_file: dict[str, Lines] = {}
     for rel, lines in files:
@@ -86,52 +92,85 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     if rank is not None:
         candidates.sort(key=lambda c: rank(_searchable(c[2])))
     outlines: dict[str, Outline | None] = {}
-    for rel, number, _ in candidates:
+    seen: set[tuple[str, int]] = set()
+    for rel, number, text in candidates:
         if rel not in outlines:
             outlines[rel] = _outline(root, rel, by_file[rel], result.warnings)
-        hit = _hit(outlines[rel], rel, number)
-        if hit is not None:
+        hit = _hit(outlines[rel], rel, number, text)
+        if hit is not None and (hit.file, hit.line) not in seen:
+            seen.add((hit.file, hit.line))
             result.hits.append(hit)
             if len(result.hits) == limit:
                 break
     return result
 
 
+def _distinct(hits: list[ScanHit]) -> list[ScanHit]:
+    """One hit per headline (a node found by its title and by an alias counts once)."""
+    seen: set[tuple[str, int]] = set()
+    return [h for h in hits if (h.file, h.line) not in seen and not seen.add((h.file, h.line))]
+
+
 def _wanted(text: str, checks: list[re.Pattern]) -> bool:
-    """Whether a line ripgrep found is a headline whose text holds every term."""
+    """Whether a line ripgrep found is a headline whose shown text, or one of whose aliases, holds every term."""
+    if _ALIAS_LINE.match(text):
+        return any(all(c.search(alias) for c in checks) for alias in _aliases(text))
     lead = _LEAD.match(text)
-    return lead is not None and all(c.search(text[lead.end():]) for c in checks)
+    return lead is not None and all(c.search(link_display(text[lead.end():])) for c in checks)
+
+
+def _aliases(line: str) -> list[str]:
+    """The aliases on a `:ROAM_ALIASES:` line (none when its Lisp text does not read)."""
+    try:
+        return split_string_and_unquote(_ALIAS_LINE.sub("", line, count=1))
+    except LispReadError:
+        return []
 
 
 def _outline(root: Path, rel: str, lines: Lines, warnings: list[str]) -> Outline | None:
-    """A matching file's outline as far as its last matching line (None, with a warning, when it cannot be read)."""
+    """A matching file's outline as far as its last matching line, or whole when an alias
+    matched (None, with a warning, when it cannot be read)."""
+    aliased = any(_ALIAS_LINE.match(text) for _, text in lines)  # a file's title line may follow its drawer
     try:
-        return Outline(read_org_text(root, rel), through=max(n for n, _ in lines) - 1)
+        return Outline(read_org_text(root, rel), through=None if aliased else max(n for n, _ in lines) - 1)
     except OrgkitError as exc:
         warnings.append(str(exc))
         return None
 
 
-def _rg_pattern(first: str) -> str:
-    """Candidate lines for ripgrep; a regex anchored with ^ is checked in Python."""
-    return _HEADLINE if "^" in first else f"{_HEADLINE}.*(?:{first})"
+def _rg_patterns(first: str) -> list[str]:
+    """Candidate headline and alias lines for ripgrep; a regex anchored with ^ is checked in Python."""
+    return [_HEADLINE, _ALIASES] if "^" in first else [f"{_HEADLINE}.*(?:{first})", f"{_ALIASES}.*(?:{first})"]
 
 
 _LEAD = re.compile(_HEADLINE + r"[ \t]*")
+_TITLE = re.compile(r"^[ \t]*#\+title:", re.I)
+_ALIAS_LINE = re.compile(_ALIASES + r"[ \t]*", re.I)
 
 
 def _searchable(text: str) -> str:
     """The part of a matched line that the query is about (not the stars, keyword or spaces after them).
 
-    So `^X` matches a heading or a `#+title:` value that starts with X.
+    So `^X` matches a heading or a `#+title:` value that starts with X; a link
+    counts by its description; an alias line by its aliases.
     """
-    return _LEAD.sub("", text, count=1)
+    if _ALIAS_LINE.match(text):
+        return " ".join(_aliases(text))
+    return link_display(_LEAD.sub("", text, count=1))
 
 
-def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
-    """The hit for line `number` of a file (None when the file is unreadable)."""
+def _hit(outline: Outline | None, rel: str, number: int, text: str = "") -> ScanHit | None:
+    """The hit for line `number` of a file (None when the file is unreadable).
+
+    An alias line (`text`) stands for its node: the heading above it, or the
+    file's title line.
+    """
     if outline is None or number - 1 >= len(outline.lines):
         return None
+    if _ALIAS_LINE.match(text):
+        number = _node_line(outline, number - 1)
+        if number is None:
+            return None
     if not HEADING.match(outline.lines[number - 1]) and outline.in_opaque(number - 1):
         return None
     place = outline.place(number - 1)
@@ -140,4 +179,13 @@ def _hit(outline: Outline | None, rel: str, number: int) -> ScanHit | None:
     else:
         title = link_display(_searchable(outline.lines[number - 1]).strip())
     return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
+
+
+def _node_line(outline: Outline, index: int) -> int | None:
+    """The 1-based line naming the node whose drawer holds line `index`: its heading, or the `#+title:` line."""
+    k = bisect.bisect_right(outline.heading_lines, index) - 1
+    if k >= 0:
+        return outline.heading_lines[k] + 1
+    first = outline.heading_lines[0] if outline.heading_lines else len(outline.lines)
+    return next((i + 1 for i in range(first) if _TITLE.match(outline.lines[i])), None)
 

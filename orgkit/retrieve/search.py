@@ -27,6 +27,7 @@ from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
 from ..index.vocab import Term
 from . import floor, fusion
+from .scope import Scope, scoped
 
 if TYPE_CHECKING:
     import sqlite3
@@ -108,8 +109,10 @@ def search(
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
     min_score: float = 0.0,
+    scope: Scope | None = None,
 ) -> SearchResult:
-    """The `limit` best nodes for `query`, each judged against the relevance floor.
+    """The `limit` best nodes for `query` within `scope` (None: every note), each judged against
+    the relevance floor.
 
     Without a usable model, lexical ranking. Hits whose relevance is below
     `min_score` are left out.
@@ -133,6 +136,7 @@ def search(
             fused = fuse(lexical, dense, title_match(conn, lexical, query, terms))
         else:
             fused = lexical if lexical is not None else dense
+        fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
         dense_floors = floor.floors_for(embedder.name) if scores is not None and embedder else None
         result.signals = _judge(conn, result.hits, terms, lexical or [],

@@ -1,0 +1,178 @@
+"""Excerpts of a long note: its best-matching sections, within what is left of a budget.
+
+A note cut into pieces on its outline (each heading's section, and a long
+section on the passage boundaries the index already cut it at, so never
+mid-line) is scored piece by piece with the passages' vectors and BM25 from
+the index, against the query that found it. The best pieces that fit are
+kept (those near the note's best: the rest of the budget is worth more to
+the next note), neighbours merged, and given back in file order, each labelled with its
+line range and outline path; `read ID` gives the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..embed import Embedder
+from ..index.store import Index
+from ..org import syntax as sx
+from ..org.outline import Outline
+from .read import ReadDoc, estimate_tokens
+from .search import VectorCache, query_terms
+
+LEXICAL_SHARE = 0.2  # BM25's weight (scaled to the note's best) beside the cosine, as in search's fusion
+MIN_TOKENS = 12  # less room than this makes no useful excerpt
+NEAR_BEST = 0.7  # a piece scoring under this share of the note's best is not worth the room
+GAP = "\n…\n"  # between passages that are not neighbours in the note
+
+
+@dataclass(slots=True)
+class Piece:
+    """Lines `first`..`last` (1-based, in the file) of a note, under `olp` (headings within the note)."""
+
+    first: int
+    last: int
+    olp: list[str]
+    text: str
+    score: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+
+@dataclass
+class Excerpt:
+    pieces: list[Piece] = field(default_factory=list)  # merged neighbours, in file order
+
+    @property
+    def content(self) -> str:
+        return GAP.join(p.text for p in self.pieces)
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.content)
+
+    def to_json(self) -> list[dict]:
+        return [{"line": p.first, "end_line": p.last, "olp": p.olp, "tokens": p.tokens} for p in self.pieces]
+
+
+def pieces(doc: ReadDoc, cuts: set[int] = frozenset()) -> list[Piece]:
+    """The note cut at its headings and at `cuts` (file lines where a passage starts), in file order."""
+    lines = doc.content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    outline = Outline(doc.content)
+    starts = sorted({0, *outline.heading_lines, *(c - doc.line for c in cuts if 0 < c - doc.line < len(lines))})
+    heads = set(outline.heading_lines)
+    out: list[Piece] = []
+    bare: int | None = None  # the first line of headings with no text of their own, waiting for a body
+    for a, b in zip(starts, starts[1:] + [len(lines)]):
+        first = a if bare is None else bare
+        if all(i in heads or not lines[i].strip() for i in range(a, b)) and b < len(lines):
+            bare = first  # a heading alone says little: it goes with the section under it
+            continue
+        bare = None
+        place = outline.place(first)
+        olp = place.olp + [place.title] if place.level else place.olp
+        out.append(Piece(doc.line + first, doc.line + b - 1, olp, "\n".join(lines[first:b])))
+    return out
+
+
+def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embedder | None = None,
+            cache: VectorCache | None = None, skip: list[tuple[int, int]] = (),
+            near_best: float = NEAR_BEST) -> Excerpt | None:
+    """The best pieces of `doc` for `query` within `room` tokens (None when not even one fits).
+
+    Only pieces scoring at least `near_best` of the best one are taken. Lines
+    in `skip` (ranges already given) are left out. When the best piece alone
+    is too long, its first lines that fit stand for it.
+    """
+    if room < MIN_TOKENS:
+        return None
+    last_line = doc.line + doc.content.count("\n")
+    with index.snapshot() as conn:
+        rows = conn.execute("SELECT rowid, line FROM chunks WHERE file = ? AND line BETWEEN ? AND ?",
+                            (doc.file, doc.line, last_line)).fetchall()
+        lexical = _lexical(conn, query, [r[0] for r in rows])
+    dense = _dense(query, [r[0] for r in rows], embedder, cache)
+    top = max(lexical.values(), default=0.0) or 1.0
+    score_at: dict[int, float] = {}
+    for rowid, line in rows:
+        score = dense.get(rowid, 0.0) + LEXICAL_SHARE * lexical.get(rowid, 0.0) / top
+        score_at[line] = max(score_at.get(line, score), score)
+    cut = [p for p in pieces(doc, set(score_at)) if not _covered(p, skip) and p.text.strip()]
+    for piece in cut:
+        piece.score = max((s for line, s in score_at.items() if piece.first <= line <= piece.last), default=0.0)
+    best = max((p.score for p in cut), default=0.0)
+    worth = [p for p in cut if p.score >= near_best * best] if best > 0 else cut[:1]
+    chosen: list[Piece] = []
+    used = 0
+    for piece in sorted(worth, key=lambda p: (-p.score, p.first)):
+        cost = piece.tokens + (estimate_tokens(GAP) if chosen else 0)
+        if used + cost <= room:
+            chosen.append(piece)
+            used += cost
+    if not chosen and worth:
+        top = _trimmed(min(worth, key=lambda p: (-p.score, p.first)), room)
+        chosen = [top] if top.tokens >= MIN_TOKENS else []
+    return Excerpt(_merged(sorted(chosen, key=lambda p: p.first))) if chosen else None
+
+
+def _covered(piece: Piece, skip: list[tuple[int, int]]) -> bool:
+    return any(a <= piece.first and piece.last <= b for a, b in skip)
+
+
+def _trimmed(piece: Piece, room: int) -> Piece:
+    """The first whole lines of `piece` that fit in `room` tokens (empty when only headings fit)."""
+    kept: list[str] = []
+    for line in piece.text.split("\n"):
+        if estimate_tokens("\n".join([*kept, line])) > room:
+            break
+        kept.append(line)
+    if all(not line.strip() or sx.HEADING.match(line) for line in kept):
+        kept = []
+    return Piece(piece.first, piece.first + max(len(kept), 1) - 1, piece.olp, "\n".join(kept), piece.score)
+
+
+def _merged(chosen: list[Piece]) -> list[Piece]:
+    """Neighbouring pieces as one passage (labelled with the first one's outline path)."""
+    out: list[Piece] = []
+    for piece in chosen:
+        if out and out[-1].last + 1 == piece.first:
+            prev = out[-1]
+            out[-1] = Piece(prev.first, piece.last, prev.olp, prev.text + "\n" + piece.text,
+                            max(prev.score, piece.score))
+        else:
+            out.append(piece)
+    return out
+
+
+def _lexical(conn, query: str, rowids: list[int]) -> dict[int, float]:
+    """BM25 of the note's passages for the query's words (any may match)."""
+    terms = query_terms(query)
+    if not terms or not rowids:
+        return {}
+    match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
+    # A rowid range is a constraint FTS5 applies as it reads (a list of rowids it is not):
+    # a file's passages are written together, so their rows are (nearly) one range.
+    rows = conn.execute(
+        "SELECT rowid, -bm25(chunks_fts, 3.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "AND rowid BETWEEN ? AND ?", (match, min(rowids), max(rowids))).fetchall()
+    wanted = set(rowids)
+    return {r[0]: max(float(r[1]), 0.0) for r in rows if r[0] in wanted}
+
+
+def _dense(query: str, rowids: list[int], embedder: Embedder | None,
+           cache: VectorCache | None) -> dict[int, float]:
+    """Cosine of the note's passages with the query, from the vectors search has loaded (none: {})."""
+    vectors = cache.vectors if cache is not None else None
+    if embedder is None or vectors is None or not rowids or not embedder.loaded:
+        return {}
+    import numpy as np
+
+    rows = np.flatnonzero(np.isin(vectors.chunks, rowids))
+    if not len(rows):
+        return {}
+    scores = vectors.matrix[rows] @ embedder.embed_query(query).astype(np.float32)
+    return dict(zip(vectors.chunks[rows].tolist(), scores.tolist()))

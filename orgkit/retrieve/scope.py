@@ -1,0 +1,114 @@
+"""Which notes a search, context or recall answers from: the person's, or generated ones too.
+
+By default (`notes`) the person's notes and admitted memory: deposits review
+has admitted; `extractions` adds the claim, quote, hub, run and source notes
+extraction writes, `pending` the deposits still waiting for review (or
+superseded), `all` everything. A note's kind is decided when it is indexed
+(index/kinds.py); whether a deposit is admitted is the memory database's
+answer, read when the scope is resolved. A claim and its quote say the same
+thing: only the first of the two in rank keeps its place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+from ..errors import OrgkitError
+from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+SCOPES = ("notes", "extractions", "pending", "all")
+DEFAULT = "notes"
+
+
+@dataclass(frozen=True)
+class Scope:
+    name: str = DEFAULT
+    pending: frozenset[str] = frozenset()  # IDs and paths of deposits not admitted (or superseded)
+    offer_pending: bool = False  # let them through to a caller that withholds them itself, saying why (recall)
+
+    def admits(self, kind: str, node_id: str, file: str) -> bool:
+        """Whether a node of `kind` (its ID and file) is inside this scope."""
+        if self.name == "all" or kind == NOTE:
+            return True
+        if kind == DEPOSIT:
+            waiting = node_id in self.pending or file in self.pending
+            return self.name == "pending" or self.offer_pending or not waiting
+        return self.name == "extractions" and kind in EXTRACTION_KINDS
+
+    @property
+    def withholds_pending(self) -> bool:
+        """Whether deposits not admitted stay out (recall withholds them, with the reason)."""
+        return self.name in ("notes", "extractions")
+
+
+def resolve(name: str | None, config: "Config") -> Scope:
+    """The scope asked for, or the configured default (`search.scope`), with the pending deposits."""
+    chosen = name or config["search.scope"]
+    if chosen not in SCOPES:
+        raise OrgkitError(f"unknown scope {chosen!r} (choose from {', '.join(SCOPES)})")
+    return Scope(chosen, frozenset() if chosen == "all" else _pending(config))
+
+
+def _pending(config: "Config") -> frozenset[str]:
+    """Deposits review has not admitted, or that a newer one supersedes: their IDs and paths."""
+    from ..memory.store import DB_NAME
+
+    path = config.data_dir / DB_NAME
+    if not path.is_file():
+        return frozenset()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = conn.execute(
+            """SELECT d.id, d.path FROM deposits d
+               WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
+                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                   AND p.status = 'accepted'))""").fetchall()
+    except sqlite3.Error:  # a database not created yet: nothing is pending
+        return frozenset()
+    finally:
+        conn.close()
+    return frozenset(x for row in rows for x in row)
+
+
+def scoped(conn: sqlite3.Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:
+    """A search's ranking (node row first in each entry) without the nodes outside `scope`."""
+    kept = narrow(conn, [entry[0] for entry in ranking], scope)
+    return [entry for entry in ranking if entry[0] in kept]
+
+
+def narrow(conn: sqlite3.Connection, keys: Iterable, scope: Scope | None, *, by: str = "rowid") -> set:
+    """The `keys` (node rows, or IDs with `by="id"`), in rank order, that `scope` keeps.
+
+    A claim after its quote, or a quote after its claim, is dropped; a key the
+    index does not know (a file not indexed yet) is kept.
+    """
+    assert by in ("rowid", "id")
+    keys = list(keys)
+    if scope is None or not keys:
+        return set(keys)
+    known: dict = {}
+    for start in range(0, len(keys), 500):
+        part = keys[start:start + 500]
+        for key, node_id, file, kind, quote in conn.execute(
+                f"SELECT {by}, id, file, kind, json_extract(properties, '$.QUOTE') FROM nodes "
+                f"WHERE {by} IN ({','.join('?' * len(part))})", part):
+            known.setdefault(key, (node_id, file, kind, quote))
+    kept: set = set()
+    said: set[str] = set()  # the quote IDs whose claim or quote already has a place
+    for key in keys:
+        if key not in known:
+            kept.add(key)
+            continue
+        node_id, file, kind, quote = known[key]
+        pair = quote if kind == "claim" else node_id if kind == "quote" else None
+        if not scope.admits(kind, node_id, file) or (pair is not None and pair in said):
+            continue
+        if pair is not None:
+            said.add(pair)
+        kept.add(key)
+    return kept

@@ -1,0 +1,90 @@
+"""context and recall fill the budget with passages: a long note gives its best sections, not nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import write_notes
+from orgkit.index import Index, update
+from orgkit.retrieve import context as context_module
+from orgkit.retrieve.candidates import Candidate, Candidates
+from orgkit.retrieve.context import NOTHING_RELEVANT, context
+
+FILLER = "Nothing of note happens in this paragraph; it is here to make the note long. " * 6
+
+
+def _long_note() -> str:
+    sections = []
+    for name in ("Beginnings", "Middles", "Endings"):
+        sections.append(f"* {name}\n" + "\n".join(f"{FILLER}\n" for _ in range(4)))
+    sections.insert(2, "* Sourdough starter\nFeed the sourdough starter flour and water every morning;\n"
+                       "a warm kitchen makes the starter rise faster.\n")
+    return ":PROPERTIES:\n:ID: long\n:END:\n#+title: Kitchen diary\n\n" + "".join(sections)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", {
+        "long.org": _long_note(),
+        "short.org": ":PROPERTIES:\n:ID: short\n:END:\n#+title: Bread\n\nBread wants a sourdough starter; "
+                     "see [[id:long][the diary]].\n",
+    })
+
+
+def gather(cli, notes: Path, budget: int, *query: str) -> dict:
+    result = cli("context", "--notes", str(notes), "--json", "--budget", str(budget), *query)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_long_note_gives_the_section_that_answers(cli, notes: Path, tiny_model: Path) -> None:
+    doc = gather(cli, notes, 300, "sourdough", "starter")
+    by_id = {e["id"]: e for e in doc["included"]}
+    assert set(by_id) == {"short", "long"} and doc["tokens"] <= 300
+    assert by_id["short"]["excerpt"] is False and "[[id:long]" in by_id["short"]["content"]
+    part = by_id["long"]
+    assert part["excerpt"] is True and part["whole_tokens"] > 300 > part["tokens"]
+    assert "Feed the sourdough starter" in part["content"]
+    first = next(p for p in part["passages"] if p["olp"])
+    assert first["olp"] == ["Sourdough starter"]
+    lines = (notes / "long.org").read_text().split("\n")
+    assert lines[first["line"] - 1] == "* Sourdough starter"
+    assert "\n".join(lines[first["line"] - 1:first["end_line"]]) in part["content"]  # whole lines only
+
+
+def test_a_tiny_budget_gives_an_excerpt_rather_than_nothing(cli, notes: Path, tiny_model: Path) -> None:
+    doc = gather(cli, notes, 30, "kitchen", "diary", "starter")
+    assert doc["included"] and doc["tokens"] <= 30
+    assert all(e["excerpt"] for e in doc["included"] if e["id"] == "long")
+
+
+def test_neighbouring_passages_merge_and_no_line_is_given_twice(cli, notes: Path, tiny_model: Path) -> None:
+    doc = gather(cli, notes, 900, "sourdough", "starter", "kitchen")
+    for entry in doc["included"]:
+        spans = [(p["line"], p["end_line"]) for p in entry.get("passages", [])]
+        assert all(a[1] + 1 < b[0] for a, b in zip(spans, spans[1:]))  # apart, in file order
+    texts = [e["content"] for e in doc["included"]]
+    assert len(texts) == len({e["id"] for e in doc["included"]})
+    assert not any(a != b and a in b for a in texts for b in texts)
+
+
+def test_nothing_relevant_gives_no_notes_and_names_the_near_miss(notes: Path, tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    index = Index.at(notes, tmp_path / "state")
+    update(index, embedder=None)
+    below = [Candidate(id="short", title="Bread", file="short.org", line=1, level=0, olp=[], score=0.3,
+                     relevant=False),
+             Candidate(id="long", title="Kitchen diary", file="long.org", line=1, level=0, olp=[], score=0.2,
+                     relevant=False)]
+    monkeypatch.setattr(context_module, "find_candidates", lambda *a, **k: Candidates(list(below)))
+    result = context(index, "the capital of Mongolia", budget=2000).to_json()
+    assert result["included"] == [] and result["reason"] == NOTHING_RELEVANT
+    assert [w for w in result["warnings"] if "nearest miss" in w] == [
+        "nothing in the notes is relevant to 'the capital of Mongolia'; the nearest miss was 'Bread' (short)"]
+    below[1].relevant = True
+    kept = context(index, "kitchen", budget=2000).to_json()
+    assert [e["id"] for e in kept["included"]] == ["long"] and kept["reason"] != NOTHING_RELEVANT
+    index.close()
