@@ -45,7 +45,7 @@ def show(store: Store, proposal_id: str) -> Shown:
     """The proposal and the unified diff accepting it would make to the notes now."""
     p = props.get(store, proposal_id)
     try:
-        if p.kind == "admit":
+        if p.kind in ("admit", "duplicate-of"):
             dep = store.one("SELECT path FROM deposits WHERE id = ?", (p.deposit,))
             files = Files(store.cfg.notes)
             rel = files.file_of(p.deposit, dep["path"])
