@@ -29,6 +29,7 @@ from ..config import Config, ensure_state_dir
 from ..embed import Embedder
 from ..errors import OrgkitError
 from ..index import Index, refresh
+from ..index.embedding import embed_small_backlog
 from ..org.drawers import body_text
 from ..retrieve.locate import index_locator
 from ..retrieve.read import estimate_tokens, read
@@ -111,7 +112,12 @@ def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
     (for the model) the notes most related to it by hybrid search (words only without a model)."""
     index = Index.at(cfg.notes, ensure_state_dir(cfg))
     try:
-        warnings = list(refresh(index, embedder=embedder).warnings)
+        warnings = list(refresh(index).warnings)
+        if embedder is not None and with_related:
+            # As a query does: a small backlog now, a large one (a big deposit) left to `orgkit
+            # index` or the server, so processing a deposit never embeds all of it inline.
+            backlog = embed_small_backlog(index, embedder, cfg["search.inline_embed_limit"])
+            warnings += [line for line in [backlog.warning()] if line]
         with index.snapshot() as conn:
             evidence = gather(conn, chunks, {deposit_id, rel})
         query = f"{title}\n{body[:QUERY_CHARS]}"[:QUERY_CHARS]
