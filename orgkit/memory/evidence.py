@@ -22,6 +22,7 @@ import json
 import math
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's chunks_fts tokenizer
@@ -72,13 +73,16 @@ def gather(conn: sqlite3.Connection, chunks: list[tuple[int, str]], exclude: set
         return []
     _temp_tables(conn)
     try:
+        own = _terms(conn, "own", {r: f"{h}\n{b}" for r, h, b in conn.execute(
+            f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
+            sorted(exclude))})
         chunk_terms = _terms(conn, "chunk", {n: text for n, text in chunks})
-        idf, known = _idf(conn, {t for terms in chunk_terms.values() for t in terms})
+        idf, known = _idf(conn, {t for terms in chunk_terms.values() for t in terms}, own)
         hits = _passages_for(conn, chunk_terms, idf, known)
         rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
         rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
         passage_terms = _terms(conn, "passage", {p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
-        idf |= _idf(conn, {t for terms in passage_terms.values() for t in terms} - idf.keys())[0]
+        idf |= _idf(conn, {t for terms in passage_terms.values() for t in terms} - idf.keys(), own)[0]
     finally:
         conn.execute("DELETE FROM temp.evidence_text")
     notes: dict[str, NoteEvidence] = {}
@@ -123,13 +127,24 @@ def _terms(conn: sqlite3.Connection, kind: str, texts: dict[int, str]) -> dict[i
     return out
 
 
-def _idf(conn: sqlite3.Connection, terms: set[str]) -> tuple[dict[str, float], set[str]]:
+def _idf(conn: sqlite3.Connection, terms: set[str],
+         own: dict[int, set[str]]) -> tuple[dict[str, float], set[str]]:
     """Inverse document frequency over the index's passages, and the words the index holds;
-    a word the index never saw weighs most (it is what makes an off-topic chunk match nothing)."""
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    a word the index never saw weighs as much as the rarest (it is what makes an off-topic
+    chunk match nothing). The deposit's own passages (`own`, already in the index) do not count."""
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] - len(own)
     df = dict(conn.execute("SELECT d.term, d.doc FROM temp.evidence_df d JOIN "
                            "(SELECT DISTINCT term FROM temp.evidence_words) w ON w.term = d.term"))
-    return {t: math.log((total + 1) / (max(df.get(t, 0), 1) + 0.5)) for t in terms}, set(df) & terms
+    for word, n in Counter(t for words in own.values() for t in words).items():
+        if word in df:
+            df[word] -= n
+    df = {word: n for word, n in df.items() if n > 0}
+    return {t: _idf_of(total, max(df.get(t, 0), 1)) for t in terms}, set(df) & terms
+
+
+def _idf_of(total: int, df: int) -> float:
+    """BM25's idf (never negative, so a tiny index still tells shared words apart)."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
 def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
