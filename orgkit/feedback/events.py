@@ -96,9 +96,11 @@ def append_events(config: Config, events: list[Event]) -> list[Event]:
 
 def load_events(config: Config) -> list[Event]:
     """Every recorded event that stands, oldest first: records that do not fit the schema are
-    skipped, and each `undo` review event is left out with the decision it cancels."""
+    skipped, and each `undo` review event is left out with the decision it cancels (and, for
+    an accepted new note, the deletion of that note the undo itself made)."""
     out: list[Event | None] = []
     standing: dict[str, list[int]] = {}  # item ID -> positions of its decisions not cancelled
+    retracted: set[tuple[str, str]] = set()  # (extractor, node ID) of new notes an undo removed
     for data in read_records(events_path(config)):
         try:
             event = Event.from_json(data)
@@ -108,12 +110,17 @@ def load_events(config: Config) -> list[Event]:
             continue
         if event.source == "review" and event.action == "undo":
             if standing.get(event.item_id):
-                out[standing[event.item_id].pop()] = None
+                at = standing[event.item_id].pop()
+                cancelled, out[at] = out[at], None
+                if cancelled.node_type == "note" and cancelled.action != "reject" and cancelled.node_id:
+                    retracted.add((cancelled.extractor, cancelled.node_id))
             continue
         if event.source == "review":
             standing.setdefault(event.item_id, []).append(len(out))
         out.append(event)
-    return [e for e in out if e is not None]
+    return [e for e in out if e is not None and not (
+        e.source == "override" and e.field == "note" and e.action == "delete"
+        and (e.extractor, e.node_id) in retracted)]
 
 
 def _undos(config: Config, item_id: str) -> int:
