@@ -192,7 +192,8 @@ def test_one_link_added_to_a_claim_is_one_event(tmp_path, cli):
     not a body edit as well; words added with it are still a body edit."""
     cfg = generate_claims(tmp_path / "notes", 3)
     claims = cfg.notes / "claims"
-    edit(claims / "claim-0.org", "From [[id:hub-0][Document 0]].", "From [[id:hub-0][Document 0]].\n- [[id:hub-1][Document 1]]")
+    edit(claims / "claim-0.org", "From [[id:hub-0][Document 0]].",
+         "From [[id:hub-0][Document 0]].\n- [[id:hub-1][Document 1]]")
     edit(claims / "claim-1.org", "in most cases.", "in [[id:hub-2][most cases]].")
     edit(claims / "claim-2.org", "in most cases.", "in most cases, see [[id:hub-1][Document 1]].")
     _index(cli, cfg.notes)

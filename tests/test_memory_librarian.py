@@ -119,3 +119,14 @@ def test_guidance_demotes_link_targets_people_keep_rejecting_and_off_changes_not
     assert made(off) == made(again)  # flag off: the same proposals
     assert ("link", TANGLE) in [(p["kind"], p["payload"].get("dest")) for p in proposals_of(notes, off["id"])]
     assert ("link", TANGLE) not in [(p["kind"], p["payload"].get("dest")) for p in proposals_of(notes, on["id"])]
+
+
+def test_a_relevance_verdict_from_search_overrides_the_evidence() -> None:
+    from orgkit.memory.evidence import Match, NoteEvidence
+    from orgkit.memory.librarian import link_targets
+
+    strong = NoteEvidence("n1", "Noweb references", "noweb.org", [], [Match(1, 7, 0.9)])
+    assert [n.id for n in link_targets([strong])[0]] == ["n1"]
+    assert [n.id for n in link_targets([strong], on_topic=True)[0]] == ["n1"]
+    none, why = link_targets([strong], on_topic=False)
+    assert none == [] and "relevance floor" in why
