@@ -203,7 +203,7 @@ def duplicates(evidence: list[NoteEvidence]) -> list[NoteEvidence]:
 
 def duplicate_items(deposit_id: str, evidence: list[NoteEvidence]) -> list[dict]:
     """A `duplicate-of` proposal for each note the deposit largely repeats."""
-    return [{"kind": "duplicate-of", "target": deposit_id, "chunks": sorted(n.chunks) or [1],
+    return [{"kind": "duplicate-of", "target": deposit_id, "chunks": sorted(n.chunks),
              "payload": {"dest": n.id, "description": n.title, "overlap": round(n.overlap, 2)}}
             for n in duplicates(evidence)]
 
