@@ -44,7 +44,8 @@ NOTES = {
 TANGLE, NOWEB, GARDEN = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222",
                          "33333333-3333-4333-8333-333333333333")
 
-FINDING = ("Tangling refuses :var header arguments because evaluating them would run code.\n\n"
+FINDING = ("When tangling code blocks, orgkit refuses :var header arguments because evaluating them would "
+           "run code.\n\n"
            "Noweb references are the way to share code between blocks when tangling.")
 
 

@@ -185,3 +185,18 @@ def test_a_killed_writer_leaves_complete_records(tmp_path):
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])
     assert read_records(path)[-1] == {"id": "after"}
+
+
+def test_one_link_added_to_a_claim_is_one_event(tmp_path, cli):
+    """A link added on a line of its own, or around words already there, is a link change and
+    not a body edit as well; words added with it are still a body edit."""
+    cfg = generate_claims(tmp_path / "notes", 3)
+    claims = cfg.notes / "claims"
+    edit(claims / "claim-0.org", "From [[id:hub-0][Document 0]].",
+         "From [[id:hub-0][Document 0]].\n- [[id:hub-1][Document 1]]")
+    edit(claims / "claim-1.org", "in most cases.", "in [[id:hub-2][most cases]].")
+    edit(claims / "claim-2.org", "in most cases.", "in most cases, see [[id:hub-1][Document 1]].")
+    _index(cli, cfg.notes)
+    found = sorted((e.node_id, e.source, e.action) for e in load_events(cfg))
+    assert found == [("claim-0", "link_change", "add"), ("claim-1", "link_change", "add"),
+                     ("claim-2", "link_change", "add"), ("claim-2", "override", "edit")]

@@ -96,3 +96,16 @@ def test_librarian_prompt_takes_its_slice_only_on_request(cli, notes: Path, llm_
     guided = llm_server.requests[-1]["messages"][0]["content"]
     assert guided == plain + ("\n\nGuidance from people's corrections of earlier output (follow it where it "
                               "applies):\nFor link notes:\n- Describe a link by what the target explains.\n")
+
+
+def test_undoing_an_accepted_new_note_teaches_nothing(cli, notes: Path, llm_server) -> None:
+    """The undo cancels the accept, and the note's removal by the undo is no deletion by a person."""
+    llm_server.reply(PROPOSALS)
+    _deposit(cli, notes)
+    props = _pending(cli, notes)
+    batch = _ok(cli("review", "accept", props["new"]["id"], "--notes", str(notes), "--json"))["batch"]
+    cfg = config.load(notes, env={})
+    assert [(e.node_type, e.action) for e in load_events(cfg)] == [("note", "accept")]
+    _ok(cli("review", "undo", batch, "--notes", str(notes), "--json"))
+    assert _ok(cli("index", "--notes", str(notes), "--no-embed", "--json"))["feedback_events"] == 1  # the deletion
+    assert load_events(cfg) == []

@@ -128,7 +128,7 @@ def test_offline_flow_deposit_review_accept_recall_undo(cli, notes: Path) -> Non
     assert (notes / dep["path"]).read_text().count("[[id:") == 0
     assert undone["undoes"] == accepted["batch"]
     statuses = {r["id"]: r["status"] for r in rows(notes, "SELECT id, status FROM proposals")}
-    assert all(statuses[i] == "undone" for i in ids)
+    assert all(statuses[i] == "pending" for i in ids)  # decided again from scratch
     again = cli("review", "undo", accepted["batch"], "--notes", str(notes))
     assert again.exit_code == 1 and "already undone" in again.stderr
 

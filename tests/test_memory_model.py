@@ -45,7 +45,7 @@ def test_model_proposals_are_checked_against_what_the_model_saw(cli, notes: Path
     dep = deposit(cli, notes)
     assert dep["status"] == "proposed" and dep["model"] == "http:loopback"
     sent = llm_server.requests[0]["messages"][-1]["content"]
-    assert "[1] Tangling refuses :var" in sent and "[2] Noweb references" in sent
+    assert "[1] When tangling code blocks, orgkit refuses :var" in sent and "[2] Noweb references" in sent
     assert f"note {TANGLE}: Tangling code blocks" in sent and f"note {NOWEB}" in sent
     props = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' ORDER BY seq")
     assert [p["status"] for p in props] == ["pending"] * 4 + ["rejected"] * 2
@@ -133,5 +133,7 @@ def test_proposals_that_would_change_nothing_are_rejected(cli, notes: Path, llm_
     assert result.exit_code == 0, result.stderr
     second = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' AND deposit = ? ORDER BY seq",
                   (json.loads(result.stdout)["id"],))
-    assert [(p["status"], p["reason"]) for p in second] == [
+    assert [(p["status"], p["reason"]) for p in second if p["kind"] != "duplicate-of"] == [
         ("rejected", "the target already holds this text"), ("rejected", "the target already links to that note")]
+    twin = next(p for p in second if p["kind"] == "duplicate-of")  # the same finding, deposited before
+    assert twin["status"] == "pending" and twin["payload"]["dest"] == first[0]["deposit"]

@@ -35,7 +35,7 @@
   (with-temp-buffer
     (should (eql 0 (call-process orgkit-program nil (list t nil) nil "deposit" "--notes" dir
                                  "--title" "Tangling and var" "--json" "--body"
-                                 "Tangling refuses :var because it would run code.\n\nNoweb references share code when tangling.")))
+                                 "When tangling code blocks, orgkit refuses :var because it would run code.\n\nNoweb references share code when tangling.")))
     (goto-char (point-min))
     (json-parse-buffer :object-type 'alist :array-type 'list)))
 

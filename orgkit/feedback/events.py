@@ -2,7 +2,7 @@
 
 Three kinds (`source`): `override` (a field of a generated note edited or
 deleted), `link_change` (a link added to or removed from a generated note) and
-`review` (a proposal accepted, edited or rejected). Each event keeps what was
+`review` (a proposal accepted, edited or rejected, or such a decision undone). Each event keeps what was
 true when it happened: extractor (the generating role), schema and version,
 node type, field, source document, before and after values, time. They are
 appended to `events.jsonl` in the data dir and are unique by ID, computed as:
@@ -10,11 +10,17 @@ appended to `events.jsonl` in the data dir and are unique by ID, computed as:
 - override:    sha256(schema_version + source_path + node_id + field + action
                       + normalized(before) + normalized(after))
 - link_change: sha256(source_path + source_node_id + action + target_slug + target_node_id)
-- review:      sha256(source_path + item_id + action + canonical_node_id)
+- review:      sha256(source_path + item_id + action + canonical_node_id + undone)
 
 (`+` is plain string concatenation, UTF-8 encoded, hex digest; `normalized` is
-`fields.normalized`; a missing part is the empty string), so the same edit
-seen by two `index` runs is one event.
+`fields.normalized`; a missing part is the empty string; `undone` is empty
+until the item's first `undo` event, then "undone N" after N of them, so a
+decision made again after an undo is a new event), so the same edit seen by
+two `index` runs is one event.
+
+An `undo` review event cancels the latest earlier decision on the same item
+that is not cancelled yet: `load_events` leaves out both, so what was undone
+teaches nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from .paths import events_path
 
 SOURCES = ("override", "link_change", "review")
 ACTIONS = {"override": ("edit", "delete"), "link_change": ("add", "remove"),
-           "review": ("accept", "edit", "reject")}
+           "review": ("accept", "edit", "reject", "undo")}
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,8 @@ def link_change_id(source_path: str, source_node_id: str, action: str, target_sl
     return sha256(source_path, source_node_id, action, target_slug, target_node_id)
 
 
-def review_id(source_path: str, item_id: str, action: str, canonical_node_id: str) -> str:
-    return sha256(source_path, item_id, action, canonical_node_id)
+def review_id(source_path: str, item_id: str, action: str, canonical_node_id: str, undone: int = 0) -> str:
+    return sha256(source_path, item_id, action, canonical_node_id, f"undone {undone}" if undone else "")
 
 
 def append_events(config: Config, events: list[Event]) -> list[Event]:
@@ -89,16 +95,38 @@ def append_events(config: Config, events: list[Event]) -> list[Event]:
 
 
 def load_events(config: Config) -> list[Event]:
-    """Every recorded event, oldest first (records that do not fit the schema are skipped)."""
-    out = []
+    """Every recorded event that stands, oldest first: records that do not fit the schema are
+    skipped, and each `undo` review event is left out with the decision it cancels (and, for
+    an accepted new note, the deletion of that note the undo itself made)."""
+    out: list[Event | None] = []
+    standing: dict[str, list[int]] = {}  # item ID -> positions of its decisions not cancelled
+    retracted: set[tuple[str, str]] = set()  # (extractor, node ID) of new notes an undo removed
     for data in read_records(events_path(config)):
         try:
             event = Event.from_json(data)
         except TypeError:
             continue
-        if event.source in SOURCES:
-            out.append(event)
-    return out
+        if event.source not in SOURCES:
+            continue
+        if event.source == "review" and event.action == "undo":
+            if standing.get(event.item_id):
+                at = standing[event.item_id].pop()
+                cancelled, out[at] = out[at], None
+                if cancelled.node_type == "note" and cancelled.action != "reject" and cancelled.node_id:
+                    retracted.add((cancelled.extractor, cancelled.node_id))
+            continue
+        if event.source == "review":
+            standing.setdefault(event.item_id, []).append(len(out))
+        out.append(event)
+    return [e for e in out if e is not None and not (
+        e.source == "override" and e.field == "note" and e.action == "delete"
+        and (e.extractor, e.node_id) in retracted)]
+
+
+def _undos(config: Config, item_id: str) -> int:
+    """How many `undo` events the item has (its decisions' round)."""
+    return sum(1 for r in read_records(events_path(config))
+               if r.get("source") == "review" and r.get("action") == "undo" and r.get("item_id") == item_id)
 
 
 def record_review(config: Config, *, item_id: str, action: str, source_path: str,
@@ -107,13 +135,15 @@ def record_review(config: Config, *, item_id: str, action: str, source_path: str
                   schema: str = "", schema_version: str = "") -> Event | None:
     """Record a review decision on a proposal; returns the event, None when already recorded.
 
-    `action` is accept, edit or reject; `canonical_node_id` is the note the
-    proposal became (empty for a rejection); `before` is the proposal as
-    generated and `after` what the reviewer kept.
+    `action` is accept, edit or reject, or undo (which cancels the item's latest
+    decision); `canonical_node_id` is the note the proposal became (empty for a
+    rejection); `before` is the proposal as generated and `after` what the
+    reviewer kept.
     """
     if action not in ACTIONS["review"]:
         raise OrgkitError(f"review action must be one of {', '.join(ACTIONS['review'])}, not {action!r}")
-    event = Event(id=review_id(source_path, item_id, action, canonical_node_id), source="review",
+    undone = _undos(config, item_id)
+    event = Event(id=review_id(source_path, item_id, action, canonical_node_id, undone), source="review",
                   extractor=extractor, node_type=node_type, field=field, action=action,
                   source_path=source_path, before=before, after=after, schema=schema,
                   schema_version=schema_version, node_id=canonical_node_id, item_id=item_id, time=now())

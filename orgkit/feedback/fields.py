@@ -8,6 +8,7 @@ tags is not a correction.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -15,7 +16,8 @@ from ..org import OrgFile, parse_org
 from ..org import syntax as sx
 from ..org.drawers import property_drawer_at
 
-FIELDS = ("title", "body", "tags")  # links are compared one by one (link_change events)
+FIELDS = ("title", "body", "tags")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d+[.)])[ \t]+")  # links are compared one by one (link_change events)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,22 @@ def normalized(value: str | list[str] | tuple[str, ...] | None) -> str:
     if isinstance(value, (list, tuple)):
         return "\n".join(sorted({normalized(item) for item in value} - {""}))
     return " ".join(unicodedata.normalize("NFC", value).split())
+
+
+def prose(body: str) -> str:
+    """A body as a reader sees it without its links: list items that hold only a link left
+    out, other links shown as their descriptions. A body whose prose is unchanged was not
+    edited: a link added or removed is its own (link change) event, not a body edit too."""
+    kept = []
+    for line in body.split("\n"):
+        item = _LIST_ITEM.match(line)
+        rest = line[item.end():].strip() if item else ""
+        if rest:
+            links = [m for m in sx.link_matches(rest, opaque=False) if m.group("bracket") is not None]
+            if len(links) == 1 and links[0].span() == (0, len(rest)):
+                continue
+        kept.append(line)
+    return sx.link_display("\n".join(kept))
 
 
 def link_key(link_type: str, dest: str) -> str:

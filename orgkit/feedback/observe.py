@@ -22,7 +22,7 @@ from ..files import replace_file
 from ..org import parse_org
 from ..vault import Vault, read_org_text
 from .events import Event, append_events, link_change_id, load_events, override_id, sha256
-from .fields import FIELDS, NoteFields, normalized, note_fields
+from .fields import FIELDS, NoteFields, normalized, note_fields, prose
 from .generated import GenerationRecord, latest_records, now
 from .paths import events_path, generated_path
 
@@ -182,6 +182,8 @@ def _field_events(record: GenerationRecord, current: NoteFields) -> list[Event]:
         before, after = record.fields.value(name), current.value(name)
         if normalized(before) == normalized(after):
             continue
+        if name == "body" and normalized(prose(before)) == normalized(prose(after)):
+            continue  # only links changed: link change events say so
         action = "delete" if normalized(after) == "" else "edit"
         out.append(Event(id=override_id(record.generator.schema_version, record.source_path, record.node_id,
                                         name, action, before, after),

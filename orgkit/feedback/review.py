@@ -8,6 +8,8 @@ override events. Each decision a person makes (accept, edit, reject) becomes a
 for new notes) and its editable field: before is the proposal as the librarian
 wrote it, after what the reviewer kept (nothing for a rejection). `admit`
 decisions are about the depositor's own note, not the librarian's, and are left out.
+Undoing a batch records an `undo` event per decision a person made in it, which
+cancels that decision (`events.load_events`), so `evolve` no longer learns from it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,19 @@ def record_decisions(config: Config, decided: list[dict], *, human: bool) -> Non
                           source_path=item["deposit_path"], canonical_node_id=node_id, extractor="librarian",
                           node_type=node_type(kind), field=field, before=_text(item["before"].get(field)),
                           after=None if item["action"] == "reject" else _text(item["after"].get(field)))
+
+
+def record_undo(config: Config, undone: list[dict]) -> None:
+    """`undone`: per decision a person made in an undone batch, {proposal, kind, target,
+    deposit_path, payload} (`payload` as the decision left it)."""
+    for item in undone:
+        kind = item["kind"]
+        if kind == "admit":
+            continue
+        node_id = item["payload"].get("id", "") if kind == "new" else item["target"] or ""
+        record_review(config, item_id=item["proposal"], action="undo", source_path=item["deposit_path"],
+                      canonical_node_id=node_id, extractor="librarian", node_type=node_type(kind),
+                      field=EDITABLE.get(kind, "proposal"))
 
 
 def _text(value) -> str | None:

@@ -5,10 +5,13 @@ policy per lane, `review` or `auto`; the deepest folder containing the deposit
 wins, and `review` is the default for every lane. Auto-approval goes through the
 same resolver as a person's, and is refused for a proposal whose evidence (the
 notes it rests on) was deleted or changed since it was made: it stays pending,
-with the reason.
+with the reason. A deposit the librarian found to repeat an existing note (a
+`duplicate-of` proposal) is never admitted by policy: a person decides.
 """
 
 from __future__ import annotations
+
+import json
 
 from ..config import Config
 from ..errors import OrgkitError
@@ -55,6 +58,12 @@ def evidence_problem(files: Files, p: Proposal) -> str | None:
     return None
 
 
+def _duplicate_problem(payload: str) -> str:
+    twin = json.loads(payload)
+    return (f"the deposit repeats note {twin['dest']} ({twin.get('overlap', 0):.0%} of its word sequences); "
+            "a person decides")
+
+
 def admit_by_policy(store: Store) -> list[str]:
     """Apply pending proposals whose deposit's policy is `auto`, one batch per deposit."""
     out = []
@@ -76,8 +85,10 @@ def _admit_deposit(store: Store, deposit_id: str) -> list[str]:
         files = Files(store.cfg.notes)
         refused: dict[str, str] = {}
         ok: list[Proposal] = []
+        twin = store.one("SELECT payload FROM proposals WHERE deposit = ? AND kind = 'duplicate-of' "
+                         "AND status IN ('pending', 'accepted') ORDER BY seq", (deposit_id,))
         for p in pending:
-            problem = evidence_problem(files, p)
+            problem = _duplicate_problem(twin["payload"]) if twin is not None else evidence_problem(files, p)
             if problem is None:
                 try:
                     plan_for(store, ok + [p], "accept")

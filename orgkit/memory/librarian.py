@@ -5,8 +5,13 @@ search over the index. With a model configured (the `librarian` role), the
 model sees the chunks whole and as many related notes as the token budget has
 room for after them (the deposit is never cut for the related notes' sake),
 and replies with proposals as JSON, each citing chunk numbers. Without a
-model, a deterministic librarian proposes links to the most related notes and
-the tags they share, so the flow works offline.
+model, a deterministic librarian decides on passage-level evidence
+(`evidence.py`: which chunk of the deposit matches which passage of which
+note): links only to notes past a calibrated threshold (a deposit about
+something the notes do not cover gets its `admit` and nothing else, with the
+reason), and tags the linked notes and near neighbours share. Both ways, a
+deposit whose chunks largely repeat an existing note gets a `duplicate-of`
+proposal naming the note and the overlap.
 
 A run is skipped when the deposit's content hash and the model are what the
 last successful run saw (its watermark). A failed model call is recorded as
@@ -24,17 +29,26 @@ from ..config import Config, ensure_state_dir
 from ..embed import Embedder
 from ..errors import OrgkitError
 from ..index import Index, refresh
+from ..index.embedding import embed_small_backlog
 from ..org.drawers import body_text
 from ..retrieve.locate import index_locator
 from ..retrieve.read import estimate_tokens, read
 from ..retrieve.search import query_terms, search
+from .evidence import NoteEvidence, gather
 from .proposals import store_proposals
 from .resolver import Files, digest
 from .store import Store, now
 
+# Calibrated on bench/librarian_set.json's development part (bench/bench_librarian.py):
+LINK_SCORE = 0.6  # a link target's best chunk-passage cosine, plus NAMED_BONUS when a chunk names it
+NAMED_BONUS = 0.5
+NAMED_FLOOR = 0.15  # a named note still needs this much passage evidence (off-topic findings stay under it)
+NEIGHBOUR_SCORE = 0.3  # notes this close lend their tags (with the link targets)
+NEIGHBOURS = 5
+DUPLICATE = 0.5  # share of the deposit's word shingles held by one note: a near-duplicate
 BUDGET = 6000  # tokens of deposit chunks plus related notes shown to the model
 RELATED = 8  # related notes searched for
-LINKS = 3  # links the deterministic librarian proposes
+LINKS = 4  # links the deterministic librarian proposes at most
 CHUNK_CHARS = 1200
 QUERY_CHARS = 2000
 DETERMINISTIC = "deterministic"
@@ -91,15 +105,24 @@ def numbered_chunks(body: str) -> list[tuple[int, str]]:
     return list(enumerate(out, start=1))
 
 
-def related_notes(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
-                  embedder: Embedder | None) -> tuple[list[Related], list[str]]:
-    """The notes most related to the deposit, by hybrid search (words only without a model)."""
+def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
+                  chunks: list[tuple[int, str]], embedder: Embedder | None,
+                  with_related: bool) -> tuple[list[Related], list[NoteEvidence], list[str]]:
+    """The index brought up to date, then the passage evidence for the deposit's chunks and
+    (for the model) the notes most related to it by hybrid search (words only without a model)."""
     index = Index.at(cfg.notes, ensure_state_dir(cfg))
     try:
-        warnings = list(refresh(index, embedder=embedder).warnings)
-        query = f"{title}\n{body}"[:QUERY_CHARS]
-        if not query_terms(query):
-            return [], warnings
+        warnings = list(refresh(index).warnings)
+        if embedder is not None and with_related:
+            # As a query does: a small backlog now, a large one (a big deposit) left to `orgkit
+            # index` or the server, so processing a deposit never embeds all of it inline.
+            backlog = embed_small_backlog(index, embedder, cfg["search.inline_embed_limit"])
+            warnings += [line for line in [backlog.warning()] if line]
+        with index.snapshot() as conn:
+            evidence = gather(conn, chunks, {deposit_id, rel})
+        query = f"{title}\n{body[:QUERY_CHARS]}"[:QUERY_CHARS]
+        if not with_related or not query_terms(query):
+            return [], evidence, warnings
         found = search(index, query, mode="hybrid", limit=RELATED + 4, embedder=embedder)
         warnings += found.warnings
         hits = [h for h in found.hits if h.file != rel and h.id != deposit_id][:RELATED]
@@ -109,7 +132,7 @@ def related_notes(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
         index.close()
     by_id = {d.id: d for d in docs.docs}
     return [Related(h.id, h.title, h.file, tags.get(h.id, []), by_id[h.id].content)
-            for h in hits if h.id in by_id], warnings + docs.warnings
+            for h in hits if h.id in by_id], evidence, warnings + docs.warnings
 
 
 def _tags(index: Index, ids: list[str]) -> dict[str, list[str]]:
@@ -144,26 +167,80 @@ def within_budget(chunks: list[tuple[int, str]], related: list[Related], budget:
     return seen
 
 
-def deterministic(deposit_id: str, seen: Seen) -> list[dict]:
-    """Links to the most related notes that share words with the deposit, and the tags at
-    least two of them share."""
-    items = []
-    sharing = [(note, cited) for note in seen.notes if (cited := _overlapping(seen.chunks, note))]
-    for note, cited in sharing[:LINKS]:
-        items.append({"kind": "link", "target": deposit_id, "chunks": cited,
-                      "payload": {"dest": note.id, "description": note.title}})
-    counts = Counter(t for note, _ in sharing for t in dict.fromkeys(note.tags))
-    every = [n for n, _ in seen.chunks]
-    for tag, n in sorted(counts.items()):
-        if n >= 2:
-            items.append({"kind": "tag", "target": deposit_id, "chunks": every, "payload": {"tag": tag}})
-    return items
+def link_score(note: NoteEvidence) -> float:
+    """How strongly the evidence supports a link: the best chunk-passage cosine, plus a bonus
+    when a chunk names the note by its title (and the passages agree at least a little)."""
+    named = bool(note.named_in) and note.best >= NAMED_FLOOR
+    return note.best + (NAMED_BONUS if named else 0.0)
 
 
-def _overlapping(chunks: list[tuple[int, str]], note: Related) -> list[int]:
-    """The chunks sharing words with the note."""
-    words = set(query_terms(f"{note.title} {note.content}"))
-    return [n for n, text in chunks if words & set(query_terms(text))]
+def link_targets(evidence: list[NoteEvidence], *, on_topic: bool | None = None,
+                 demoted: frozenset[str] = frozenset()) -> tuple[list[NoteEvidence], str | None]:
+    """The notes to propose links to, best first, and why there are none when there are none.
+
+    `on_topic` is a relevance verdict from elsewhere (the search's floor), when there is one:
+    False proposes nothing. Notes whose titles a person keeps rejecting as link targets
+    (`demoted`, lower case) count half their score.
+    """
+    def score(note: NoteEvidence) -> float:
+        return link_score(note) * (0.5 if note.title.lower() in demoted else 1.0)
+
+    if on_topic is False:
+        return [], "the search's relevance floor finds nothing in the notes about this deposit"
+    chosen = sorted((n for n in evidence if score(n) >= LINK_SCORE and n.overlap < DUPLICATE),
+                    key=lambda n: (-score(n), n.id))[:LINKS]
+    if chosen:
+        return chosen, None
+    best = max((score(n) for n in evidence), default=0.0)
+    return [], (f"no note matches this deposit closely enough to link (best passage evidence {best:.2f}, "
+                f"threshold {LINK_SCORE:.2f})")
+
+
+def duplicates(evidence: list[NoteEvidence]) -> list[NoteEvidence]:
+    """Notes holding most of the deposit's text, most overlapping first."""
+    return sorted((n for n in evidence if n.overlap >= DUPLICATE), key=lambda n: (-n.overlap, n.id))
+
+
+def duplicate_items(deposit_id: str, evidence: list[NoteEvidence]) -> list[dict]:
+    """A `duplicate-of` proposal for each note the deposit largely repeats."""
+    return [{"kind": "duplicate-of", "target": deposit_id, "chunks": sorted(n.chunks),
+             "payload": {"dest": n.id, "description": n.title, "overlap": round(n.overlap, 2)}}
+            for n in duplicates(evidence)]
+
+
+def proposed_tags(targets: list[NoteEvidence], evidence: list[NoteEvidence],
+                  demoted: frozenset[str] = frozenset()) -> list[str]:
+    """Tags held by at least two of the link targets and the nearest neighbours (the deposit
+    is about what they share), except those a person keeps rejecting (`demoted`)."""
+    near = [n for n in evidence if link_score(n) >= NEIGHBOUR_SCORE][:NEIGHBOURS]
+    pool = {n.id: n for n in targets + near}
+    counts = Counter(t for n in pool.values() for t in dict.fromkeys(n.tags))
+    return sorted(t for t, k in counts.items() if k >= 2 and t.lower() not in demoted)
+
+
+def deterministic(deposit_id: str, chunks: list[tuple[int, str]], evidence: list[NoteEvidence],
+                  demoted: "Demoted | None" = None) -> tuple[list[dict], list[NoteEvidence], str | None]:
+    """Links to the notes past the threshold (each citing the chunks that match it), the tags
+    they and the near neighbours share, and `duplicate-of` for notes the deposit repeats;
+    returns the items, the notes they rest on, and why there is no link when there is none."""
+    demoted = demoted or Demoted()
+    targets, why = link_targets(evidence, demoted=demoted.links)
+    items = [{"kind": "link", "target": deposit_id, "chunks": sorted(n.chunks),
+              "payload": {"dest": n.id, "description": n.title}} for n in targets]
+    every = [n for n, _ in chunks]
+    if targets:
+        items += [{"kind": "tag", "target": deposit_id, "chunks": every, "payload": {"tag": tag}}
+                  for tag in proposed_tags(targets, evidence, demoted.tags)]
+    items += duplicate_items(deposit_id, evidence)
+    return items, targets + duplicates(evidence), why
+
+
+@dataclass(frozen=True)
+class Demoted:
+    """Link targets (by title) and tags a person keeps rejecting, lower case."""
+
+    links: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()
 
 
 def messages(title: str, seen: Seen, persona: str) -> list[dict]:
@@ -223,26 +300,34 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
         return Outcome("skipped", model)
     body = body_text(text)
     chunks = numbered_chunks(body)
-    related, warnings = related_notes(cfg, deposit_id, rel, dep["title"], body, embedder)
-    seen = within_budget(chunks, related)
+    related, evidence, warnings = consult_index(cfg, deposit_id, rel, dep["title"], body, chunks, embedder,
+                                                with_related=target is not None)
+    no_link = None
     if target is None:
-        items, status = deterministic(deposit_id, seen), "no-model"
+        items, rests_on, no_link = deterministic(deposit_id, chunks, evidence, _demoted(cfg))
+        seen = Seen(chunks, [Related(n.id, n.title, n.file, n.tags, "") for n in rests_on])
+        status = "no-model"
         warnings.append(f"no model for the librarian ({why}); proposals from the deterministic librarian")
     else:
+        seen = within_budget(chunks, related)
         try:
             reply = llm.complete_with(target, messages(dep["title"], seen, llm.persona(cfg, ROLE) + _guidance(cfg)),
                                       SCHEMA)
         except (llm.ModelFailure, OrgkitError) as exc:
             record_failure(store, deposit_id, model, str(exc), actor)
             return Outcome("failed", model, error=str(exc), warnings=warnings)
-        items, status = model_items(reply.data, deposit_id), "proposed"
-    evidence = {deposit_id: {"id": deposit_id, "file": rel, "sha": sha}}
+        twins = duplicates(evidence)
+        items = model_items(reply.data, deposit_id) + duplicate_items(deposit_id, twins)
+        seen.notes += [Related(n.id, n.title, n.file, n.tags, "") for n in twins
+                       if n.id not in {r.id for r in seen.notes}]
+        status = "proposed"
+    evidence_of = {deposit_id: {"id": deposit_id, "file": rel, "sha": sha}}
     held = {deposit_id: text}
     for note in seen.notes:
         held[note.id] = files.read(note.file)
-        evidence[note.id] = {"id": note.id, "file": note.file, "sha": digest(held[note.id])}
+        evidence_of[note.id] = {"id": note.id, "file": note.file, "sha": digest(held[note.id])}
     with store.tx() as conn:
-        stored = store_proposals(store, conn, deposit_id, model, items, evidence,
+        stored = store_proposals(store, conn, deposit_id, model, items, evidence_of,
                                  {n for n, _ in chunks}, {n.id for n in seen.notes} | {deposit_id}, actor,
                                  held)
         conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
@@ -251,8 +336,32 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
                      (deposit_id, sha, model, now()))
         store.audit(conn, actor, "librarian", deposit_id, model=model, status=status,
                     proposals=[p.id for p in stored], shown_notes=[n.id for n in seen.notes],
-                    left_out=seen.left_out, chunks=len(chunks))
+                    left_out=seen.left_out, chunks=len(chunks), no_link=no_link)
+        if no_link is not None:
+            conn.execute("UPDATE proposals SET reason = ? WHERE deposit = ? AND kind = 'admit' AND status = 'pending'",
+                         (no_link, deposit_id))
     return Outcome(status, model, len(stored), warnings=warnings)
+
+
+def _demoted(cfg: Config) -> Demoted:
+    """With feedback.use_guidance on, the link targets and tags people keep rejecting: those
+    whose `review` events for the librarian hold at least `feedback.min_events` rejections
+    and more rejections than acceptances (undone decisions do not count)."""
+    if not cfg["feedback.use_guidance"]:
+        return Demoted()
+    from ..feedback.events import load_events
+
+    tally: dict[tuple[str, str], Counter] = {}
+    for event in load_events(cfg):
+        if event.source != "review" or event.extractor != ROLE or event.node_type not in ("link", "tag"):
+            continue
+        name = " ".join(str(event.before or "").split()).lower()
+        if name:
+            tally.setdefault((event.node_type, name), Counter())[event.action] += 1
+    keeps = {key for key, c in tally.items()
+             if c["reject"] >= cfg["feedback.min_events"] and c["reject"] > c["accept"] + c["edit"]}
+    return Demoted(frozenset(n for kind, n in keeps if kind == "link"),
+                   frozenset(n for kind, n in keeps if kind == "tag"))
 
 
 def _guidance(cfg: Config) -> str:

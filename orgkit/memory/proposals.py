@@ -2,7 +2,9 @@
 
 Kinds: `admit` (keep the deposited note; made for every deposit), `new` (a new
 note from the deposit's chunks), `append` (text added to a note), `link` (a link
-from one note to another) and `tag` (a tag on a note). Each cites the deposit's
+from one note to another), `tag` (a tag on a note) and `duplicate-of` (the
+deposit largely repeats an existing note: accepting it records that judgement
+and changes no file; a deposit with one is never admitted by policy). Each cites the deposit's
 chunk numbers it rests on and keeps the content hashes of the notes it rests on
 (its evidence), so auto-approval can refuse when they changed. A proposal that
 cites a chunk or a note the librarian was not shown is stored as rejected, with
@@ -18,10 +20,10 @@ from ..org.ids import new_id
 from .edits import TAG
 from .store import Store, dumps, now
 
-KINDS = ("admit", "new", "append", "link", "tag")
+KINDS = ("admit", "new", "append", "link", "tag", "duplicate-of")
 # The payload fields each kind needs, and the one a reviewer edits.
 FIELDS = {"admit": (), "new": ("title", "body"), "append": ("text",), "link": ("dest", "description"),
-          "tag": ("tag",)}
+          "tag": ("tag",), "duplicate-of": ("dest",)}
 EDITABLE = {"new": "body", "append": "text", "link": "description", "tag": "tag"}
 
 
@@ -66,7 +68,9 @@ class Proposal:
                 "new": f"new note {p.get('title', '')!r}",
                 "append": f"append {len(p.get('text', ''))} characters to {where}",
                 "link": f"link {where} to {p.get('description') or p.get('dest')!r}",
-                "tag": f"tag {where} with {p.get('tag')}"}.get(self.kind, self.kind)
+                "tag": f"tag {where} with {p.get('tag')}",
+                "duplicate-of": f"{where} repeats {p.get('description') or p.get('dest')!r} "
+                                f"({p.get('overlap', 0):.0%} of its word sequences)"}.get(self.kind, self.kind)
 
 
 def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown_chunks: set[int],
@@ -85,15 +89,15 @@ def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown
         if unseen:
             return f"cites chunk(s) {', '.join(map(str, unseen))}, which the librarian was not shown"
     notes = [n for n in (target, payload.get("dest")) if n]
-    if kind in ("append", "link", "tag") and not target:
+    if kind in ("append", "link", "tag", "duplicate-of") and not target:
         return "names no target note"
     unseen_notes = [n for n in notes if n not in shown_notes]
     if unseen_notes:
         return f"names note {unseen_notes[0]}, which the librarian was not shown"
     if kind == "tag" and not TAG.fullmatch(str(payload["tag"])):
         return f"invalid tag {payload['tag']!r}"
-    if kind == "link" and target == payload.get("dest"):
-        return "links a note to itself"
+    if kind in ("link", "duplicate-of") and target == payload.get("dest"):
+        return "links a note to itself" if kind == "link" else "names the deposit as its own duplicate"
     return None
 
 

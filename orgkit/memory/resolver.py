@@ -112,7 +112,7 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
             return {}
         rel = files.file_of(p.deposit, dep["path"])
         return {rel: None}  # rejecting the deposit itself removes its note
-    if p.kind == "admit":
+    if p.kind in ("admit", "duplicate-of"):
         files.file_of(p.deposit, dep["path"])  # it must still be there
         return {}
     if p.kind == "new":

@@ -2,7 +2,10 @@
 
 Decisions go through the one resolver (`resolver.apply`), so each is a batch
 recorded with who decided, when, and each file's text before and after; `undo`
-reverts a batch when its files were not edited since.
+reverts a batch when its files were not edited since and puts its proposals
+back to pending, so a person can decide again (accept, or reject the deposit's
+`admit` to remove the deposited note), and tells the feedback loop that the
+undone decisions no longer stand.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def show(store: Store, proposal_id: str) -> Shown:
     """The proposal and the unified diff accepting it would make to the notes now."""
     p = props.get(store, proposal_id)
     try:
-        if p.kind == "admit":
+        if p.kind in ("admit", "duplicate-of"):
             dep = store.one("SELECT path FROM deposits WHERE id = ?", (p.deposit,))
             files = Files(store.cfg.notes)
             rel = files.file_of(p.deposit, dep["path"])
@@ -149,16 +152,37 @@ def undo(store: Store, batch_id: str, actor: str, *, why: str | None = None) -> 
                 raise OrgkitError(f"{rel} was edited since batch {row['id']}; nothing undone")
             plan.first[rel], plan.last[rel] = item["after"], item["before"]
         info = loads(row["proposals"])
-        back = "undone" if row["action"] == "accept" else "pending"
         decisions = [{"action": "undo", "proposal": pid, "deposit": _deposit_of(store, pid),
                       "kind": _kind_of(store, pid), "before": {"files": plan.first},
                       "after": {"files": plan.last}} for pid in info["statuses"]]
-        return apply(store, "undo", plan, actor, {pid: back for pid in info["statuses"]}, decisions,
-                     undoes=row["id"], why=why)
+        first = {d["proposal"]: d["before"]["payload"] for d in info["decisions"] if d["action"] == "edit"}
+        batch = apply(store, "undo", plan, actor, {pid: "pending" for pid in info["statuses"]}, decisions,
+                      undoes=row["id"], why=why, payloads=first)
+        _feedback_undo(store, info["decisions"])
+        return batch
+
+
+def _feedback_undo(store: Store, undone: list[dict]) -> None:
+    """Cancel, in the feedback events, the decisions people made in an undone batch (auto-admission
+    made none)."""
+    from ..feedback.review import record_undo
+
+    people = [d for d in undone if d["action"] in ("accept", "edit", "reject")]
+    paths = {}
+    for d in people:
+        dep = store.one("SELECT path FROM deposits WHERE id = ?", (d["deposit"],))
+        paths[d["proposal"]] = dep["path"] if dep else ""
+    record_undo(store.cfg, [{"proposal": d["proposal"], "kind": d["kind"], "deposit_path": paths[d["proposal"]],
+                             "target": _target_of(store, d["proposal"]), "payload": d["after"]["payload"]}
+                            for d in people])
 
 
 def _deposit_of(store: Store, pid: str) -> str:
     return store.one("SELECT deposit FROM proposals WHERE id = ?", (pid,))["deposit"]
+
+
+def _target_of(store: Store, pid: str) -> str | None:
+    return store.one("SELECT target FROM proposals WHERE id = ?", (pid,))["target"]
 
 
 def _kind_of(store: Store, pid: str) -> str:

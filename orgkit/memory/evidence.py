@@ -1,0 +1,213 @@
+"""Passage-level evidence: which chunk of a deposit matches which passage of which note.
+
+The librarian proposes a link only on evidence a reviewer can check: a chunk of
+the deposit and a passage of the target that share rare words (or the chunk
+names the target by its title). Words are the index's own: the deposit's
+chunks and the candidate passages go through the same FTS5 tokenizer as the
+index (a temporary table read back through `fts5vocab`), and each word weighs
+its inverse document frequency over the index's passages, so a chunk that
+shares only common words with a note ("system", "time") scores near zero and a
+chunk about something the notes never mention (its words absent from the index)
+scores near zero against every note. That is what makes one threshold hold for
+every deposit: the score is a cosine of idf-weighted word sets, between 0 and 1.
+
+The work is bounded per chunk (its rarest words query the index, a fixed number
+of passages come back) and at most MAX_CHUNKS chunks are looked at, so a large
+deposit costs time in proportion to its size up to that cap, and no more.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's chunks_fts tokenizer
+MAX_CHUNKS = 200  # chunks of a deposit looked at (the first ones)
+QUERY_TERMS = 24  # a chunk's rarest words that query the index
+PASSAGES_PER_CHUNK = 12  # passages each chunk brings back
+SHINGLE = 5  # words per shingle for near-duplicate detection
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class Match:
+    """One chunk of the deposit against one passage of a note."""
+
+    chunk: int
+    passage: int  # the passage's row in the index
+    score: float
+
+
+@dataclass
+class NoteEvidence:
+    """Everything one note has going for it as a link target of the deposit."""
+
+    id: str
+    title: str
+    file: str
+    tags: list[str]
+    matches: list[Match] = field(default_factory=list)
+    named_in: list[int] = field(default_factory=list)  # chunks naming the note's title
+    overlap: float = 0.0  # share of the deposit's word shingles found in the note
+
+    @property
+    def best(self) -> float:
+        return max((m.score for m in self.matches), default=0.0)
+
+    @property
+    def chunks(self) -> list[int]:
+        """The deposit's chunks this evidence rests on, best first, each once."""
+        ranked = [m.chunk for m in sorted(self.matches, key=lambda m: (-m.score, m.chunk))]
+        return list(dict.fromkeys(self.named_in + ranked))
+
+
+def gather(conn: sqlite3.Connection, chunks: list[tuple[int, str]], exclude: set[str]) -> list[NoteEvidence]:
+    """Evidence for every note a chunk of the deposit reaches, strongest first; notes whose
+    ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index."""
+    chunks = chunks[:MAX_CHUNKS]
+    if not chunks:
+        return []
+    _temp_tables(conn)
+    try:
+        own = _terms(conn, "own", {r: f"{h}\n{b}" for r, h, b in conn.execute(
+            f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
+            sorted(exclude))})
+        chunk_terms = _terms(conn, "chunk", {n: text for n, text in chunks})
+        idf, known = _idf(conn, {t for terms in chunk_terms.values() for t in terms}, own)
+        hits = _passages_for(conn, chunk_terms, idf, known)
+        rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
+        rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
+        passage_terms = _terms(conn, "passage", {p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
+        idf |= _idf(conn, {t for terms in passage_terms.values() for t in terms} - idf.keys(), own)[0]
+    finally:
+        conn.execute("DELETE FROM temp.evidence_text")
+    notes: dict[str, NoteEvidence] = {}
+    for n, passages in hits.items():
+        best: dict[str, Match] = {}
+        for p in passages:
+            if p not in rows:
+                continue
+            score = _cosine(chunk_terms[n], passage_terms.get(p, set()), idf)
+            row = rows[p]
+            if row["id"] not in best or score > best[row["id"]].score:
+                best[row["id"]] = Match(n, p, score)
+        for node_id, match in best.items():
+            row = rows[match.passage]
+            note = notes.setdefault(node_id, NoteEvidence(node_id, row["title"], row["file"], row["tags"]))
+            note.matches.append(match)
+    deposit_shingles = {n: _shingles(text) for n, text in chunks}
+    for note in notes.values():
+        note.named_in = [n for n, text in chunks if _names(text, note.title)]
+        note.overlap = _overlap(deposit_shingles, _note_shingles(conn, note.id))
+    return sorted(notes.values(), key=lambda e: (-e.best, e.id))
+
+
+def _temp_tables(conn: sqlite3.Connection) -> None:
+    """A scratch FTS5 table with the index's tokenizer, its words by position, and the
+    index's document frequencies (temporary: nothing is written to the index)."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_text USING fts5(kind UNINDEXED, body, "
+                 f"tokenize = '{TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_words USING fts5vocab(temp, evidence_text, "
+                 "instance)")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_df USING fts5vocab(main, chunks_fts, row)")
+
+
+def _terms(conn: sqlite3.Connection, kind: str, texts: dict[int, str]) -> dict[int, set[str]]:
+    """Each text's words as the index tokenizes them (stemmed, folded)."""
+    conn.execute("DELETE FROM temp.evidence_text")
+    conn.executemany("INSERT INTO temp.evidence_text(rowid, kind, body) VALUES (?, ?, ?)",
+                     [(key, kind, text) for key, text in texts.items()])
+    out: dict[int, set[str]] = {key: set() for key in texts}
+    for doc, term in conn.execute("SELECT doc, term FROM temp.evidence_words"):
+        out[doc].add(term)
+    return out
+
+
+def _idf(conn: sqlite3.Connection, terms: set[str],
+         own: dict[int, set[str]]) -> tuple[dict[str, float], set[str]]:
+    """Inverse document frequency over the index's passages, and the words the index holds;
+    a word the index never saw weighs as much as the rarest (it is what makes an off-topic
+    chunk match nothing). The deposit's own passages (`own`, already in the index) do not count."""
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] - len(own)
+    df = dict(conn.execute("SELECT d.term, d.doc FROM temp.evidence_df d JOIN "
+                           "(SELECT DISTINCT term FROM temp.evidence_words) w ON w.term = d.term"))
+    for word, n in Counter(t for words in own.values() for t in words).items():
+        if word in df:
+            df[word] -= n
+    df = {word: n for word, n in df.items() if n > 0}
+    return {t: _idf_of(total, max(df.get(t, 0), 1)) for t in terms}, set(df) & terms
+
+
+def _idf_of(total: int, df: int) -> float:
+    """BM25's idf (never negative, so a tiny index still tells shared words apart)."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
+    """Cosine of two word sets weighted by idf (squared, as tf-idf vectors with tf 1)."""
+    if not a or not b:
+        return 0.0
+    shared = sum(idf[t] ** 2 for t in a & b)
+    norm = math.sqrt(sum(idf[t] ** 2 for t in a) * sum(idf[t] ** 2 for t in b))
+    return shared / norm if norm else 0.0
+
+
+def _passages_for(conn: sqlite3.Connection, chunk_terms: dict[int, set[str]],
+                  idf: dict[str, float], known: set[str]) -> dict[int, list[int]]:
+    """The passages each chunk's rarest words known to the index reach by BM25."""
+    out: dict[int, list[int]] = {}
+    for n, terms in chunk_terms.items():
+        rare = sorted((t for t in terms if t in known), key=lambda t: (-idf[t], t))[:QUERY_TERMS]
+        if not rare:
+            out[n] = []
+            continue
+        match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in rare)
+        out[n] = [r[0] for r in conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, 3.0, 1.0) LIMIT ?",
+            (match, PASSAGES_PER_CHUNK))]
+    return out
+
+
+def _passage_rows(conn: sqlite3.Connection, rowids: set[int]) -> dict[int, dict]:
+    """Heading, text and the note (ID, title, file, tags) of each passage."""
+    if not rowids:
+        return {}
+    ids = sorted(rowids)
+    rows = conn.execute(
+        f"SELECT t.rowid, t.heading, t.body, n.id, n.title, n.file, n.tags FROM chunk_text t "
+        f"JOIN chunks c ON c.rowid = t.rowid JOIN nodes n ON n.rowid = c.node "
+        f"WHERE t.rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
+    return {r[0]: {"heading": r[1], "body": r[2], "id": r[3], "title": r[4], "file": r[5],
+                   "tags": json.loads(r[6])} for r in rows}
+
+
+def _names(text: str, title: str) -> bool:
+    """Whether the chunk names the title as words of its own (case aside)."""
+    words = [w.lower() for w in _WORD.findall(title)]
+    if not words or len("".join(words)) < 4:
+        return False
+    pattern = r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)"
+    return re.search(pattern, text.lower()) is not None
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {tuple(words[i:i + SHINGLE]) for i in range(max(0, len(words) - SHINGLE + 1))}
+
+
+def _note_shingles(conn: sqlite3.Connection, node_id: str) -> set[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for (body,) in conn.execute("SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = ?",
+                                (node_id,)):
+        out |= _shingles(body)
+    return out
+
+
+def _overlap(deposit: dict[int, set[tuple[str, ...]]], note: set[tuple[str, ...]]) -> float:
+    """The share of the deposit's shingles the note holds too."""
+    total = sum(len(s) for s in deposit.values())
+    return sum(len(s & note) for s in deposit.values()) / total if total else 0.0
