@@ -80,7 +80,7 @@ def main() -> None:
         index = Index.at(notes)
         update(index)
         embedder = Embedder.from_config(load(notes))
-        texts = [text for _, text in missing_vectors(index.conn, embedder.fingerprint)]
+        texts = [text for _, text in missing_vectors(index, embedder.fingerprint)]
         results["passages"] = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         results["distinct_texts"] = len(texts)
         results["tokens"] = sum(embedder.token_lengths(texts))

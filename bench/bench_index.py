@@ -81,7 +81,7 @@ def bench_throughput(work: Path, files: int, results: dict) -> None:
     index = Index.at(notes)
     update(index)
     embedder = Embedder.from_config(load(notes))
-    texts = [text for _, text in missing_vectors(index.conn, embedder.fingerprint)]
+    texts = [text for _, text in missing_vectors(index, embedder.fingerprint)]
     raw = TextEmbedding(embedder.name, specific_model_path=str(embedder.path))
     list(raw.embed(texts[:8]))  # warm up both models the same way
     embedder.load()

@@ -75,6 +75,8 @@ class Setting:
     kind: str = "notes"
     # A default computed from the notes directory (state and data dirs).
     derive: Callable[[Path], Any] | None = None
+    # Shown by `orgkit config` through this (a URL's password masked).
+    display: Callable[[Any], Any] | None = None
 
     def type_name(self) -> str:
         return {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
@@ -151,6 +153,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default={}),
     Setting("mcp.allow_review", bool, "offer review decisions (accept, reject, undo) as MCP tools",
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW", kind="trust"),
+    Setting("database.url", str, "PostgreSQL database for the index, shared by a team "
+            "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state dir",
+            env="ORGKIT_DATABASE_URL", kind="trust", display=lambda url: _redact_url(url)),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
     Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
@@ -181,6 +186,11 @@ class Config:
         return self.values[key]
 
     @property
+    def has_notes(self) -> bool:
+        """False on a machine without a copy of the notes, reading a shared database."""
+        return self.notes.is_dir()
+
+    @property
     def state_dir(self) -> Path:
         return self.values["state_dir"]
 
@@ -194,11 +204,19 @@ class Config:
                                                     "kind": "trust"}}
         for key, setting in SETTINGS.items():
             value = self.values[key]
+            if value is not None and setting.display is not None:
+                value = setting.display(value)
             out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key],
                         "kind": setting.kind}
             if key in self.refused:
                 out[key]["refused"] = self.refused[key]
         return out
+
+
+def _redact_url(url: str) -> str:
+    from .storage.postgres import redact
+
+    return redact(url)
 
 
 def _coerce(setting: Setting, raw: Any, where: str, base: Path) -> Any:
@@ -265,7 +283,11 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 
 def notes_dir(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
-    """The notes directory and its origin, or a clear error when there is none."""
+    """The notes directory and its origin, or a clear error when there is none.
+
+    With a database set in the environment, a missing directory is a machine
+    without a copy of the notes: it answers what the database holds.
+    """
     if flag is not None:
         chosen, origin = Path(flag), "flag --notes"
     elif env.get("ORGKIT_NOTES"):
@@ -273,6 +295,8 @@ def notes_dir(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
     else:
         chosen, origin = Path("notes"), "default"
     if not chosen.is_dir():
+        if env.get("ORGKIT_DATABASE_URL") and not chosen.exists():
+            return chosen, f"{origin} (absent: answers come from the database)"
         hint = "use --notes DIR or set ORGKIT_NOTES"
         if origin == "default" and next(Path.cwd().glob("*.org"), None) is not None:
             hint = ("this directory holds org files: to use it as the notes dir, give --notes . "

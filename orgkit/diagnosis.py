@@ -52,6 +52,7 @@ class Setup:
     root: Path
     state_dir: Path | None = None
     embedder: Embedder | None = None
+    database: str | None = None  # database.url: the index in PostgreSQL
 
     def model(self) -> Embedder:
         """The embedder to check: the one given, else the configured one."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .diagnosis import Check, Report, Setup
 from .embed import ModelUnavailable
+from .errors import OrgkitError
 from .index.store import Index
 from .rg import find_rg
 from .vault import Vault, iter_org_files, require_dir
@@ -122,10 +123,37 @@ def check_model(setup: Setup, report: Report) -> None:
     report.facts["model"] = fact
 
 
+def check_database(setup: Setup, report: Report) -> None:
+    """With database.url set: whether the server answers, has pgvector, and holds an index."""
+    if setup.database is None:
+        return
+    index = Index.at(setup.root, setup.state_dir, setup.database)
+    try:
+        status = index.backend.status(index)
+    except OrgkitError as exc:
+        report.facts["database"] = {"error": str(exc)}
+        report.add("error", "database", str(exc))
+        return
+    report.facts["database"] = status
+    if status["vector"] is None:
+        report.add("error", "database", "the server has no pgvector extension; install pgvector 0.5 or later "
+                   "(https://github.com/pgvector/pgvector), then run `orgkit db migrate`")
+    elif status["vector"].startswith("available"):
+        report.add("warning", "database", "pgvector is available but not installed in the database: "
+                   "`orgkit db migrate` installs it (it needs the right to CREATE EXTENSION)")
+
+
 def check_index(setup: Setup, report: Report) -> None:
     """Whether the index exists and matches the files (read-only: nothing is updated)."""
-    index = Index.at(setup.root, setup.state_dir)
-    if not index.exists():
+    index = Index.at(setup.root, setup.state_dir, setup.database)
+    if setup.database is not None:
+        database = report.facts.get("database") or {}
+        if "schemas" not in database or database["schemas"]["index"]["version"] == 0:
+            report.facts["index"] = None
+            if "schemas" in database:
+                report.add("warning", "index", "no index in the database yet: run `orgkit index`")
+            return
+    elif not index.exists():
         report.facts["index"] = None
         report.add("warning", "index", f"no index at {index.path}: run `orgkit index` "
                    "(search, context and serve need it)")
@@ -152,7 +180,8 @@ def check_index(setup: Setup, report: Report) -> None:
             report.add("warning", "index", "changed since it was indexed", rel)
     for rel in sorted(set(known) - on_disk):
         report.add("warning", "index", "indexed but no longer there", rel)
-    report.facts["index"] = {"path": str(index.path), "files": len(known),
+    where = str(index.path) if setup.database is None else report.facts["database"]["location"]
+    report.facts["index"] = {"path": where, "files": len(known),
                              "passages": passages, "embedded": embedded}
     if embedded is not None and embedded < passages:
         report.add("warning", "index", f"{passages - embedded} of {passages} passages have no "
@@ -175,7 +204,8 @@ def check_memory(setup: Setup, report: Report) -> None:
     check(setup, report)
 
 
-CHECKS: list[Check] = [check_ripgrep, check_notes, check_temporaries, check_model, check_index, check_memory]
+CHECKS: list[Check] = [check_ripgrep, check_notes, check_temporaries, check_model, check_database, check_index,
+                       check_memory]
 
 
 def diagnose(setup: Setup, checks: list[Check] | None = None) -> Report:

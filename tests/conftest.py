@@ -136,3 +136,52 @@ def llm_server():
     server = LLMServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL 16 with pgvector (the `pgserver` wheel) for the whole session.
+
+    Started in a temporary directory under the system's temp dir (as root,
+    pgserver runs it as a user of its own, who must be able to reach it) and
+    thrown away when the session ends; the tests that need it skip with the
+    reason when it cannot start.
+    """
+    import os
+    import tempfile
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR on a CI machine
+        try:
+            import pgserver
+            import psycopg  # noqa: F401 - the driver orgkit uses
+        except ImportError as exc:
+            pytest.skip(f"PostgreSQL tests need pgserver and psycopg (pip install -e '.[test]'): {exc}")
+        try:
+            # In memory where the system has it: removing a data dir file by file costs seconds on disk.
+            base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+            server = pgserver.get_server(tempfile.mkdtemp(prefix="orgkit-pg-", dir=base), cleanup_mode="delete")
+        except Exception as exc:  # noqa: BLE001 - any failure to start is a reason to skip
+            pytest.skip(f"cannot start a PostgreSQL server with pgserver: {exc}")
+    yield server
+    server.cleanup()
+
+
+_databases = iter(range(1, 1 << 30))
+
+
+def new_database(server) -> str:
+    """A fresh, empty database on `server`, as a `postgresql://` URL."""
+    import psycopg
+
+    name = f"orgkit_test_{next(_databases)}"
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return server.get_uri(name)
+
+
+@pytest.fixture
+def pg_url(postgres_server) -> str:
+    """A fresh, empty database on the session's server for one test."""
+    return new_database(postgres_server)

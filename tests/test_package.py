@@ -96,7 +96,8 @@ def test_every_package_orgkit_imports_is_declared() -> None:
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     declared = {re.split(r"[<>=!~;\[ ]", req, 1)[0].lower().replace("_", "-")
-                for req in [*project["dependencies"], *project["optional-dependencies"]["llm"]]}
+                for req in [*project["dependencies"], *project["optional-dependencies"]["llm"],
+                            *project["optional-dependencies"]["postgres"]]}
     imported: set[str] = set()
     for _, tree in _parsed().values():
         for node in _imports(tree):

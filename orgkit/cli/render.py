@@ -144,6 +144,17 @@ def model_distill(info: dict, options: dict) -> str:
             f"use it with ORGKIT_MODEL={info['model']} ORGKIT_MODEL_PATH={info['out']}")
 
 
+def db_status(info: dict, options: dict) -> str:
+    lines = [f"{info['backend']} at {info['location']} (server {info['server']}"
+             + (f", pgvector {info['vector']})" if info["backend"] == "postgres" else ")")]
+    for name, schema in info["schemas"].items():
+        state = "up to date" if schema["version"] == schema["latest"] else f"latest is {schema['latest']}"
+        lines.append(f"{name} schema {schema['version']} ({state})")
+    for name, (before, after) in info.get("migrated", {}).items():
+        lines.append(f"{name}: migrated from {before} to {after}" if before != after else f"{name}: nothing to do")
+    return "\n".join(lines)
+
+
 def tangle(data: dict, options: dict) -> str:
     if options.get("check"):
         if not data["stale"]:
@@ -283,7 +294,7 @@ def audit(report: dict, options: dict) -> str:
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
     "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "model_show": model_show, "model_pull": model_pull,
-    "model_distill": model_distill, "tangle": tangle,
+    "model_distill": model_distill, "db_status": db_status, "db_migrate": db_status, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
     "schema_list": schema_list, "schema_init": schema_init, "schema_show": schema_show, "extract": extract, "audit": audit,

@@ -25,9 +25,9 @@ from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from .db import write_transaction
-from .outlines import headings
 from .store import Index
-from .vectors import cache_is_worth_rewriting, refresh_cache, remove_other_caches
+from .vectors import after_embed
+from .texts import bump_generation, missing_texts
 
 
 @dataclass
@@ -43,7 +43,6 @@ class EmbedProgress:
 
 
 Progress = Callable[[EmbedProgress], None]
-_IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 
 
 def _complete_key(fingerprint: str) -> str:
@@ -66,19 +65,9 @@ def _missing_hashes(conn: sqlite3.Connection, fingerprint: str) -> list[str]:
                                               (fingerprint,)))
 
 
-def missing_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[str, str]]:
+def missing_vectors(index: Index, fingerprint: str) -> list[tuple[str, str]]:
     """(hash, text) of passages without a vector from this model, one per distinct text."""
-    missing = _missing_hashes(conn, fingerprint)
-    rows = []
-    for start in range(0, len(missing), _IN_SLICE):
-        part = missing[start:start + _IN_SLICE]
-        rows += conn.execute(
-            f"""SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-                WHERE c.hash IN ({','.join('?' * len(part))}) GROUP BY c.hash ORDER BY c.hash""",
-            part,
-        ).fetchall()
-    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
-    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
+    return missing_texts(index, _missing_hashes(index.conn, fingerprint))
 
 
 def pending_count(index: Index, fingerprint: str) -> int:
@@ -96,18 +85,24 @@ def embedded_count(index: Index, fingerprint: str) -> int:
 
 
 def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None = None,
-                  stop: threading.Event | None = None) -> EmbedProgress:
+                  stop: threading.Event | None = None, workers: int = 1) -> EmbedProgress:
     """Embed every passage text that lacks a vector from `embedder`; raises ModelUnavailable.
 
     The model is loaded only when there is something to embed. Each batch is
-    one transaction; `stop` ends the run between batches.
+    one transaction; `stop` ends the run between batches. In PostgreSQL the
+    texts are a work queue that `workers` workers (and other processes) share.
     """
     conn = index.conn
     fingerprint = embedder.fingerprint
     state = EmbedProgress()
     if _known_complete(conn, index, fingerprint):
         return state
-    todo = missing_vectors(conn, fingerprint)
+    if index.backend.name == "postgres":
+        _embed_queued(index, embedder, state, progress, stop, workers)
+        if stop is not None and stop.is_set():
+            return state
+        return _finish(index, fingerprint, state)
+    todo = missing_vectors(index, fingerprint)
     state.total = len(todo)
     if todo:
         embedder.load()
@@ -117,8 +112,10 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
         started = time.perf_counter()  # after loading and counting: the rate and ETA are embedding's own
         for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
             with write_transaction(conn):
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                                 [(fingerprint, todo[i][0], v.tobytes()) for i, v in zip(picked, vectors)])
+                conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
+                                 "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector",
+                                 [(fingerprint, todo[i][0], index.backend.vector_value(v))
+                                  for i, v in zip(picked, vectors)])
                 bump_generation(conn)
             state.done += len(picked)
             state.tokens += tokens
@@ -127,19 +124,39 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
                 progress(state)
             if stop is not None and stop.is_set():
                 return state
+    return _finish(index, fingerprint, state)
+
+
+def _embed_queued(index: Index, embedder: Embedder, state: EmbedProgress, progress: Progress | None,
+                  stop: threading.Event | None, workers: int) -> None:
+    """Embed through the database's work queue (see `queue`), reporting each batch."""
+    from .queue import fill_queue, run_workers
+
+    state.total = fill_queue(index, embedder.fingerprint)
+    if not state.total:
+        return
+    embedder.load()
+    started = time.perf_counter()
+
+    def on_batch(done: int, tokens: int) -> None:
+        state.done += done
+        state.tokens += tokens
+        state.seconds = time.perf_counter() - started
+        if progress is not None:
+            progress(state)
+
+    run_workers(index, embedder, workers, on_batch, stop)
+
+
+def _finish(index: Index, fingerprint: str, state: EmbedProgress) -> EmbedProgress:
+    """Record that every passage has a vector (when it is so), and let the backend index them."""
+    conn = index.conn
     with write_transaction(conn):
         if not _missing_hashes(conn, fingerprint):
-            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                          (_complete_key(fingerprint), str(index.generation(conn))))
-    if cache_is_worth_rewriting(index, fingerprint, state.done):
-        refresh_cache(index, fingerprint)
-    remove_other_caches(index, fingerprint)
+    after_embed(index, fingerprint, state.done)
     return state
-
-
-def bump_generation(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT INTO meta VALUES ('generation', '1') "
-                 "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
 
 @dataclass
@@ -189,8 +206,8 @@ class BackgroundEmbedder:
     run only when none is going and there is a backlog.
     """
 
-    def __init__(self, root: Path, state_dir: Path, embedder: Embedder) -> None:
-        self.root, self.state_dir, self.embedder = root, state_dir, embedder
+    def __init__(self, root: Path, state_dir: Path, embedder: Embedder, database: str | None = None) -> None:
+        self.root, self.state_dir, self.embedder, self.database = root, state_dir, embedder, database
         self.progress = EmbedProgress()
         self.error: str | None = None
         self._thread: threading.Thread | None = None
@@ -213,7 +230,7 @@ class BackgroundEmbedder:
             return True
 
     def _run(self) -> None:
-        index = Index.at(self.root, self.state_dir)
+        index = Index.at(self.root, self.state_dir, self.database)
         try:
             embed_pending(index, self.embedder, progress=self._advance, stop=self._stop)
         except ModelUnavailable as exc:

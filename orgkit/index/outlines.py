@@ -14,14 +14,14 @@ from .chunks import Chunk, Section
 _Row = tuple[int | None, str, str]  # parent, title, label
 
 
-def insert_sections(conn: sqlite3.Connection, file: str, chunks: list[Chunk]) -> dict[int, int]:
-    """Store the headings the passages sit under (and their ancestors).
+def section_rows(file: str, chunks: list[Chunk], next_row: int) -> tuple[dict[int, int], list[tuple]]:
+    """The rows that store the headings the passages sit under (and their ancestors).
 
-    Returns the row of each heading, by its 0-based line.
+    Returns the row of each heading by its 0-based line, and the rows to
+    insert, numbered from `next_row`.
     """
     rows: dict[int, int] = {}
     values: list[tuple] = []
-    next_row = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM outlines").fetchone()[0]
 
     def store(section: Section | None) -> None:
         nonlocal next_row
@@ -37,8 +37,8 @@ def insert_sections(conn: sqlite3.Connection, file: str, chunks: list[Chunk]) ->
 
     for chunk in chunks:
         store(chunk.section)
-    conn.executemany("INSERT INTO outlines (rowid, file, parent, title, label) VALUES (?, ?, ?, ?, ?)", values)
-    return rows
+    return rows, values
+
 
 def _load(conn: sqlite3.Connection, wanted: set[int], known: dict[int, _Row]) -> None:
     """Read the rows `wanted` and all their ancestors into `known`."""

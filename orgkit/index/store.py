@@ -1,7 +1,9 @@
-"""The index on disk: where it lives, opening it, and the lookups readers need.
+"""The index: where it lives, opening it, and the lookups readers need.
 
-SQLite in WAL mode: one writer at a time (see `update`), any number of readers,
-each reading inside one transaction so it sees a whole update or none of it.
+SQLite in WAL mode by default, or one PostgreSQL database when `database.url`
+names one (see `backend`): one writer at a time (see `update`), any number of
+readers, each reading inside one transaction so it sees a whole update or none
+of it.
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import NotFound, OrgkitError
+from ..retrieve.files import TextCache
 from ..vault import STATE_DIR_NAME
+from .backend import DB_NAME, PostgresBackend, SqliteBackend, backend_for
 from .outlines import olps
-from .schema import migrate
 
-DB_NAME = "index.sqlite"
-BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
+if TYPE_CHECKING:
+    from ..config import Config
+
 
 
 def default_state_dir(root: Path) -> Path:
@@ -28,37 +32,41 @@ def default_state_dir(root: Path) -> Path:
 
 @dataclass
 class Index:
-    """The index of one notes directory, kept in `state_dir`."""
+    """The index of one notes directory, kept in `state_dir` or in the database `database` names."""
 
     root: Path
     state_dir: Path
+    database: str | None = None
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
+    _backend: SqliteBackend | PostgresBackend | None = field(default=None, repr=False)
 
     @classmethod
-    def at(cls, root: Path, state_dir: Path | None = None) -> "Index":
-        return cls(root, state_dir if state_dir is not None else default_state_dir(root))
+    def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None) -> "Index":
+        return cls(root, state_dir if state_dir is not None else default_state_dir(root), database)
+
+    @classmethod
+    def of(cls, config: "Config", state_dir: Path | None = None) -> "Index":
+        """The index a configuration names: its state dir, and its database when one is set."""
+        return cls.at(config.notes, state_dir or config.state_dir, config["database.url"])
+
+    @property
+    def backend(self) -> SqliteBackend | PostgresBackend:
+        if self._backend is None:
+            self._backend = backend_for(self.database)
+        return self._backend
 
     @property
     def path(self) -> Path:
         return self.state_dir / DB_NAME
 
     def exists(self) -> bool:
-        return self.path.is_file()
+        return self.database is not None or self.path.is_file()
 
     @property
     def conn(self) -> sqlite3.Connection:
         """The connection, opened (and the schema migrated) on first use."""
         if self._conn is None:
-            try:
-                self.state_dir.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute("PRAGMA busy_timeout = 30000")
-                migrate(conn)
-            except (OSError, sqlite3.Error) as exc:
-                raise OrgkitError(f"cannot open the index at {self.path}: {exc}") from None
-            self._conn = conn
+            self._conn = self.backend.connect(self)
         return self._conn
 
     def close(self) -> None:
@@ -73,11 +81,17 @@ class Index:
         if conn.in_transaction:
             yield conn
             return
-        conn.execute("BEGIN")
+        conn.execute(self.backend.begin_read)
         try:
             yield conn
         finally:
             conn.execute("COMMIT")
+
+    def stored_texts(self) -> "StoredTexts | None":
+        """The files' text from the database where the notes are not here (else None: read the files)."""
+        if self.root.is_dir() or not self.backend.stores_text:
+            return None
+        return StoredTexts(self.root, index=self)
 
     def generation(self, conn: sqlite3.Connection | None = None) -> int:
         """A number that grows with every committed change (vector caches check it)."""
@@ -147,22 +161,23 @@ class Index:
                        "olp": paths.get(r[6], [])} for r in rows}
 
 
-@contextmanager
-def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
-    """A larger page cache for the block, then the one the connection had.
+@dataclass
+class StoredTexts(TextCache):
+    """Files' text as the shared database holds it, for a machine without the notes."""
 
-    Inserting a file's passages and nodes updates indexes keyed by hash and
-    by ID, in random order: with the default 2 MiB cache their pages leave
-    and come back many times (83,000 passages into the hash index: 0.22 s,
-    0.14 s with this cache). Pages are taken only as they are used and
-    given back after.
-    """
-    before = conn.execute("PRAGMA cache_size").fetchone()[0]
-    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA cache_size = {int(before)}")
+    index: Index | None = None
+
+    def text(self, rel: str) -> str | None:
+        if rel not in self.texts:
+            with self.index.snapshot() as conn:
+                row = conn.execute("SELECT content FROM file_texts WHERE path = ?", (rel,)).fetchone()
+            self.texts[rel] = row[0] if row else None
+            if row is None:
+                self.warnings.append(f"{rel}: not in the database")
+        return self.texts[rel]
+
+
+
 
 
 def _in_chunks(conn: sqlite3.Connection, sql: str, values: list) -> list[tuple]:

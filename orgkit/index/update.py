@@ -14,30 +14,25 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _json_string
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
-from ..files import LockBusy, file_lock
 from ..org import OrgFile, parse_outlined
 from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
+from .backend import IndexBusy
 from .chunks import Chunk, chunk_file
 from .db import write_transaction
 from .kinds import node_kinds
-from .embedding import Progress, bump_generation, embed_pending, pending_count
-from .outlines import insert_sections
-from .store import DB_NAME, Index, bulk_cache
+from .embedding import Progress, embed_pending, pending_count
+from .texts import bump_generation
+from .outlines import section_rows
+from .store import Index
 
-LOCK_NAME = "index.lock"
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
-
-
-class IndexBusy(OrgkitError):
-    """Another process is updating the index."""
 
 
 @dataclass
@@ -63,18 +58,6 @@ class UpdateStats:
                 "model_error": self.model_error}
 
 
-@contextmanager
-def writer_lock(index: Index, *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
-    """The single-writer lock: a file lock, released by the kernel if the process dies."""
-    index.state_dir.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as stack:
-        try:
-            stack.enter_context(file_lock(index.state_dir / LOCK_NAME, wait=wait, on_wait=on_wait))
-        except LockBusy:
-            raise IndexBusy("another orgkit process is updating the index") from None
-        yield
-
-
 def update(
     index: Index,
     *,
@@ -83,47 +66,27 @@ def update(
     wait: bool = True,
     on_wait: Callable[[], None] | None = None,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> UpdateStats:
     """Make the index match the notes; embed new passages when `embedder` is given.
 
-    `progress` is called after each embedded batch. Without `wait`,
+    `progress` is called after each embedded batch; `workers` embedding
+    workers share the work (PostgreSQL's queue; SQLite embeds with one). Without `wait`,
     a concurrent update raises IndexBusy instead of waiting for it.
     """
     started = time.perf_counter()
     require_dir(index.root)
     stats = UpdateStats()
-    with writer_lock(index, wait=wait, on_wait=on_wait):
+    with index.backend.writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
-            _remove_database(index)
+            index.backend.clear(index)
         _sync_files(index, stats)
         if embedder is not None:
-            _embed(index, embedder, stats, progress)
+            _embed(index, embedder, stats, progress, workers)
         if stats.parsed or stats.removed or stats.embedded:
-            _shrink_log(index)
+            index.backend.after_update(index)
     stats.seconds = time.perf_counter() - started
     return stats
-
-
-def _shrink_log(index: Index) -> None:
-    """Fold the write-ahead log into the database and truncate it, unless a reader is busy.
-
-    One update is one transaction, so a first index leaves a log as big as the
-    index itself; left alone, the state dir would hold it twice.
-    """
-    conn = index.conn
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-    finally:
-        conn.execute("PRAGMA busy_timeout = 30000")
-
-
-def _remove_database(index: Index) -> None:
-    index.close()
-    for suffix in ("", "-wal", "-shm"):
-        (index.state_dir / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
-    for cache in index.state_dir.glob("vectors-*.bin"):
-        cache.unlink(missing_ok=True)
 
 
 @dataclass(slots=True)
@@ -135,6 +98,7 @@ class _Parsed:
     parsed: OrgFile
     chunks: list[Chunk]
     modified_ns: int  # the file's mtime as it is (mtime_ns is -1 while it may still change)
+    text: str | None  # kept only for a backend that stores the files' text
 
 
 @collector_paused()  # many small objects, no cycles: see orgkit/org/acyclic.py
@@ -172,20 +136,20 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         parsed, outline = parse_outlined(text, rel)
         stats.warnings.extend(str(w) for w in parsed.warnings)
         changed.append(_Parsed(rel, st.st_size, mtime, digest, parsed, chunk_file(parsed, text, outline),
-                               st.st_mtime_ns))
+                               st.st_mtime_ns, text if index.backend.stores_text else None))
     gone.extend(p for p in known if p not in present)
     stats.parsed = len(changed)
     stats.removed = sum(1 for p in gone if p in known)
     if not (touched or changed or stats.removed):
         return
-    with bulk_cache(conn), write_transaction(conn):
+    backend = index.backend
+    with backend.bulk(conn), write_transaction(conn):
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
         seen = _first_seen(conn, changed, known)
         for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
-            _delete_file(conn, rel)
-        for item in changed:
-            stats.chunks += _insert_file(conn, item, seen)
-        stats.warnings.extend(_duplicate_ids(conn, [item.path for item in changed]))
+            _delete_file(conn, backend, rel)
+        stats.chunks += _insert_files(conn, backend, changed, seen)
+        stats.warnings.extend(_duplicate_ids(conn, backend, [item.path for item in changed]))
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             bump_generation(conn)
@@ -212,25 +176,19 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
     return seen
 
 
-def _duplicate_ids(conn, files: list[str]) -> list[str]:
+def _duplicate_ids(conn, backend, files: list[str]) -> list[str]:
     """`file:line: duplicate ID ...` for each node of `files` whose ID a node seen before it has."""
     out = []
     for start in range(0, len(files), 500):
         part = files[start:start + 500]
         out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
                 for node_id, file, line, other, other_line in conn.execute(
-                    f"""SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
-                        ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
-                            (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
-                        WHERE n.file IN ({','.join('?' * len(part))})
-                        GROUP BY n.rowid ORDER BY n.file, n.line""", part)]
+                    backend.duplicate_ids_sql.format(",".join("?" * len(part))), part)]
     return out
 
 
-def _delete_file(conn, rel: str) -> None:
-    # The full-text index reads its text through a view: tell it what it indexed.
-    conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, body) "
-                 "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (rel,))
+def _delete_file(conn, backend, rel: str) -> None:
+    backend.unindex_words(conn, rel)
     conn.execute("DELETE FROM chunks WHERE file = ?", (rel,))
     conn.execute("DELETE FROM outlines WHERE file = ?", (rel,))
     conn.execute("DELETE FROM aliases WHERE node IN (SELECT rowid FROM nodes WHERE file = ?)", (rel,))
@@ -239,35 +197,49 @@ def _delete_file(conn, rel: str) -> None:
     conn.execute("DELETE FROM files WHERE path = ?", (rel,))
 
 
-def _insert_file(conn, item: _Parsed, seen: dict[tuple[str, str], int]) -> int:
-    """Insert one parsed file; returns its number of passages."""
-    parsed = item.parsed
-    conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
-                 (item.path, item.size, item.mtime_ns, item.hash, parsed.title))
-    sections = insert_sections(conn, item.path, item.chunks)
-    base = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0]
-    rowids = {id(node): base + k for k, node in enumerate(parsed.nodes)}  # one statement for all
-    kinds = node_kinds(parsed)
+def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str], int]) -> int:
+    """Insert parsed files, one statement per table for all of them; returns their number of passages.
+
+    Row ids are numbered here as SQLite numbers them (the largest plus one),
+    so every backend gives the same rows the same ids.
+    """
+    if not items:
+        return 0
+    outline_row, node_row, chunk_row = (
+        conn.execute(f"SELECT coalesce(max(rowid), 0) + 1 FROM {table}").fetchone()[0]
+        for table in ("outlines", "nodes", "chunks"))
+    files, outlines, nodes, aliases, links, chunks = [], [], [], [], [], []
+    for item in items:
+        parsed = item.parsed
+        files.append((item.path, item.size, item.mtime_ns, item.hash, parsed.title))
+        sections, rows = section_rows(item.path, item.chunks, outline_row)
+        outline_row += len(rows)
+        outlines += rows
+        rowids = {id(node): node_row + k for k, node in enumerate(parsed.nodes)}
+        node_row += len(parsed.nodes)
+        nodes += [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
+                   node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
+                   _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
+                   seen[(node.id, item.path)], kind)
+                  for node, kind in zip(parsed.nodes, node_kinds(parsed))]
+        aliases += [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases]
+        links += [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links]
+        chunks += [(chunk_row + k, rowids[id(chunk.node)], item.path, chunk.line,
+                    sections[chunk.section.line] if chunk.section is not None else None, chunk.body, chunk.hash)
+                   for k, chunk in enumerate(item.chunks)]
+        chunk_row += len(item.chunks)
+    conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
+    conn.executemany("INSERT INTO outlines (rowid, file, parent, title, label) VALUES (?, ?, ?, ?, ?)", outlines)
     conn.executemany(
         "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties, seen, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
-          node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-          _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
-          seen[(node.id, item.path)], kind)
-         for node, kind in zip(parsed.nodes, kinds)])
-    conn.executemany("INSERT INTO aliases VALUES (?, ?)",
-                     [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases])
-    conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
-                     [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links])
-    conn.executemany(
-        "INSERT INTO chunks (node, file, line, outline, body, hash) VALUES (?, ?, ?, ?, ?, ?)",
-        [(rowids[id(chunk.node)], item.path, chunk.line,
-          sections[chunk.section.line] if chunk.section is not None else None, chunk.body, chunk.hash)
-         for chunk in item.chunks])
-    conn.execute("INSERT INTO chunks_fts (rowid, heading, body) "
-                 "SELECT rowid, heading, body FROM chunk_text WHERE file = ?", (item.path,))
-    return len(item.chunks)
+        "tags, refs, properties, seen, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", nodes)
+    conn.executemany("INSERT INTO aliases VALUES (?, ?)", aliases)
+    conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)", links)
+    conn.executemany("INSERT INTO chunks (rowid, node, file, line, outline, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     chunks)
+    backend.index_words(conn, [item.path for item in items])
+    backend.store_texts(conn, [(item.path, item.text) for item in items if item.text is not None])
+    return len(chunks)
 
 
 def _json_strings(items: list[str]) -> str:
@@ -281,9 +253,9 @@ def _json_object(values: dict[str, str]) -> str:
     return "{" + ", ".join([f"{_json_string(k)}: {_json_string(v)}" for k, v in values.items()]) + "}"
 
 
-def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progress | None) -> None:
+def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progress | None, workers: int) -> None:
     try:
-        done = embed_pending(index, embedder, progress=progress)
+        done = embed_pending(index, embedder, progress=progress, workers=workers)
     except ModelUnavailable as exc:
         stats.model_error = str(exc)
         stats.pending = pending_count(index, embedder.fingerprint)

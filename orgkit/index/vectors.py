@@ -313,3 +313,14 @@ def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
         replace_file(path, itertools.chain([header], parts), sync=False)  # a cache: SQLite holds the vectors
     except OSError:
         pass  # no cache this time; the next reader builds it from the database
+
+
+def after_embed(index: Index, fingerprint: str, embedded: int) -> None:
+    """What follows an embedding run: the backend's own step (PostgreSQL's HNSW index), and for
+    vectors ranked in memory, the matrix cache rewritten when that is worth it."""
+    index.backend.after_embed(index, fingerprint, embedded)
+    if index.backend.dense_in_database:
+        return
+    if cache_is_worth_rewriting(index, fingerprint, embedded):
+        refresh_cache(index, fingerprint)
+    remove_other_caches(index, fingerprint)

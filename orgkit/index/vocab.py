@@ -25,6 +25,16 @@ _stemmer: sqlite3.Connection | None = None
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """Where a backend keeps the index's stems: a key for caches, and the two queries that read them
+    (a stem's passage count; the stems in a range, with their counts)."""
+
+    key: str
+    docs_sql: str
+    range_sql: str
+
+
 @dataclass(frozen=True, slots=True)
 class Term:
     """A query word as the index sees it: its stem, how many passages hold it, and its correction."""
@@ -69,14 +79,14 @@ def stem(words: list[str]) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: sqlite3.Connection, words: list[str]) -> list[Term]:
+def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be."""
-    ensure_vocab(conn)
     out = []
     for word, stemmed in zip(words, stem(words)):
-        row = conn.execute(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?", (stemmed,)).fetchone()
+        row = conn.execute(vocabulary.docs_sql, (stemmed,)).fetchone()
         docs = row[0] if row else 0
-        out.append(Term(word, stemmed, docs, () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed)))
+        out.append(Term(word, stemmed, docs,
+                        () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed, vocabulary)))
     return out
 
 
@@ -85,7 +95,7 @@ def allowed_distance(stemmed: str) -> int:
     return 1 if len(stemmed) < 8 else 2
 
 
-def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
+def nearest(conn: sqlite3.Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
     """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
 
     Among equally close stems, one with the same letters comes first (two
@@ -99,7 +109,7 @@ def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
     shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
     found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
     letters = set(stemmed)
-    for term, docs in _starting_with(conn, stemmed[0]):
+    for term, docs in _starting_with(conn, stemmed[0], vocabulary):
         if not shortest <= len(term) <= longest:
             continue
         tail = len(stemmed) - len(term)
@@ -114,22 +124,21 @@ def nearest(conn: sqlite3.Connection, stemmed: str) -> tuple[str, ...]:
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
 
 
-def _starting_with(conn: sqlite3.Connection, first: str) -> list[tuple[str, int]]:
+def _starting_with(conn: sqlite3.Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
     """The index's stems that start with `first`, with their document counts.
 
     fts5vocab counts a term's documents by reading its whole list, so a range
     of terms costs more the larger the index: a long-lived process keeps each
     range it read until the index changes (its generation moves on).
     """
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    key = (path, row[0] if row else "0")
+    key = (vocabulary.key, row[0] if row else "0")
     with _stemmer_lock:
         if _ranges.get("key") != key:
             _ranges.clear()
             _ranges["key"] = key
         if first not in _ranges:
-            _ranges[first] = conn.execute(f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
+            _ranges[first] = conn.execute(vocabulary.range_sql,
                                           (first, chr(ord(first) + 1))).fetchall()
         return _ranges[first]
 

@@ -110,7 +110,7 @@ def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
                   with_related: bool) -> tuple[list[Related], list[NoteEvidence], list[str]]:
     """The index brought up to date, then the passage evidence for the deposit's chunks and
     (for the model) the notes most related to it by hybrid search (words only without a model)."""
-    index = Index.at(cfg.notes, ensure_state_dir(cfg))
+    index = Index.of(cfg, ensure_state_dir(cfg))
     try:
         warnings = list(refresh(index).warnings)
         if embedder is not None and with_related:

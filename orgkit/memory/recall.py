@@ -80,7 +80,7 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
     if index is not None:
         result = _gather(store, index, query, budget, embedder, cache, scope)
     else:
-        index = Index.at(store.cfg.notes, ensure_state_dir(store.cfg))
+        index = Index.of(store.cfg, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
             result = _gather(store, index, query, budget, embedder, cache, scope)

@@ -37,8 +37,11 @@ from .context import OpContext
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
-MODULES = ("graph", "retrieve", "index", "edit", "doctor", "model", "tangle", "skills", "extract", "memory", "feedback",
-           "meta")
+MODULES = ("graph", "retrieve", "index", "database", "edit", "doctor", "model", "tangle", "skills", "extract",
+           "memory", "feedback", "meta")
+
+# What a machine without the notes answers from a shared database (config: has_notes).
+FROM_DATABASE = frozenset({"search", "read", "context", "db_status", "db_migrate", "config"})
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
@@ -117,6 +120,9 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     op = get(name)
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
+    if op.notes and op.name not in FROM_DATABASE and not config.has_notes:
+        raise OrgkitError(f"{op.name} needs the notes, and {config.notes} is not here: this machine answers "
+                          f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     left = remaining()
     if not ctx.lock.acquire(timeout=-1 if left is None else left):

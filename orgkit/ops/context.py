@@ -123,7 +123,7 @@ class OpContext:
         if self._index is None:
             from ..index import Index
 
-            self._index = Index.at(self.root, self.config.state_dir)
+            self._index = Index.of(self.config)
         return self._index
 
     @property
@@ -173,6 +173,8 @@ class OpContext:
         from ..config import ensure_state_dir
         from ..index import IndexBusy, update
 
+        if not self.config.has_notes:
+            return  # no files to bring the shared index up to date with: it is as their writer left it
         self.words_ready.wait()  # while a warm-up builds the word index (a short pass), there is nothing to use
         if self.background_error:
             self.warn(self.background_error)
@@ -221,7 +223,8 @@ class OpContext:
         if self._background is None:
             from ..index.embedding import BackgroundEmbedder
 
-            self._background = BackgroundEmbedder(self.root, self.config.state_dir, self.embedder)
+            self._background = BackgroundEmbedder(self.root, self.config.state_dir, self.embedder,
+                                                  self.config["database.url"])
         return self._background
 
     def lookup_index(self) -> "Index | None":
@@ -263,8 +266,11 @@ class OpContext:
 
         own = None
         try:
+            if not self.config.has_notes:  # a reader of a shared database: nothing to index or embed here
+                self.embedder.load()
+                return
             ensure_state_dir(self.config)
-            own = Index.at(self.root, self.config.state_dir)  # its own connection: calls go on meanwhile
+            own = Index.of(self.config)  # its own connection: calls go on meanwhile
             update(own, embedder=None)
             self.words_ready.set()
             self.embedder.load()

@@ -12,7 +12,7 @@ from .spec import Op, Param
 def doctor(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..doctor import Setup, diagnose
 
-    report = diagnose(Setup(ctx.root, ctx.config.state_dir, ctx.embedder))
+    report = diagnose(Setup(ctx.root, ctx.config.state_dir, ctx.embedder, ctx.config["database.url"]))
     ctx.failed = not report.ok
     return report.to_json()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import OrgkitError
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
@@ -14,8 +15,10 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..index import update
 
     ensure_state_dir(ctx.config)
+    if args["workers"] > 1 and ctx.index.backend.name != "postgres":
+        raise OrgkitError("--workers needs a shared database (database.url): SQLite embeds in one process")
     stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],
-                   progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait)
+                   progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait, workers=args["workers"])
     for message in stats.warnings:
         ctx.warn(message)
     if stats.model_error:
@@ -51,7 +54,10 @@ declare(Op("index", "Build or update the index (only changed files are read, new
            "line every 10 s otherwise.", index,
            params=(Param("rebuild", "boolean", "Throw the index away and build it afresh."),
                    Param("no_embed", "boolean", "Build the word index only (no model needed)."),
-                   Param("quiet", "boolean", "No progress on stderr.")),
+                   Param("quiet", "boolean", "No progress on stderr."),
+                   Param("workers", "integer", "Embedding workers sharing the database's work queue (with "
+                         "database.url; `orgkit index` on other machines adds theirs).", default=1, minimum=1,
+                         maximum=64)),
            result="{files, parsed, removed, chunks, embedded, tokens, pending, seconds, warnings, model_error, "
                   "feedback_events}",
            writes=True))

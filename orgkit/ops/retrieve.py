@@ -64,7 +64,8 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 
     index = ctx.lookup_index()
     result = read_notes(ctx.root, args["ids"], depth=args["depth"], budget=args["budget"],
-                        locator=index_locator(index) if index is not None else None)
+                        locator=index_locator(index) if index is not None else None,
+                        texts=index.stored_texts() if index is not None else None)
     for message in result.warnings:
         ctx.warn(message)
     if result.missing and not result.docs:

@@ -124,7 +124,7 @@ def default_rankers(root: Path, state_dir: Path | None = None) -> dict[str, Rank
     from ..config import load
 
     config = load(root)
-    index = Index.at(root, state_dir or config.state_dir)
+    index = Index.of(config, state_dir)
     if not index.exists():
         return {"scan": scan_ranked}
     return {"search": search_ranker(index, Embedder.from_config(config)), "scan": scan_ranked}

@@ -61,7 +61,8 @@ def context(
     """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
     result = ContextResult(query=query, budget=budget)
     searcher = search_ranker(index, embedder, cache, scope)
-    found = find_candidates(index.root, query, limit=CANDIDATES, rankers={"search": searcher, "scan": scan_ranked})
+    rankers = {"search": searcher, "scan": scan_ranked} if index.root.is_dir() else {"search": searcher}
+    found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
     result.warnings.extend(found.warnings)
     if searcher.last is not None:
         result.mode, result.reason = searcher.last.mode, searcher.last.reason
@@ -76,7 +77,7 @@ def context(
                                f"the nearest miss was {nearest.title!r} ({nearest.id})")
         return result
     locator = index_locator(index)
-    docs = read(index.root, [c.id for c in candidates], locator=locator)
+    docs = read(index.root, [c.id for c in candidates], locator=locator, texts=index.stored_texts())
     result.warnings.extend(docs.warnings)
     by_id = {d.id: d for d in docs.docs}
     gather = _Gatherer(index, query, budget, embedder, cache, result, scope)
@@ -199,7 +200,7 @@ class _Gatherer:
             if linked:
                 result.omitted.extend({"id": dest, "via": via, "reason": "over budget"} for dest, via in linked)
             return
-        docs = read(self.index.root, [dest for dest, _ in linked], locator=locator)
+        docs = read(self.index.root, [dest for dest, _ in linked], locator=locator, texts=self.index.stored_texts())
         result.warnings.extend(docs.warnings)
         via_of = dict(linked)
         for doc in docs.docs:

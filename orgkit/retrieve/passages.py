@@ -18,7 +18,7 @@ from ..index.store import Index
 from ..org import syntax as sx
 from ..org.outline import Outline
 from .read import ReadDoc, estimate_tokens
-from .search import VectorCache, query_terms
+from .search import HEADING_WEIGHT, VectorCache, query_terms
 
 LEXICAL_SHARE = 0.2  # BM25's weight (scaled to the note's best) beside the cosine, as in search's fusion
 MIN_TOKENS = 12  # less room than this makes no useful excerpt
@@ -94,8 +94,12 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
     with index.snapshot() as conn:
         rows = conn.execute("SELECT rowid, line FROM chunks WHERE file = ? AND line BETWEEN ? AND ?",
                             (doc.file, doc.line, last_line)).fetchall()
-        lexical = _lexical(conn, query, [r[0] for r in rows])
-    dense = _dense(query, [r[0] for r in rows], embedder, cache)
+        lexical = _lexical(conn, index.backend, query, [r[0] for r in rows])
+        if index.backend.dense_in_database and embedder is not None and embedder.loaded and rows:
+            dense = index.backend.cosines(conn, embedder.fingerprint, embedder.embed_query(query),
+                                          [r[0] for r in rows], by="rowid")
+        else:
+            dense = _dense(query, [r[0] for r in rows], embedder, cache)
     top = max(lexical.values(), default=0.0) or 1.0
     score_at: dict[int, float] = {}
     for rowid, line in rows:
@@ -148,17 +152,12 @@ def _merged(chosen: list[Piece]) -> list[Piece]:
     return out
 
 
-def _lexical(conn, query: str, rowids: list[int]) -> dict[int, float]:
+def _lexical(conn, backend, query: str, rowids: list[int]) -> dict[int, float]:
     """BM25 of the note's passages for the query's words (any may match)."""
     terms = query_terms(query)
     if not terms or not rowids:
         return {}
-    match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
-    # A rowid range is a constraint FTS5 applies as it reads (a list of rowids it is not):
-    # a file's passages are written together, so their rows are (nearly) one range.
-    rows = conn.execute(
-        "SELECT rowid, -bm25(chunks_fts, 3.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-        "AND rowid BETWEEN ? AND ?", (match, min(rowids), max(rowids))).fetchall()
+    rows = backend.passage_scores(conn, terms, HEADING_WEIGHT, min(rowids), max(rowids))
     wanted = set(rowids)
     return {r[0]: max(float(r[1]), 0.0) for r in rows if r[0] in wanted}
 

@@ -122,15 +122,19 @@ def read(
     depth: int = 0,
     budget: int | None = None,
     locator: Locator | None = None,
+    texts: TextCache | None = None,
 ) -> ReadResult:
     """Read `ids` (always included) and, up to `depth` hops away, what they link to.
 
     Linked notes that would overflow `budget` tokens are left out and listed in
     `omitted`; smaller ones further down the queue may still fit. An ID may be
     written as a link target (`id:UUID`), as it is copied from a note.
+    `texts` gives the files' text from elsewhere (a database, where the notes are not).
     """
-    require_dir(root)
-    reader = _Reader(root, locator or rg_locator(root), TextCache(root))
+    if texts is None:
+        require_dir(root)
+        texts = TextCache(root)
+    reader = _Reader(root, locator or rg_locator(root), texts)
     result = ReadResult()
     frontier = [(i, None) for i in dict.fromkeys(bare_id(i) for i in ids)]
     seen = {i for i, _ in frontier}

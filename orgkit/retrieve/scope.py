@@ -11,6 +11,7 @@ thing: only the first of the two in rank keeps its place.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
@@ -94,9 +95,10 @@ def narrow(conn: sqlite3.Connection, keys: Iterable, scope: Scope | None, *, by:
     known: dict = {}
     for start in range(0, len(keys), 500):
         part = keys[start:start + 500]
-        for key, node_id, file, kind, quote in conn.execute(
-                f"SELECT {by}, id, file, kind, json_extract(properties, '$.QUOTE') FROM nodes "
+        for key, node_id, file, kind, properties in conn.execute(
+                f"SELECT {by}, id, file, kind, properties FROM nodes "
                 f"WHERE {by} IN ({','.join('?' * len(part))})", part):
+            quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
             known.setdefault(key, (node_id, file, kind, quote))
     kept: set = set()
     said: set[str] = set()  # the quote IDs whose claim or quote already has a place

@@ -1,14 +1,16 @@
 """Search by meaning and by words over the index, ranked per node, judged against a floor.
 
 Dense: one matrix product of the query vector with every passage vector, the
-top rows by argpartition, each node ranked by its best passage. Lexical: FTS5
-BM25 over passages, matches in the outline path weighted up; a query word no
-passage holds is replaced by its closest words in the index (index/vocab.py).
-Hybrid: each ranking's scores over its pool turned into z-scores (so cosines
-and BM25 are on one scale, fusion.py), summed with the dense ranking weighted
-0.8 and BM25 0.2; a node that BM25 ranks near the top and whose title is the
-query's words (as stems) comes first. Every hit is then judged against the
-relevance floor (floor.py). Chosen on the tuning half of bench/retrieval_dev.json and checked
+top rows by argpartition, each node ranked by its best passage (in PostgreSQL,
+pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
+PostgreSQL, the same BM25 from stored terms), matches in the outline path
+weighted up; a query word no passage holds is replaced by its closest words in
+the index (index/vocab.py). Hybrid: each ranking's scores over its pool turned
+into z-scores (so cosines and BM25 are on one scale, fusion.py), summed with
+the dense ranking weighted 0.8 and BM25 0.2; a node that BM25 ranks near the
+top and whose title is the query's words (as stems) comes first. Every hit is
+then judged against the relevance floor (floor.py). Chosen on the tuning half
+of bench/retrieval_dev.json and checked
 on its held-out half (bench/README.md), it beat reciprocal-rank fusion, which
 keeps only ranks: a clear dense winner and a marginal one count the same there.
 """
@@ -17,11 +19,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..index import vocab
+from ..index.backend import PostgresBackend, SqliteBackend, any_phrase
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
@@ -37,12 +40,13 @@ DENSE_WEIGHT = 0.8  # against BM25's 0.2, on z-scores, in hybrid fusion
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
 POOL = 50  # nodes each ranking contributes to the fusion
+DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
 _STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i if in into is it its of on or "
     "that the their this to was what when where which who why will with you your".split()
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts words: `_` separates
 
 
 @dataclass(slots=True)
@@ -96,6 +100,40 @@ class VectorCache:
         return self.vectors  # type: ignore[return-value]
 
 
+@dataclass
+class DatabaseVectors:
+    """Vectors the database ranks itself (pgvector): how many there are, and the query that ranks them."""
+
+    backend: PostgresBackend
+    conn: object
+    fingerprint: str
+    count: int
+
+    def nearest(self, query_vector, take: int) -> list[tuple[int, int, float]]:
+        return self.backend.dense(self.conn, self.fingerprint, query_vector, take)
+
+
+@dataclass
+class Cosines:
+    """The query's cosines as the floor reads them: the best over every passage, and a node's best."""
+
+    top: float
+    of_node: Callable[[int], float]
+
+    @classmethod
+    def in_memory(cls, vectors: VectorSet, scores) -> "Cosines":
+        return cls(float(scores.max(initial=-1.0)),
+                   lambda node: float(scores[vectors.nodes == node].max(initial=-1.0)))
+
+    @classmethod
+    def in_database(cls, vectors: DatabaseVectors, query_vector, dense: Ranking, nodes: list[int]) -> "Cosines":
+        """From pgvector: the nearest passage's cosine, and each shown node's (asked for at once)."""
+        best = {node: score for node, _, score in dense}
+        missing = [n for n in nodes if n not in best]
+        best |= vectors.backend.cosines(vectors.conn, vectors.fingerprint, query_vector, missing)
+        return cls(dense[0][2] if dense else -1.0, lambda node: best.get(node, -1.0))
+
+
 # (node row, passage row, score), best first, one entry per node
 Ranking = list[tuple[int, int, float]]
 
@@ -127,9 +165,9 @@ def search(
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
-        terms = lexical_terms(conn, query)
-        lexical = lexical_ranking(conn, query, pool, terms) if result.mode != "dense" else None
-        if vectors is not None:
+        terms = lexical_terms(conn, query, index.backend)
+        lexical = lexical_ranking(conn, query, pool, terms, index.backend) if result.mode != "dense" else None
+        if vectors is not None and not isinstance(vectors, DatabaseVectors):
             scores = dense_scores(vectors, query_vector)
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         if lexical is not None and dense is not None:
@@ -138,9 +176,13 @@ def search(
             fused = lexical if lexical is not None else dense
         fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
-        dense_floors = floor.floors_for(embedder.name) if scores is not None and embedder else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [],
-                                (vectors, scores) if scores is not None else None, dense_floors)
+        cosines = None
+        if scores is not None:
+            cosines = Cosines.in_memory(vectors, scores)
+        elif isinstance(vectors, DatabaseVectors):
+            cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
+        dense_floors = floor.floors_for(embedder.name) if cosines is not None and embedder else None
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -150,7 +192,7 @@ def search(
 
 
 def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           dense: tuple[VectorSet, object] | None, dense_floors: floor.Floors | None) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -169,14 +211,11 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     credit = [1.0 if t.docs else floor.CORRECTED_WEIGHT for t in terms]
     signals = []
     for hit in hits:
-        cosine = None
-        if dense is not None:
-            vectors, scores = dense
-            cosine = float(scores[vectors.nodes == hit.node].max(initial=-1.0))
+        cosine = cosines.of_node(hit.node) if cosines is not None else None
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
             [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
-    best = floor.Signals(float(dense[1].max()) if dense is not None else None,
+    best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
@@ -208,10 +247,16 @@ def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder
     """
     if embedder is None:
         return _words_only(result, "no embedding model configured")
-    vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
-    if len(vectors.chunks) == 0 and embedder.missing() is not None:
+    backend = index.backend
+    if isinstance(backend, PostgresBackend):
+        count = conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (embedder.fingerprint,)).fetchone()[0]
+        vectors = DatabaseVectors(backend, conn, embedder.fingerprint, count)
+    else:
+        vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
+        count = len(vectors.chunks)
+    if count == 0 and embedder.missing() is not None:
         return _words_only(result, embedder.missing())
-    if len(vectors.chunks) == 0:
+    if count == 0:
         return _words_only(result, f"no passage has a vector from {embedder.name} yet "
                                    "(run `orgkit index` to embed them)")
     try:
@@ -236,52 +281,43 @@ def query_terms(query: str) -> list[str]:
 def fts_match(query: str) -> str | None:
     """The FTS5 MATCH expression of a query: any of its meaningful words (None when it has none)."""
     terms = query_terms(query)
-    return _any_of(terms) if terms else None
+    return any_phrase(terms) if terms else None
 
 
-def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int,
-                    terms: list[Term] | None = None) -> Ranking:
+def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int, terms: list[Term] | None = None,
+                    backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> Ranking:
     """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
     note that mentions it.
     """
-    match = match_expression(terms if terms is not None else lexical_terms(conn, query))
-    if not match:
+    wanted = wanted_words(terms if terms is not None else lexical_terms(conn, query, backend))
+    if not wanted:
         return []
-    # One expression scores and orders: the score shown is the one the list is sorted by.
-    rows = conn.execute(
-        f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {HEADING_WEIGHT}, 1.0) AS score
-            FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-            WHERE chunks_fts MATCH ? ORDER BY score DESC, c.rowid LIMIT ?""",
-        (match, pool * 8),
-    ).fetchall()
-    return _best_per_node(rows, pool)
+    return _best_per_node(backend.lexical(conn, wanted, HEADING_WEIGHT, pool * 8), pool)
 
 
-def lexical_terms(conn: "sqlite3.Connection", query: str) -> list[Term]:
+def lexical_terms(conn: "sqlite3.Connection", query: str,
+                  backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> list[Term]:
     """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
-    return vocab.terms(conn, query_terms(query))
+    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn))
 
 
-def match_expression(terms: list[Term]) -> str:
-    """An FTS5 query matching any word that some passage holds, or any correction of one that none does."""
-    return _any_of(dict.fromkeys([t.word for t in terms if t.docs] + [c for t in terms for c in t.corrections]))
+def wanted_words(terms: list[Term]) -> list[str]:
+    """The words to match: each that some passage holds, and the corrections of one that none does."""
+    return list(dict.fromkeys([t.word for t in terms if t.docs] + [c for t in terms for c in t.corrections]))
 
 
-def _any_of(words) -> str:
-    """An FTS5 expression matching any of `words`, each quoted as a phrase."""
-    return " OR ".join('"{}"'.format(w.replace('"', '""')) for w in words)
-
-
-def dense_ranking(vectors: VectorSet, query_vector, pool: int, scores=None) -> Ranking:
+def dense_ranking(vectors: VectorSet | DatabaseVectors, query_vector, pool: int, scores=None) -> Ranking:
     """Nodes by their best passage's cosine similarity: one product, one partial sort.
 
     `scores` is the product when the caller has computed it (`dense_scores`).
     """
     import numpy as np
 
+    if isinstance(vectors, DatabaseVectors):
+        return _nearest_per_node(vectors, query_vector, pool)
     total = len(vectors.chunks)
     if total == 0:
         return []
@@ -303,6 +339,20 @@ def dense_scores(vectors: VectorSet, query_vector):
     import numpy as np
 
     return vectors.matrix @ query_vector.astype(np.float32)
+
+
+def _nearest_per_node(vectors: DatabaseVectors, query_vector, pool: int) -> Ranking:
+    """`dense_ranking` in the database: the nearest passages, more of them until `pool` nodes are found.
+
+    The first request is small (an HNSW search costs with the length of its
+    candidate list); one that finds fewer than `pool` nodes asks for four times more.
+    """
+    take = min(vectors.count, max(pool, DENSE_TAKE))
+    while True:
+        ranking = _best_per_node(vectors.nearest(query_vector, take), pool)
+        if len(ranking) >= pool or take >= vectors.count:
+            return ranking
+        take = min(vectors.count, take * 4)
 
 
 def _best_per_node(rows, pool: int) -> Ranking:
@@ -341,8 +391,7 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     return [(n, best[n][1], scores[n]) for n in order]
 
 
-def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str,
-                terms: list[Term] | None = None) -> int | None:
+def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms: list[Term]) -> int | None:
     """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
@@ -351,8 +400,6 @@ def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str,
     for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter".
     """
     top = [node for node, _, _ in lexical[:TITLE_WINDOW]]
-    if terms is None:
-        terms = lexical_terms(conn, query)
     if not terms or not top:
         return None
     wanted = [{t.stem} if t.docs else set(t.corrections) for t in terms]

@@ -1,0 +1,180 @@
+"""Dense search on the PostgreSQL backend (pgvector HNSW) against exact search and SQLite's matrix.
+
+    ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \
+    ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \
+    python bench/bench_postgres.py --sizes 100000 [--queries 200] [--url postgresql://...]
+
+Vectors: braindump's passages embedded with the real model (`orgkit index` into a
+scratch state dir, or `--state DIR` of an index already built), then perturbed
+copies (each a base vector plus Gaussian noise, renormalised) up to each size, so
+the set keeps the corpus's clusters. Queries: other perturbed copies of random
+passages, not in the set.
+
+PostgreSQL: a pgserver (PostgreSQL 16, pgvector 0.6) in a temp dir unless
+`--url`; the vectors go into orgkit's own schema (passages and vectors, loaded with
+binary COPY), the backend's `after_embed` builds the model's HNSW index (timed), and
+`PostgresBackend.dense` is timed exactly as search first calls it (`--take`
+nearest texts, default search's DENSE_TAKE; ef_search the same), then with the
+index turned off (exact).
+recall@10 is the HNSW answer's first 10 passages against the exact answer's.
+SQLite: the same vectors as one float32 matrix ranked by `dense_ranking` (one
+product, one partial sort: what the SQLite backend does once its vector cache is
+in memory), with the matrix's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from corpus import BRAINDUMP
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from orgkit.index import Index  # noqa: E402
+from orgkit.index import backend as backend_module  # noqa: E402
+from orgkit.index.backend import EXACT_BELOW, PostgresBackend  # noqa: E402
+from orgkit.index.vectors import VectorSet  # noqa: E402
+from orgkit.retrieve.search import DENSE_TAKE, POOL, dense_ranking  # noqa: E402
+
+MODEL = "bench-model"
+
+
+def base_vectors(state: Path | None) -> np.ndarray:
+    """The real model's vectors of braindump's passages (indexing a scratch copy when no state is given)."""
+    if state is None:
+        state = Path(tempfile.mkdtemp(prefix="bench-pg-state-"))
+        subprocess.run([sys.executable, "-c", "from orgkit.cli import main; main()", "index", "--notes",
+                        str(BRAINDUMP), "--state-dir", str(state), "--quiet", "--json"], check=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL)
+    with sqlite3.connect(state / "index.sqlite") as conn:
+        blobs = [b for (b,) in conn.execute("SELECT vector FROM vectors")]
+    return np.vstack([np.frombuffer(b, dtype=np.float32) for b in blobs])
+
+
+def perturbed(base: np.ndarray, count: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    picks = rng.integers(0, len(base), count)
+    out = base[picks] + rng.normal(0, sigma, (count, base.shape[1])).astype(np.float32)
+    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+def server_url(given: str | None) -> str:
+    if given:
+        return given
+    import pgserver
+    import psycopg
+
+    server = pgserver.get_server(tempfile.mkdtemp(prefix="bench-pg-", dir="/dev/shm"), cleanup_mode="delete")
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS bench")
+        conn.execute("CREATE DATABASE bench")
+    return server.get_uri("bench")
+
+
+def load(index: Index, vectors: np.ndarray) -> float:
+    """Passages and their vectors into the index's tables (COPY); seconds taken."""
+    conn = index.conn
+    started = time.perf_counter()
+    conn.execute("TRUNCATE chunks, vectors")
+    for index_name in index.backend.vector_indexes(conn):
+        conn.execute(f"DROP INDEX {index_name}")
+    with conn.raw.cursor() as cur:
+        with cur.copy("COPY chunks (rowid, node, file, line, body, hash) FROM STDIN") as copy:
+            for i in range(len(vectors)):
+                copy.write_row((i + 1, i + 1, "bench.org", 1, "", f"h{i}"))
+        with cur.copy("COPY vectors (model, hash, vector) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0))
+            model = MODEL.encode()
+            head = struct.pack(">hh", vectors.shape[1], 0)  # pgvector's binary form: dimensions, unused
+            big = vectors.astype(">f4")
+            for i in range(len(vectors)):
+                digest = f"h{i}".encode()
+                body = head + big[i].tobytes()
+                copy.write(struct.pack(">hi", 3, len(model)) + model + struct.pack(">i", len(digest)) + digest
+                           + struct.pack(">i", len(body)) + body)
+            copy.write(struct.pack(">h", -1))
+    conn.execute("ANALYZE chunks")
+    conn.execute("ANALYZE vectors")
+    return time.perf_counter() - started
+
+
+def timed_queries(conn, backend: PostgresBackend, queries: np.ndarray, exact: bool,
+                  take: int) -> tuple[list[float], list]:
+    seconds, answers = [], []
+    for q in queries:
+        conn.execute("BEGIN")
+        if exact:
+            conn.execute("SET LOCAL enable_indexscan = off")
+        started = time.perf_counter()
+        rows = backend.dense(conn, MODEL, q, take)
+        seconds.append(time.perf_counter() - started)
+        conn.execute("COMMIT")
+        answers.append([chunk for _, chunk, _ in rows[:10]])
+    return seconds, answers
+
+
+def percentiles(seconds: list[float]) -> dict:
+    ms = np.array(seconds) * 1000
+    return {"p50_ms": round(float(np.percentile(ms, 50)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100000", help="comma-separated vector counts")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sigma", type=float, default=0.02, help="noise per dimension of a perturbed copy")
+    parser.add_argument("--url", help="a PostgreSQL database to use (default: a pgserver in a temp dir)")
+    parser.add_argument("--state", type=Path, help="an index of braindump built with the real model")
+    parser.add_argument("--ef", default=str(backend_module.MIN_EF_SEARCH),
+                        help="comma-separated candidate-list floors (MIN_EF_SEARCH) to time the graph with")
+    parser.add_argument("--take", type=int, default=DENSE_TAKE,
+                        help="nearest texts asked for (search's first request; ef_search follows it)")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    base = base_vectors(args.state)
+    url = server_url(args.url)
+    index = Index.at(BRAINDUMP, Path(tempfile.mkdtemp()), url)
+    backend = index.backend
+    assert isinstance(backend, PostgresBackend)
+    index.conn.execute("SET maintenance_work_mem = '3GB'")  # the graph of 1M vectors built in memory
+    for size in [int(s) for s in args.sizes.split(",")]:
+        vectors = np.vstack([base, perturbed(base, size - len(base), args.sigma, rng)])[:size]
+        queries = perturbed(base, args.queries, args.sigma, rng)
+        report = {"size": size, "dims": int(vectors.shape[1]), "queries": args.queries, "base": len(base),
+                  "take": args.take,
+                  "load_s": round(load(index, vectors), 1)}
+        exact_s, exact = timed_queries(index.conn, backend, queries, exact=True, take=args.take)
+        started = time.perf_counter()
+        backend.after_embed(index, MODEL, size)
+        report["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        assert size < EXACT_BELOW or backend.vector_indexes(index.conn)
+        report["postgres_exact"] = percentiles(exact_s)
+        for ef in [int(e) for e in args.ef.split(",")]:
+            backend_module.MIN_EF_SEARCH = ef
+            hnsw_s, hnsw = timed_queries(index.conn, backend, queries, exact=False, take=args.take)
+            report[f"postgres_hnsw_ef{ef}"] = {**percentiles(hnsw_s), "recall_at_10": round(float(np.mean(
+                [len(set(a) & set(b)) / 10 for a, b in zip(hnsw, exact)])), 4)}
+        matrix = VectorSet(0, np.arange(1, size + 1), np.arange(1, size + 1), np.zeros(size, "S1"), vectors)
+        sqlite_s = []
+        for q in queries:
+            started = time.perf_counter()
+            dense_ranking(matrix, q, POOL)
+            sqlite_s.append(time.perf_counter() - started)
+        report["sqlite_matrix"] = {**percentiles(sqlite_s), "matrix_mib": round(vectors.nbytes / 2**20)}
+        print(json.dumps(report), flush=True)
+    index.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,486 @@
+"""The index's storage seam: what SQLite and PostgreSQL do differently, and nothing else.
+
+Every query the index, search and the feedback loop run is written once, in
+SQL both engines accept. A backend answers the rest: opening a connection,
+the single-writer lock (a file lock beside a SQLite file, an advisory lock in
+PostgreSQL, released by the server when the writer's session dies), keeping
+the word index (FTS5, or the terms table `orgkit.storage.terms` ranks with
+FTS5's BM25), storing vectors (blobs read into one matrix, or pgvector ranked
+in the database with HNSW above `EXACT_BELOW` vectors), and the two queries
+whose SQLite form relies on SQLite's bare columns in GROUP BY.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from contextlib import ExitStack, contextmanager, nullcontext
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Iterator, Protocol
+
+from ..errors import OrgkitError
+from ..files import LockBusy, file_lock
+from .schema import migrate as migrate_sqlite
+from .vocab import VOCAB_TABLE, Vocabulary, ensure_vocab
+
+
+class Index(Protocol):
+    """What a backend needs of the index it serves (orgkit.index.store.Index, which holds a backend)."""
+
+    state_dir: Path
+    path: Path
+    conn: Any
+
+    def close(self) -> None: ...
+
+LOCK_NAME = "index.lock"
+DB_NAME = "index.sqlite"
+BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
+EXACT_BELOW = 10_000  # vectors of a model below which an exact scan is as fast as the HNSW graph (bench/README.md)
+MAX_EF_SEARCH = 1000  # pgvector's ceiling: HNSW returns at most this many rows
+# HNSW's candidate list at least this long: at 100k vectors, 100 gave recall@10 0.93 against
+# exact search, 400 gave 0.985 at seven times the latency (bench/README.md).
+MIN_EF_SEARCH = 200
+
+
+class IndexBusy(OrgkitError):
+    """Another process is updating the index."""
+
+
+def any_phrase(words) -> str:
+    """An FTS5 expression matching any of `words`, each quoted as a phrase."""
+    return " OR ".join('"{}"'.format(w.replace('"', '""')) for w in words)
+
+
+class SqliteBackend:
+    """The embedded default: `index.sqlite` in the state dir, FTS5, vectors as blobs."""
+
+    name = "sqlite"
+    dense_in_database = False
+    stores_text = False  # the notes are beside the index
+    begin_read = "BEGIN"
+
+    def connect(self, index: "Index") -> sqlite3.Connection:
+        try:
+            index.state_dir.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(index.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA busy_timeout = 30000")
+            migrate_sqlite(conn)
+        except (OSError, sqlite3.Error) as exc:
+            raise OrgkitError(f"cannot open the index at {index.path}: {exc}") from None
+        return conn
+
+    @contextmanager
+    def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """The single-writer lock: a file lock, released by the kernel if the process dies."""
+        index.state_dir.mkdir(parents=True, exist_ok=True)
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(file_lock(index.state_dir / LOCK_NAME, wait=wait, on_wait=on_wait))
+            except LockBusy:
+                raise IndexBusy("another orgkit process is updating the index") from None
+            yield
+
+    def clear(self, index: "Index") -> None:
+        """Throw the whole index away (a rebuild): its files and vector caches."""
+        index.close()
+        for suffix in ("", "-wal", "-shm"):
+            (index.state_dir / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+        for cache in index.state_dir.glob("vectors-*.bin"):
+            cache.unlink(missing_ok=True)
+
+    def status(self, index: "Index") -> dict:
+        """Where the index is and its schema version, read without migrating anything."""
+        from .schema import current_version
+
+        version = 0
+        if index.path.is_file():
+            with sqlite3.connect(f"file:{index.path}?mode=ro", uri=True) as conn:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+        return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
+                "vector": None, "schemas": {"index": {"version": version, "latest": current_version()}}}
+
+    def bulk(self, conn: sqlite3.Connection) -> ContextManager[None]:
+        return bulk_cache(conn)
+
+    def after_update(self, index: "Index") -> None:
+        """Fold the write-ahead log into the database and truncate it, unless a reader is busy.
+
+        One update is one transaction, so a first index leaves a log as big as the
+        index itself; left alone, the state dir would hold it twice.
+        """
+        conn = index.conn
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            conn.execute("PRAGMA busy_timeout = 30000")
+
+    def store_texts(self, conn: sqlite3.Connection, texts: list[tuple[str, str]]) -> None:
+        """Nothing: the files are beside the index."""
+
+    def unindex_words(self, conn: sqlite3.Connection, file: str) -> None:
+        # The full-text index reads its text through a view: tell it what it indexed.
+        conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, body) "
+                     "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (file,))
+
+    def index_words(self, conn: sqlite3.Connection, files: list[str]) -> None:
+        for start in range(0, len(files), 500):
+            part = files[start:start + 500]
+            conn.execute("INSERT INTO chunks_fts (rowid, heading, body) SELECT rowid, heading, body FROM chunk_text "
+                         f"WHERE file IN ({','.join('?' * len(part))})", part)
+
+    def lexical(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
+        """(node, passage, score) of the passages matching any phrase, by FTS5's BM25."""
+        match = any_phrase(phrases)
+        # One expression scores and orders: the score shown is the one the list is sorted by.
+        return conn.execute(
+            f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {heading_weight}, 1.0) AS score
+                FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+                WHERE chunks_fts MATCH ? ORDER BY score DESC, c.rowid LIMIT ?""",
+            (match, limit),
+        ).fetchall()
+
+    def passage_scores(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float,
+                       first: int, last: int) -> list:
+        """(passage, BM25) of the passages with rows first..last matching any phrase.
+
+        A rowid range is a constraint FTS5 applies as it reads (a list of rowids it is not):
+        a file's passages are written together, so their rows are (nearly) one range.
+        """
+        return conn.execute(f"SELECT rowid, -bm25(chunks_fts, {heading_weight}, 1.0) FROM chunks_fts "
+                            "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                            (any_phrase(phrases), first, last)).fetchall()
+
+    def vocabulary(self, conn: sqlite3.Connection) -> Vocabulary:
+        """How the index's stems and their passage counts are read (typo correction, index/vocab.py)."""
+        ensure_vocab(conn)
+        return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
+                          f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?",
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?")
+
+    def vector_value(self, vector: Any) -> Any:
+        return vector.tobytes()
+
+    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
+        """Nothing in the database: the vector matrix cache beside it is the caller's
+        (`vectors.after_embed`)."""
+
+    # Both pick one row per group: SQLite from a bare column, PostgreSQL with DISTINCT ON.
+    # Each node of the files whose ID a node seen before it holds (index/update.py `_first_seen`).
+    duplicate_ids_sql = """SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
+        ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
+            (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
+        WHERE n.file IN ({}) GROUP BY n.rowid ORDER BY n.file, n.line"""
+    missing_texts_sql = """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
+        WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
+
+
+PG_MIGRATIONS: tuple[str, ...] = (
+    # 1: the SQLite index's tables (as of its migration 2), a terms table in place of FTS5,
+    # and pgvector vectors of any size (an HNSW index per model, sized when it is made).
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE files (
+        path TEXT PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
+        hash TEXT NOT NULL, title TEXT NOT NULL
+    );
+    CREATE TABLE outlines (
+        rowid BIGINT PRIMARY KEY, file TEXT NOT NULL, parent BIGINT, title TEXT NOT NULL, label TEXT
+    );
+    CREATE INDEX outlines_file ON outlines (file);
+    CREATE TABLE nodes (
+        rowid BIGINT PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
+        pos BIGINT NOT NULL, line BIGINT NOT NULL, end_line BIGINT NOT NULL,
+        title TEXT NOT NULL, todo TEXT, priority TEXT, outline BIGINT,
+        tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
+    );
+    CREATE INDEX nodes_id ON nodes (id);
+    CREATE INDEX nodes_file ON nodes (file);
+    CREATE TABLE aliases (node BIGINT NOT NULL, alias TEXT NOT NULL, rowid BIGSERIAL PRIMARY KEY);
+    CREATE INDEX aliases_node ON aliases (node);
+    CREATE INDEX aliases_alias ON aliases (alias);
+    CREATE TABLE links (
+        file TEXT NOT NULL, source TEXT NOT NULL, dest TEXT NOT NULL, type TEXT NOT NULL,
+        pos BIGINT NOT NULL, line BIGINT NOT NULL
+    );
+    CREATE INDEX links_file ON links (file);
+    CREATE INDEX links_source ON links (source);
+    CREATE INDEX links_dest ON links (dest);
+    CREATE TABLE chunks (
+        rowid BIGINT PRIMARY KEY, node BIGINT NOT NULL, file TEXT NOT NULL,
+        line BIGINT NOT NULL, outline BIGINT, body TEXT NOT NULL, hash TEXT NOT NULL,
+        tokens INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX chunks_file ON chunks (file);
+    CREATE INDEX chunks_hash ON chunks (hash);
+    CREATE VIEW chunk_text AS
+        SELECT c.rowid AS rowid, c.file AS file,
+               rtrim(f.title || ' ' || coalesce(o.title, '') || ' ' || coalesce(
+                   (SELECT string_agg(a.alias, ' ' ORDER BY a.rowid) FROM aliases a WHERE a.node = c.node), ''))
+                   AS heading,
+               c.body AS body
+        FROM chunks c JOIN files f ON f.path = c.file LEFT JOIN outlines o ON o.rowid = c.outline;
+    CREATE TABLE chunk_terms (
+        chunk BIGINT NOT NULL, term TEXT NOT NULL, heading INTEGER[] NOT NULL, body INTEGER[] NOT NULL,
+        PRIMARY KEY (term, chunk)
+    );
+    CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk);
+    CREATE TABLE vectors (
+        model TEXT NOT NULL, hash TEXT NOT NULL, vector vector NOT NULL,
+        PRIMARY KEY (model, hash)
+    );
+    """,
+    # 2: passage texts waiting for a vector, claimed by embedding workers (orgkit/index/queue.py).
+    """
+    CREATE TABLE embed_queue (model TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (model, hash));
+    """,
+    # 3: each file's text, so that a machine without the notes reads them from the database.
+    """
+    CREATE TABLE file_texts (path TEXT PRIMARY KEY, content TEXT NOT NULL);
+    """,
+    # 4: as the SQLite index's migrations 3 and 4: the order nodes were first seen in (a
+    # duplicate ID resolves to the older node) and each node's kind (scoped searches).
+    """
+    ALTER TABLE nodes ADD COLUMN seen BIGINT NOT NULL DEFAULT 0;
+    UPDATE nodes SET seen = rowid;
+    ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
+    CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
+    """,
+)
+
+_INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "vectors",
+                 "embed_queue", "file_texts")
+
+
+class PostgresBackend:
+    """One PostgreSQL database (with pgvector) shared by every process that sets its URL."""
+
+    name = "postgres"
+    dense_in_database = True
+    stores_text = True  # for machines without the notes
+    begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ"  # one snapshot for every query inside
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def connect(self, index: "Index"):
+        from ..storage import postgres
+
+        conn = postgres.connect(self.url)
+        try:
+            postgres.migrate(conn, "index", PG_MIGRATIONS)
+        except Exception as exc:
+            conn.close()
+            if isinstance(exc, OrgkitError):
+                raise
+            raise OrgkitError(f"cannot prepare the index in {postgres.redact(self.url)}: "
+                              f"{str(exc).strip().splitlines()[0]}") from None
+        return conn
+
+    def status(self, index: "Index") -> dict:
+        """The server, its pgvector, and the schema version, read without migrating anything.
+
+        `vector` is pgvector's installed version, else "available VERSION"
+        (the first migration installs it), else None: the server lacks it.
+        """
+        from ..storage import postgres
+
+        conn = postgres.connect(self.url)
+        try:
+            server = conn.execute("SHOW server_version").fetchone()[0]
+            installed, available = conn.execute(
+                "SELECT installed_version, default_version FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone() or (None, None)
+            version = postgres.schema_version(conn, "index")
+        finally:
+            conn.close()
+        vector = installed or (f"available {available}" if available else None)
+        return {"backend": self.name, "location": postgres.redact(self.url), "server": server, "vector": vector,
+                "schemas": {"index": {"version": version, "latest": len(PG_MIGRATIONS)}}}
+
+    @contextmanager
+    def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """The single-writer lock: an advisory lock, released by the server if the writer dies."""
+        from ..storage.postgres import advisory_lock
+
+        with advisory_lock(self.url, "orgkit index writer", wait=False) as held:
+            if held:
+                yield
+                return
+        if not wait:
+            raise IndexBusy("another orgkit process is updating the index")
+        if on_wait is not None:
+            on_wait()
+        with advisory_lock(self.url, "orgkit index writer", wait=True):
+            yield
+
+    def clear(self, index: "Index") -> None:
+        index.conn.execute(f"TRUNCATE {', '.join(_INDEX_TABLES)}")
+        for name in self.vector_indexes(index.conn):
+            index.conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def bulk(self, conn) -> ContextManager[None]:
+        return nullcontext()
+
+    def after_update(self, index: "Index") -> None:
+        """Nothing to fold: PostgreSQL's log is the server's business."""
+
+    def store_texts(self, conn, texts: list[tuple[str, str]]) -> None:
+        """Keep each file's text, so a machine without the notes can read them."""
+        conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
+
+    def unindex_words(self, conn, file: str) -> None:
+        conn.execute("DELETE FROM file_texts WHERE path = ?", (file,))
+        conn.execute("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = ?)", (file,))
+
+    def index_words(self, conn, files: list[str]) -> None:
+        """Store the terms of the passages of `files`, cut by FTS5's own tokenizer."""
+        from ..storage.terms import tokenizer
+
+        rows = conn.execute("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(?)", (files,)).fetchall()
+        terms, sizes = tokenizer().passages([tuple(r) for r in rows])
+        conn.executemany("INSERT INTO chunk_terms VALUES (?, ?, ?, ?)", terms)
+        conn.execute("UPDATE chunks c SET tokens = s.n FROM unnest(?::bigint[], ?::int[]) AS s (rowid, n) "
+                     "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
+
+    def lexical(self, conn, phrases: list[str], heading_weight: float, limit: int) -> list:
+        """(node, passage, score) by FTS5's BM25, computed from the stored terms and their positions.
+
+        Each query word is a phrase, as FTS5 reads `"word"`: its tokens (two
+        for `foo_bar`) must stand in a row.
+        """
+        from ..storage.terms import bm25_sql, tokenizer
+
+        tokenized = [tokens for tokens in (tokenizer().phrase(p) for p in phrases) if tokens]
+        if not tokenized:
+            return []
+        sql, params = bm25_sql(tokenized)
+        return conn.execute(sql, (*params, heading_weight, limit)).fetchall()
+
+    def passage_scores(self, conn, phrases: list[str], heading_weight: float, first: int, last: int) -> list:
+        """`lexical`'s BM25 (the whole index's statistics) for the passages with rows first..last."""
+        from ..storage.terms import bm25_sql, tokenizer
+
+        tokenized = [tokens for tokens in (tokenizer().phrase(p) for p in phrases) if tokens]
+        if not tokenized:
+            return []
+        sql, params = bm25_sql(tokenized, ranged=True)
+        rows = conn.execute(sql, (*params, heading_weight, first, last, last - first + 1)).fetchall()
+        return [(rowid, score) for _, rowid, score in rows]
+
+    def vocabulary(self, conn) -> Vocabulary:
+        """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
+        return Vocabulary(self.url, "SELECT count(*) FROM chunk_terms WHERE term = ?",
+                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term")
+
+    def vector_value(self, vector: Any) -> str:
+        from ..storage.postgres import vector_literal
+
+        return vector_literal(vector)
+
+    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
+        """Give this model's vectors their HNSW index once there are enough to need one."""
+        conn = index.conn
+        row = conn.execute("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = ?",
+                           (fingerprint,)).fetchone()
+        name = vector_index_name(fingerprint)
+        if row[0] >= EXACT_BELOW and name not in self.vector_indexes(conn):
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
+                         f"((vector::vector({int(row[1])})) vector_cosine_ops) WHERE model = {_literal(fingerprint)}")
+            conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
+
+    def vector_indexes(self, conn) -> list[str]:
+        return [name for (name,) in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%' "
+            "AND schemaname = current_schema()")]
+
+    def dense(self, conn, fingerprint: str, query_vector: Any, take: int) -> list:
+        """(node, passage, cosine) of the passages nearest `query_vector`, nearest first.
+
+        The `take` nearest distinct texts are found first (by the HNSW index
+        when the model has one and `take` fits its search list, else exactly),
+        then every passage with one of those texts.
+        """
+        from ..storage.postgres import vector_literal
+
+        dims = len(query_vector)
+        model = _literal(fingerprint)
+        indexed = vector_index_name(fingerprint) in self.vector_indexes(conn) and take <= MAX_EF_SEARCH
+        # Both last until the end of the caller's read transaction.
+        conn.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}" if indexed
+                     else "SET LOCAL enable_indexscan = off")
+        literal = vector_literal(query_vector)
+        return conn.execute(
+            f"""SELECT c.node, c.rowid, 1 - v.distance FROM (
+                    SELECT hash, vector::vector({dims}) <=> ?::vector({dims}) AS distance FROM vectors
+                    WHERE model = {model} ORDER BY vector::vector({dims}) <=> ?::vector({dims}) LIMIT ?) v
+                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
+            (literal, literal, take)).fetchall()
+
+    def cosines(self, conn, fingerprint: str, query_vector: Any, rows: list[int], *,
+                by: str = "node") -> dict[int, float]:
+        """Exact cosines with `query_vector` for a few rows (the nodes a search shows, each by its
+        best passage, or `by="rowid"` passages themselves)."""
+        from ..storage.postgres import vector_literal
+
+        assert by in ("node", "rowid")
+        if not rows:
+            return {}
+        dims = len(query_vector)
+        found = conn.execute(
+            f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> ?::vector({dims}))) FROM chunks c
+                JOIN vectors v ON v.hash = c.hash AND v.model = {_literal(fingerprint)}
+                WHERE c.{by} IN ({','.join('?' * len(rows))}) GROUP BY c.{by}""",
+            (vector_literal(query_vector), *rows)).fetchall()
+        return {row: float(cosine) for row, cosine in found}
+
+    duplicate_ids_sql = """SELECT id, file, line, ofile, oline FROM (
+        SELECT DISTINCT ON (n.rowid) n.id, n.file, n.line, o.file AS ofile, o.line AS oline
+        FROM nodes n JOIN nodes o
+        ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
+            (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
+        WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
+    missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
+        FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+
+
+def vector_index_name(fingerprint: str) -> str:
+    return f"vectors_hnsw_{hashlib.sha1(fingerprint.encode()).hexdigest()[:12]}"
+
+
+def _literal(text: str) -> str:
+    """`text` as an SQL string literal (a partial index's predicate must name the model literally)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def backend_for(url: str | None) -> "SqliteBackend | PostgresBackend":
+    """The backend `database.url` names: none set, the SQLite files in the state dir."""
+    from ..storage.postgres import SCHEMES, is_postgres_url
+
+    if not url:
+        return SqliteBackend()
+    if not is_postgres_url(url):
+        raise OrgkitError(f"database.url must start with {' or '.join(s + '://' for s in SCHEMES)}")
+    return PostgresBackend(url)
+
+
+@contextmanager
+def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
+    """A larger page cache for the block, then the one the connection had.
+
+    Inserting a file's passages and nodes updates indexes keyed by hash and
+    by ID, in random order: with the default 2 MiB cache their pages leave
+    and come back many times (83,000 passages into the hash index: 0.22 s,
+    0.14 s with this cache). Pages are taken only as they are used and
+    given back after.
+    """
+    before = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(before)}")

@@ -1,0 +1,100 @@
+"""Embedding as a work queue in PostgreSQL: any number of workers, on any number of machines.
+
+The texts without a vector from a model are queued (one row per text hash);
+a worker claims a batch with `SELECT ... FOR UPDATE SKIP LOCKED` inside a
+transaction, embeds it, stores the vectors, deletes the batch's rows and
+commits, so other workers pass over the rows it holds and take the next
+ones. The claim is the transaction: a worker killed half-way leaves no
+claim behind, since PostgreSQL rolls its transaction back when the session
+ends and the rows are free for the next worker, and a batch is stored whole
+or not at all. `orgkit index --workers N` runs N workers in one process;
+`orgkit index` on several machines adds theirs.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from ..embed import Embedder
+from .store import Index
+
+CLAIM = 64  # texts a worker claims at once: one embedding batch, one transaction
+
+
+def fill_queue(index: Index, fingerprint: str) -> int:
+    """Queue every passage text without a vector from this model; returns how many are queued."""
+    conn = index.conn
+    conn.execute("INSERT INTO embed_queue (model, hash) SELECT ?, hash FROM "
+                 "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?) AS missing "
+                 "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
+    return conn.execute("SELECT count(*) FROM embed_queue WHERE model = ?", (fingerprint,)).fetchone()[0]
+
+
+def claim(conn, fingerprint: str, limit: int = CLAIM) -> list[str]:
+    """Lock up to `limit` queued hashes no other worker holds (the caller's transaction keeps them)."""
+    return [h for (h,) in conn.execute(
+        "SELECT hash FROM embed_queue WHERE model = ? ORDER BY hash LIMIT ? FOR UPDATE SKIP LOCKED",
+        (fingerprint, limit))]
+
+
+def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
+         stop: threading.Event | None = None) -> None:
+    """Claim, embed and store batches until the queue has nothing this worker can take."""
+    from .texts import bump_generation, missing_texts
+
+    conn = index.conn
+    fingerprint = embedder.fingerprint
+    while stop is None or not stop.is_set():
+        conn.execute("BEGIN")
+        try:
+            hashes = claim(conn, fingerprint)
+            if not hashes:
+                conn.execute("COMMIT")
+                return
+            todo = missing_texts(index, hashes)  # texts whose passages are gone are dropped below
+            texts = [text for _, text in todo]
+            lengths = embedder.token_lengths(texts) if texts else []
+            vectors = embedder.embed(texts) if texts else []
+            conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
+                             "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector",
+                             [(fingerprint, h, index.backend.vector_value(v)) for (h, _), v in zip(todo, vectors)])
+            conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
+            if todo:
+                bump_generation(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        on_batch(len(todo), sum(lengths))
+
+
+def run_workers(index: Index, embedder: Embedder, workers: int, on_batch: Callable[[int, int], None],
+                stop: threading.Event | None = None) -> None:
+    """`workers` workers over the queue, each with its own connection; the first error is raised."""
+    if workers == 1:
+        work(index, embedder, on_batch, stop)
+        return
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        own = Index.at(index.root, index.state_dir, index.database)
+        try:
+            work(own, embedder, locked, stop)
+        except BaseException as exc:  # reported by the caller's thread
+            errors.append(exc)
+        finally:
+            own.close()
+
+    def locked(done: int, tokens: int) -> None:
+        with lock:
+            on_batch(done, tokens)
+
+    threads = [threading.Thread(target=one, name=f"orgkit-embed-{k}") for k in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

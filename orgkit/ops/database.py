@@ -1,0 +1,42 @@
+"""db status / db migrate: the storage the index lives in, and its numbered migrations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import declare
+from .context import OpContext
+from .spec import Op
+
+
+def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
+    """The backend, where it is, the server and its pgvector, and each schema's version."""
+    status = ctx.index.backend.status(ctx.index)
+    behind = [name for name, s in status["schemas"].items() if s["version"] < s["latest"]]
+    if status["backend"] == "postgres" and status["vector"] is None:
+        ctx.warn("the server has no pgvector extension (0.5 or later is needed): install it, then `orgkit db migrate`")
+    elif behind:
+        ctx.warn(f"schema behind: {', '.join(behind)}; `orgkit db migrate` (or any command) brings it up to date")
+    return status
+
+
+def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
+    """Apply the missing migrations (opening the index does: one transaction, one process at a time)."""
+    from ..config import ensure_state_dir
+
+    ensure_state_dir(ctx.config)
+    before = ctx.index.backend.status(ctx.index)
+    ctx.index.conn
+    after = ctx.index.backend.status(ctx.index)
+    return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
+                                  for name, s in after["schemas"].items()}}
+
+
+declare(Op("db_status", "The storage the index lives in (SQLite in the state dir, or the PostgreSQL database "
+           "database.url names, password masked), the server and its pgvector, and each schema's version against "
+           "the latest.", db_status, cli=("db", "status"), mcp=False,
+           result="{backend, location, server, vector, schemas: {NAME: {version, latest}}}"))
+declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
+           "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
+           writes=True,
+           result="{backend, location, server, vector, schemas, migrated: {NAME: [FROM, TO]}}"))

@@ -1,0 +1,183 @@
+"""PostgreSQL through psycopg 3, in the call shape the index's SQL is written for.
+
+The index's queries are plain SQL that both engines accept; what differs is
+the placeholder (`?` against `%s`), how a transaction starts, and the driver.
+`PgConnection` takes care of those three, so a query is written once. The
+password never comes from a notes folder: the URL is a trust-granting
+setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Iterable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import OrgkitError
+
+SCHEMES = ("postgresql", "postgres")
+_PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
+_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?|%")  # a `?` inside a string literal is not a placeholder
+
+
+def is_postgres_url(url: str | None) -> bool:
+    return bool(url) and urlsplit(url).scheme in SCHEMES
+
+
+def redact(url: str) -> str:
+    """The URL with its password (if it carries one) replaced by `***`, for display."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+@lru_cache(maxsize=512)
+def translate(sql: str) -> str:
+    """sqlite3's `?` placeholders as psycopg's `%s` (and a literal `%` doubled)."""
+    return _PLACEHOLDER.sub(lambda m: "%s" if m.group() == "?" else m.group().replace("%", "%%"), sql)
+
+
+class PgConnection:
+    """A psycopg connection in autocommit mode, used as orgkit uses sqlite3 connections.
+
+    Transactions are explicit (`BEGIN` ... `COMMIT`), as with sqlite3's
+    `isolation_level=None`; `BEGIN IMMEDIATE` (SQLite's "take the write lock
+    now") is a plain `BEGIN` here, since PostgreSQL locks rows, not the file.
+    """
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self._columns: dict[str, list[str]] = {}
+
+    def execute(self, sql: str, params: Iterable[Any] = ()):
+        text = sql.strip()
+        if text.upper().startswith("BEGIN IMMEDIATE"):
+            text = "BEGIN"
+        params = tuple(params)
+        # Without parameters psycopg sends the text as it is (several statements allowed).
+        return self.raw.execute(translate(text) if params else text, params or None, prepare=False)
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
+        """Many rows: a plain `INSERT ... VALUES (?, ...)` goes through COPY (a file's
+        thousands of terms in one stream instead of a statement each), anything else row by row."""
+        rows = [tuple(r) for r in rows]
+        if not rows:
+            return
+        plain = _PLAIN_INSERT.fullmatch(sql)
+        with self.raw.cursor() as cur:
+            if plain is None:
+                cur.executemany(translate(sql), rows)
+                return
+            table, named = plain.group(1), plain.group(2)
+            columns = [c.strip() for c in named.split(",")] if named else self._table_columns(table)[:len(rows[0])]
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def _table_columns(self, table: str) -> list[str]:
+        if table not in self._columns:
+            self._columns[table] = [name for (name,) in self.raw.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
+        return self._columns[table]
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def connect(url: str) -> PgConnection:
+    """A new connection, or one line saying why there is none."""
+    try:
+        import psycopg
+    except ImportError:
+        raise OrgkitError("database.url names PostgreSQL but psycopg is not installed "
+                          "(pip install 'orgkit[postgres]')") from None
+    try:
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise OrgkitError(f"cannot connect to {redact(url)}: {_first_line(exc)}") from None
+    return PgConnection(raw)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory-lock key for `name` (per database, as PostgreSQL scopes them)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+@contextmanager
+def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
+    """Hold the session advisory lock `name` on a connection of its own; yields whether it is held.
+
+    PostgreSQL releases a session lock when the session ends, so a writer
+    killed mid-way never leaves the lock behind. Without `wait`, yields False
+    at once when another session holds it.
+    """
+    conn = connect(url)
+    try:
+        key = lock_key(name)
+        if wait:
+            conn.execute("SELECT pg_advisory_lock(?)", (key,))
+            held = True
+        else:
+            held = bool(conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0])
+        yield held
+    finally:
+        conn.close()  # ends the session, and with it the lock
+
+
+def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> None:
+    """Apply `component`'s missing numbered migrations in one transaction.
+
+    A transaction-scoped advisory lock makes a second process that opens the
+    database at the same moment wait and then find the schema up to date.
+    """
+    version = schema_version(conn, component)
+    if version > len(migrations):
+        raise OrgkitError(f"the {component} schema in the database was written by a newer orgkit "
+                          f"(schema {version}); upgrade orgkit")
+    if version == len(migrations):
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (lock_key("orgkit migrate"),))
+        conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema "
+                     "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        for number in range(schema_version(conn, component), len(migrations)):
+            conn.execute(migrations[number])
+        conn.execute("INSERT INTO orgkit_schema VALUES (?, ?) ON CONFLICT (component) "
+                     "DO UPDATE SET version = excluded.version", (component, len(migrations)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def schema_version(conn: PgConnection, component: str) -> int:
+    """The number of `component`'s migrations the database has had (0: none, or no orgkit tables yet)."""
+    if not conn.execute("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
+        return 0
+    row = conn.execute("SELECT version FROM orgkit_schema WHERE component = ?", (component,)).fetchone()
+    return row[0] if row else 0
+
+
+def vector_literal(values: Any) -> str:
+    """A pgvector text literal of a float vector."""
+    return "[" + ",".join(map(repr, (float(v) for v in values))) + "]"
