@@ -36,7 +36,7 @@ from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
 MODULES = ("graph", "retrieve", "index", "edit", "doctor", "model", "tangle", "skills", "extract", "memory", "feedback",
-           "meta")
+           "meta", "tokens")
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
@@ -106,8 +106,12 @@ class Outcome:
     failed: bool = False
 
 
-def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False) -> Outcome:
+def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False,
+         identity: Any = None) -> Outcome:
     """Validate `given` against operation `name` and run it on `ctx`.
+
+    `identity` is the verified caller of the team server (orgkit.tokens.Identity):
+    the operation records it as the actor, whatever the request says.
 
     Raises ParamError for bad parameters and OrgkitError when the call fails
     as a whole; the adapters turn both into their own error form.
@@ -117,6 +121,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     args = validate(op, given, from_text=from_text)
     with ctx.lock:
         ctx.begin()
+        ctx.identity = identity
         result = op.run(ctx, args)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
 

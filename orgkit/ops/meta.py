@@ -22,4 +22,4 @@ declare(Op("ops", "The operation registry: every operation with its parameters' 
            result="[{name, description, command, writes, result, aliases, positional, parameters}]",
            notes=False, mcp=False))
 declare(Op("config", "Every resolved setting with where it came from (flag, env, file, default).", config,
-           result="{KEY: {value, origin}}"))
+           result="{KEY: {value, origin}}", role="admin"))

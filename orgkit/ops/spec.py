@@ -96,7 +96,9 @@ class Op:
     notes); `mcp_setting` names a boolean setting that must be on for MCP to
     offer it (review decisions: `mcp.allow_review`). `capability` names the
     capability the operation belongs to: while it is off, the operation is
-    absent from every listing and refused when called.
+    absent from every listing and refused when called. `role` is the least
+    role (orgkit.tokens.ROLES) a caller of the team server needs for it;
+    unset, reading needs a reader and writing an admin (`needed_role`).
     """
 
     name: str
@@ -111,11 +113,16 @@ class Op:
     mcp: bool = True
     capability: str | None = None
     mcp_setting: str | None = None
+    role: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
     def command(self) -> tuple[str, ...] | None:
         return (self.cli or (self.name,)) if self.cli is not None else None
+
+    @property
+    def needed_role(self) -> str:
+        return self.role or ("admin" if self.writes else "reader")
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
