@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ..memory.proposals import EDITABLE
 from ..ops import OpContext
 from ..tokens import Identity, TokenStore
 from .guard import COOKIE, IDENTITY
@@ -182,12 +183,14 @@ def _diff(text: str | None) -> str:
 def _proposal(p: dict, csrf: str) -> str:
     pid = escape(p["id"])
     evidence = "".join(f"<li>{escape(str(e))}</li>" for e in (p.get("evidence") or []))
-    editable = p.get("payload", {}).get("text", p.get("payload", {}).get("body", p.get("payload", {}).get("title")))
+    field = EDITABLE.get(p["kind"])
     edit = ""
-    if p["kind"] in ("new", "append") and editable is not None:
+    if field is not None:
+        editable = (p.get("payload") or {}).get(field, "")
         edit = (f"<details><summary>Edit, then accept</summary><form method=post action=/decide>{_csrf(csrf)}"
                 f"<input type=hidden name=proposal value=\"{pid}\"><input type=hidden name=action value=edit>"
-                f"<textarea name=text rows=8 cols=90>{escape(str(editable))}</textarea><br>"
+                f"<textarea name=text rows={8 if field in ('body', 'text') else 1} cols=90>{escape(str(editable))}"
+                "</textarea><br>"
                 "<input name=why placeholder='why (optional)' size=50> <button type=submit>Accept edited</button>"
                 "</form></details>")
     error = f"<p class=msg>{escape(p['error'])}</p>" if p.get("error") else ""
