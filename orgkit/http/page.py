@@ -180,9 +180,18 @@ def _diff(text: str | None) -> str:
     return "<pre class=diff>" + "\n".join(lines) + "</pre>"
 
 
+def _evidence(item: Any) -> str:
+    """One piece of a proposal's evidence: the note it comes from and the text it quotes, if any."""
+    if not isinstance(item, dict):
+        return escape(str(item))
+    where = escape(str(item.get("file") or item.get("id") or ""))
+    text = item.get("text") or item.get("quote") or item.get("passage")
+    return where + (f": <q>{escape(str(text))}</q>" if text else "")
+
+
 def _proposal(p: dict, csrf: str) -> str:
     pid = escape(p["id"])
-    evidence = "".join(f"<li>{escape(str(e))}</li>" for e in (p.get("evidence") or []))
+    evidence = "".join(f"<li>{_evidence(e)}</li>" for e in (p.get("evidence") or []))
     field = EDITABLE.get(p["kind"])
     edit = ""
     if field is not None:
