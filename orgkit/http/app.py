@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from ..errors import OrgkitError
 from ..mcp import build_server, payload, role_refusal, run_op
-from ..ops import Op, OpContext, ParamError, offered
+from ..ops import Op, OpContext, ParamError, offered, registry
 from ..serve import encode
 from ..tokens import Identity, TokenStore
 from . import page
@@ -40,8 +40,8 @@ def json_response(body: dict, status: int = 200) -> Response:
 
 async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) -> tuple[int, dict]:
     """Run operation `name` for `identity`: the HTTP status and the body `serve` would answer."""
-    op = agent_ops(ctx).get(name)
-    if op is None:
+    op = registry().get(name)
+    if op is None or not op.mcp:
         return 404, {"error": f"unknown op {name!r} (GET /ops lists them)"}
     if not identity.may(op.needed_role):
         return 403, {"error": role_refusal(op, identity)}
@@ -63,8 +63,9 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
 
 
 def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
-              idle_timeout: float) -> Guard:
-    """The whole server as one ASGI application (the Guard in front of the routes)."""
+              idle_timeout: float, warm_up: bool = True) -> Guard:
+    """The whole server as one ASGI application (the Guard in front of the routes); with
+    `warm_up`, the index and model start loading as the server starts."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     ctx.surface = "http"
@@ -93,7 +94,8 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        ctx.start_warm_up()
+        if warm_up:
+            ctx.start_warm_up()
         async with sessions.run():
             yield
 
