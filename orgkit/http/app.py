@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from ..errors import OrgkitError
 from ..mcp import build_server, payload, role_refusal, run_op
-from ..ops import Op, OpContext, ParamError, offered, registry
+from ..ops import Op, OpContext, ParamError, get, offered
 from ..serve import encode
 from ..tokens import Identity, TokenStore
 from . import page
@@ -40,7 +40,10 @@ def json_response(body: dict, status: int = 200) -> Response:
 
 async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) -> tuple[int, dict]:
     """Run operation `name` for `identity`: the HTTP status and the body `serve` would answer."""
-    op = registry().get(name)
+    try:
+        op = get(name)
+    except ParamError:
+        op = None
     if op is None or not op.mcp:
         return 404, {"error": f"unknown op {name!r} (GET /ops lists them)"}
     if not identity.may(op.needed_role):
@@ -48,15 +51,13 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
     if not isinstance(params, dict):
         return 400, {"error": "the body must be a JSON object of the operation's parameters"}
     try:
-        outcome = await run_op(ctx, name, params, identity)
+        outcome = await run_op(ctx, op.name, params, identity)
     except ParamError as exc:
         return 400, {"error": str(exc)}
     except OrgkitError as exc:
         return 422, {"error": str(exc)}
     except RecursionError:
         return 400, {"error": "request nested too deeply"}
-    except BodyTooLarge:
-        raise
     except Exception as exc:  # a bug must not end the server; the client hears of it
         return 500, {"error": f"internal error: {type(exc).__name__}: {str(exc)[:500]}"}
     return 200, payload(outcome)
