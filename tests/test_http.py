@@ -290,3 +290,21 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
                           cookies={"orgkit_token": reviewer}).status_code == 401
     finally:
         server.close()
+
+
+def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:
+    notes, tokens, server = team
+    body = json.dumps({"title": "Hung up", "body": "A finding sent by a client that did not wait.",
+                       "no_process": True}).encode()
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"POST /ops/deposit HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (server.port, tokens["agent"].encode(), len(body), body))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [d for d in server.op("deposits", tokens["agent"]).json()["result"] if d["title"] == "Hung up"]
+        if found:
+            break
+        time.sleep(0.1)
+    assert len(found) == 1 and (notes / found[0]["path"]).is_file()
+    assert rows(notes, "SELECT action FROM audit WHERE subject = ?", (found[0]["id"],))[0]["action"] == "deposit"
