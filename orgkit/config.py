@@ -163,6 +163,14 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             env="ORGKIT_USE_EXTRACTION_FEEDBACK"),
     Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
             "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
+    Setting("http.allowed_hosts", list, "Host header values the team server answers to besides its own address "
+            "(a reverse proxy's name, e.g. memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_HOSTS"),
+    Setting("http.allowed_origins", list, "browser Origins allowed besides the server's own "
+            "(e.g. https://memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_ORIGINS"),
+    Setting("http.max_body_bytes", int, "largest request body the team server reads", default=4 << 20,
+            env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024),
+    Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open", default=30.0,
+            env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1),
 ]}
 
 

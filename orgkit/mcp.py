@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 import mcp_types as types
@@ -33,6 +33,7 @@ from . import __version__
 from .config import SETTINGS, Config
 from .errors import OrgkitError, say
 from .ops import Op, Outcome, OpContext, call_within, capability_on, offered, registry
+from .tokens import Identity
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
@@ -44,29 +45,39 @@ INSTRUCTIONS = (
 )
 
 
-def offered_tools(config: Config | None) -> dict[str, Op]:
+def offered_tools(config: Config | None, identity: Identity | None = None) -> dict[str, Op]:
     """The operations MCP offers under `config`: those marked for it, of an enabled capability,
-    whose own setting (such as `mcp.allow_review`) is on."""
+    whose own setting (such as `mcp.allow_review`) is on. For a verified caller of the team
+    server, its role decides instead of the setting."""
+    if identity is not None:
+        return {name: op for name, op in offered(config).items() if op.mcp and identity.may(op.needed_role)}
     return {name: op for name, op in offered(config).items()
             if op.mcp and (op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
 
 
-def tools(config: Config | None) -> list[types.Tool]:
+def role_refusal(op: Op, identity: Identity) -> str:
+    """Why `identity` may not call `op` (HTTP answers it with 403)."""
+    return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
+
+
+def tools(config: Config | None, identity: Identity | None = None) -> list[types.Tool]:
     """One tool per operation offered over MCP, with its JSON Schema."""
     return [
         types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
                    input_schema=op.schema(),
                    annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
                                                      idempotent_hint=not op.writes, open_world_hint=False))
-        for op in offered_tools(config).values()
+        for op in offered_tools(config, identity).values()
     ]
 
 
-def _refusal(name: str, config: Config | None) -> str | None:
+def _refusal(name: str, config: Config | None, identity: Identity | None) -> str | None:
     """Why the tool `name` cannot be called here, or None when it can."""
-    if name in offered_tools(config):
+    if name in offered_tools(config, identity):
         return None
     op = registry().get(name)
+    if identity is not None and op is not None and op.mcp and capability_on(op, config):
+        return role_refusal(op, identity)
     if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
         setting = SETTINGS[op.mcp_setting]
         return (f"{name} is offered over MCP only with {op.mcp_setting} = true "
@@ -89,14 +100,24 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-async def _run(ctx: OpContext, name: str, args: dict[str, Any]) -> Outcome:
+async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args))
+    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity))
 
 
-def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
-    """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading."""
-    ctx.surface = "mcp"
+def build_server(ctx: OpContext, *, warm_up: bool = True,
+                 identify: Callable[[Any], Identity | None] | None = None) -> Server:
+    """The MCP server over `ctx`; with `warm_up`, the first request after `initialize` starts loading.
+
+    `identify` (the team server's) gives the verified caller of a request from its
+    request context: tools are then offered and refused by that caller's role, and
+    the operations record it as the actor.
+    """
+    if identify is None:
+        ctx.surface = "mcp"
+
+    def caller(rctx: Any) -> Identity | None:
+        return identify(rctx) if identify is not None else None
 
     def warming() -> None:
         if warm_up:
@@ -104,15 +125,16 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
 
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=tools(ctx.optional_config()))
+        return types.ListToolsResult(tools=tools(ctx.optional_config(), caller(rctx)))
 
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
-        refused = _refusal(params.name, ctx.optional_config())
+        identity = caller(rctx)
+        refused = _refusal(params.name, ctx.optional_config(), identity)
         if refused is not None:
             return _failure(refused)
         try:
-            outcome = await _run(ctx, params.name, dict(params.arguments or {}))
+            outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity)
         except (OrgkitError, OSError, RecursionError) as exc:
             return _failure(say(exc))
         except Exception as exc:  # a bug must not end the server; the client hears of it
@@ -123,7 +145,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
 
     async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
         warming()
-        outcome = await _run(ctx, "skills_list", {})
+        outcome = await run_op(ctx, "skills_list", {})
         return types.ListPromptsResult(prompts=[
             types.Prompt(name=s["name"], description=s["description"], arguments=[
                 types.PromptArgument(name="query", description="The request for the skill.", required=True)])
@@ -133,7 +155,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
         warming()
         query = (params.arguments or {}).get("query")
         try:
-            outcome = await _run(ctx, "skills_prompt", {"name": params.name, "query": query})
+            outcome = await run_op(ctx, "skills_prompt", {"name": params.name, "query": query})
         except (OrgkitError, OSError) as exc:
             raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         prompt = outcome.result
@@ -142,7 +164,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
 
     async def list_resources(rctx: Any, params: Any) -> types.ListResourcesResult:
         warming()
-        outcome = await _run(ctx, "nodes", {})
+        outcome = await run_op(ctx, "nodes", {})
         return types.ListResourcesResult(resources=[
             types.Resource(name=n["title"], uri=NODE_PREFIX + n["id"], mime_type=ORG_MIME,
                            description=f"{n['file']}:{n['line']}")
@@ -159,7 +181,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True) -> Server:
         if not uri.startswith(NODE_PREFIX) or uri == NODE_PREFIX:
             raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
         try:
-            outcome = await _run(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
+            outcome = await run_op(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
         except (OrgkitError, OSError) as exc:
             raise MCPError(types.INVALID_PARAMS, say(exc)) from None
         return types.ReadResourceResult(contents=[

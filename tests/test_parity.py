@@ -1,14 +1,15 @@
-"""Every read-only operation gives the same answer from the CLI, `serve` and MCP.
+"""Every read-only operation gives the same answer from the CLI, `serve`, MCP and the team server.
 
 Parametrised over the registry: an operation declared later is covered with no
 new test code. Arguments are made from each operation's declared parameters
 (required ones always; then every optional one too), and bad arguments from
-their types and bounds; a result or an error message must be the same on all
-three surfaces.
+their types and bounds; a result or an error message must be the same on every
+surface.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,18 @@ def bad_values(op: Op) -> list[tuple[str, Any]]:
 
 
 class Surfaces:
-    """The same notes and state dir seen through the CLI, a warm `serve` context and an MCP client."""
+    """The same notes and state dir seen through the CLI, a warm `serve` context, an MCP client and
+    the team server's JSON operations (in-process, with an admin token)."""
 
     def __init__(self, cli, notes: Path, state: Path) -> None:
         self.cli, self.notes, self.state = cli, notes, state
         self.serve_ctx = self._context()
         self.mcp_ctx = self._context()
+        self._http = None
+        self._closing = contextlib.ExitStack()
+
+    def close(self) -> None:
+        self._closing.close()
 
     def _context(self) -> OpContext:
         ctx = OpContext(self.notes, {"state_dir": self.state}, warm=True)
@@ -111,12 +118,29 @@ class Surfaces:
             return "error", result.content[0].text
         return "result", result.structured_content["result"]
 
+    def via_http(self, op: Op, args: dict) -> tuple[str, Any]:
+        if self._http is None:
+            from starlette.testclient import TestClient
+
+            from orgkit.http.app import build_app
+            from orgkit.http.guard import Allowed
+            from orgkit.tokens import TokenStore
+
+            tokens = TokenStore(self.state / "http-data")
+            token = tokens.add("parity", "admin")
+            app = build_app(self._context(), tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20,
+                            idle_timeout=30, warm_up=False)
+            self._http = self._closing.enter_context(TestClient(app, headers={"Authorization": f"Bearer {token}"}))
+        body = self._http.post(f"/ops/{op.name}", json=args).json()
+        return ("error", body["error"]) if "error" in body else ("result", body["result"])
+
     def all(self, op: Op, args: dict) -> list[tuple[str, Any]]:
         answers = [self.via_serve(op, args)]
         if op.command is not None:
             answers.append(self.via_cli(op, args))
         if op.mcp:
             answers.append(self.via_mcp(op, args))
+            answers.append(self.via_http(op, args))
         return [(kind, _steady(value)) for kind, value in answers]
 
 
@@ -135,7 +159,9 @@ def _steady(value: Any) -> Any:
 
 @pytest.fixture
 def surfaces(cli, tmp_path: Path, tiny_model: Path) -> Surfaces:
-    return Surfaces(cli, write_notes(tmp_path / "notes", NOTES), tmp_path / "state")
+    surfaces = Surfaces(cli, write_notes(tmp_path / "notes", NOTES), tmp_path / "state")
+    yield surfaces
+    surfaces.close()
 
 
 @pytest.mark.parametrize("op", READ_ONLY, ids=lambda op: op.name)

@@ -22,7 +22,8 @@ SERVER_MODULES: dict[str, tuple[str, ...]] = {"servers": ("serve", "mcp")}
 GROUP_HELP = {"skills": "List, inspect and run skills.", "id": "Manage node IDs.",
               "model": "The embedding model: show it, or download it for offline use.",
               "db": "The storage the index lives in: its status, and its migrations.",
-              "review": "Review the librarian's proposals: list, show a diff, accept, edit, reject, undo."}
+              "review": "Review the librarian's proposals: list, show a diff, accept, edit, reject, undo.",
+              "token": "Bearer tokens of the team server (`serve --http`): add, list, revoke."}
 
 
 def _listing_config():

@@ -46,12 +46,22 @@ def _options(func):
 def register(main: click.Group) -> None:
     @main.command("serve")
     @_options
+    @click.option("--http", "address", metavar="HOST:PORT", default=None,
+                  help="Serve over HTTP instead (the team server: MCP at /mcp, the operations at /ops/NAME, the "
+                       "review page at /; bearer tokens from `orgkit token add`). HOST defaults to 127.0.0.1.")
     @handle_errors
-    def serve_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None) -> None:
+    def serve_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None,
+                      address: str | None) -> None:
         """Answer JSON requests on stdin, one a line: {"op": NAME, ...} for every op in `orgkit ops`."""
+        ctx = server_context(notes_dir, state_dir, recheck_after)
+        if address is not None:
+            from ..http import run
+
+            run(ctx, address)
+            return
         from ..serve import serve
 
-        serve(server_context(notes_dir, state_dir, recheck_after), sys.stdin.buffer, sys.stdout.buffer)
+        serve(ctx, sys.stdin.buffer, sys.stdout.buffer)
 
     @main.command("mcp")
     @_options

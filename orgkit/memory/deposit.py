@@ -42,7 +42,7 @@ from .proposals import store_proposals
 from .store import Store, dumps, now
 
 LANES = ("agent", "human")
-VIAS = ("cli", "serve", "mcp", "emacs")
+VIAS = ("cli", "serve", "mcp", "http", "emacs")  # the surfaces a deposit can come through
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
 STATUSES = ("pending", "processing", "proposed", "failed", "no-model")

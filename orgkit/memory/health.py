@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 from ..config import load
 from ..errors import OrgkitError
 from ..vault import Vault
+from .deposit import VIAS
 from .store import DB_NAME
 
 if TYPE_CHECKING:
     from ..diagnosis import Report, Setup
 
-DEPOSIT_CHANNELS = ("cli", "serve", "mcp", "emacs")
 
 
 def check_memory(setup: "Setup", report: "Report") -> None:
@@ -54,7 +54,7 @@ def _check(conn: sqlite3.Connection, vault: Vault, report: "Report") -> None:
         elif d["id"] not in audited:
             report.add("error", "memory", f"deposit {d['id']} has no audit record", d["path"])
     for node in vault.nodes:
-        if node.level == 0 and node.properties.get("DEPOSITED_VIA") in DEPOSIT_CHANNELS and node.id not in known:
+        if node.level == 0 and node.properties.get("DEPOSITED_VIA") in VIAS and node.id not in known:
             report.add("error", "memory", f"deposited note {node.id} has no deposit record", node.file, node.line)
     accepted = conn.execute("SELECT * FROM proposals WHERE status = 'accepted'").fetchall()
     for p in accepted:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from ..errors import OrgkitError
 from ..vault import iter_org_files, read_org_file
-from .deposit import sha
+from .deposit import VIAS, sha
 from .store import Store, dumps, now
 
 VIA = "watch"
-SKIPPED_VIAS = ("cli", "serve", "mcp", "emacs", "librarian")
+SKIPPED_VIAS = (*VIAS, "librarian")
 
 
 def _in_folders(rel: str, folders: list[str]) -> bool:

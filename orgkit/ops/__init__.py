@@ -38,7 +38,8 @@ from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
 MODULES = ("graph", "retrieve", "index", "database", "edit", "doctor", "model", "tangle", "skills", "extract",
-           "memory", "feedback", "meta")
+           "memory", "feedback", "meta",
+           "tokens")
 
 # What a machine without the notes answers from a shared database (config: has_notes).
 FROM_DATABASE = frozenset({"search", "read", "context", "db_status", "db_migrate", "config"})
@@ -111,8 +112,12 @@ class Outcome:
     failed: bool = False
 
 
-def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False) -> Outcome:
+def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False,
+         identity: Any = None) -> Outcome:
     """Validate `given` against operation `name` and run it on `ctx`.
+
+    `identity` is the verified caller of the team server (orgkit.tokens.Identity):
+    the operation records it as the actor, whatever the request says.
 
     Raises ParamError for bad parameters and OrgkitError when the call fails
     as a whole; the adapters turn both into their own error form.
@@ -130,15 +135,17 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
                              "(serve.call_timeout) for a call still running past its own deadline; try again")
     try:
         ctx.begin()
+        ctx.identity = identity
         result = op.run(ctx, args)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
     finally:
         ctx.lock.release()
 
 
-def call_within(ctx: OpContext, name: str, given: Mapping[str, Any]) -> Outcome:
+def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None) -> Outcome:
     """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
-    return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100], lambda: call(ctx, name, given))
+    return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100],
+                  lambda: call(ctx, name, given, identity=identity))
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",

@@ -38,7 +38,8 @@ class OpContext:
         self._config = config
         self.base = base  # relative paths in parameters start here; None: the working directory
         self.warm = warm
-        self.surface = "serve" if warm else "cli"  # who is asking: cli, serve or mcp (set by the adapter)
+        self.surface = "serve" if warm else "cli"  # who is asking: cli, serve, mcp or http (set by the adapter)
+        self.identity: Any = None  # the team server's verified caller during a call (orgkit.tokens.Identity)
         self.progress: Callable[[Any], None] | None = None  # called with an EmbedProgress per batch
         self.on_wait: Callable[[], None] | None = None
         self.lock = threading.RLock()  # one operation at a time on the shared index

@@ -30,10 +30,18 @@ def _store(ctx: OpContext, feedback: bool = False):
 
 
 def _actor(ctx: OpContext) -> str:
+    """Who acts: the team server's verified caller, else the login user (and the surface)."""
     from ..memory.store import actor_name
 
+    if ctx.identity is not None:
+        return ctx.identity.name
     user = actor_name()
     return user if ctx.surface == "cli" else f"{user} via {ctx.surface}"
+
+
+def _caller(ctx: OpContext, given: str | None) -> str:
+    """Who recalls: a request's `caller` is believed only where no verified identity is known."""
+    return _actor(ctx) if ctx.identity is not None or not given else given
 
 
 def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
@@ -60,6 +68,8 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
         raise ParamError("give exactly one of 'body' and 'body_file'")
     if body is None:  # the command line only (the parameter is offered nowhere else)
         body = _body_file(ctx, args["body_file"])
+    if ctx.identity is not None and args["lane"] == "human" and not ctx.identity.may("reviewer"):
+        raise ParamError(f"lane 'human' is for people: a {ctx.identity.role} token deposits in the agent lane")
     meta = {}
     for pair in args["meta"] or []:
         key, sep, value = pair.partition("=")
@@ -170,13 +180,20 @@ def review_batches(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
         return batches(store)
 
 
+def review_trail(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.trail import trail
+
+    with _store(ctx) as store:
+        return trail(store, args["limit"])
+
+
 def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..memory.recall import recall as run
 
     embedder = ctx.query_embedder()
     ctx.refresh(embed=embedder is not None)
     with _store(ctx) as store:
-        result = run(store, args["query"], budget=args["budget"], caller=args["caller"] or _actor(ctx),
+        result = run(store, args["query"], budget=args["budget"], caller=_caller(ctx, args["caller"]),
                      embedder=embedder, index=ctx.index, cache=ctx.cache, scope=scope_of(ctx, args))
     report(ctx, result, embedder)
     return result.to_json()
@@ -202,37 +219,42 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    Param("no_process", "boolean", "Do not run the librarian now."),
                    FEEDBACK),
            result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
-                  "model}", writes=True))
+                  "model}", writes=True, role="agent"))
 declare(Op("deposits", "Each deposit and its stage (pending, processing, proposed, failed, no-model); unfinished "
            "work is picked up first.", deposits,
            params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"), FEEDBACK),
-           result="[{id, path, title, lane, status, error, model, ...}]", writes=True))
+           result="[{id, path, title, lane, status, error, model, ...}]", writes=True, role="agent"))
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
                    Param("diff", "boolean", "Include the diff each would make.")),
            result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, diff?}]",
-           writes=True, cli=("review", "list")))
+           writes=True, cli=("review", "list"), role="reviewer"))
 declare(Op("review_show", "A proposal and the unified diff accepting it would make to the notes.", review_show,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),),
            result="{id, kind, payload, chunks, evidence, status, reason, summary, diff, error}",
-           cli=("review", "show")))
+           cli=("review", "show"), role="reviewer"))
 declare(Op("review_accept", "Accept proposals as one batch (`review undo BATCH` reverts it).", review_accept,
            params=(IDS, WHY), result="{batch, accepted}", writes=True, cli=("review", "accept"),
-           mcp_setting=REVIEW_SETTING))
+           mcp_setting=REVIEW_SETTING, role="reviewer"))
 declare(Op("review_edit", "Edit a proposal ($EDITOR, or the given text), then accept it as edited.", review_edit,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),
                    Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True,
                          max_bytes="deposit.max_bytes"), WHY),
-           result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING))
+           result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING,
+           role="reviewer"))
 declare(Op("review_reject", "Reject proposals as one batch (rejecting a deposit's admit removes its note).",
            review_reject, params=(IDS, WHY), result="{batch, rejected}", writes=True, cli=("review", "reject"),
-           mcp_setting=REVIEW_SETTING))
+           mcp_setting=REVIEW_SETTING, role="reviewer"))
 declare(Op("review_undo", "Revert a batch of decisions, if none of its files was edited since.", review_undo,
            params=(Param("batch", "string", "The batch.", required=True, positional=True, metavar="BATCH"), WHY),
-           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING))
+           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer"))
 declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
            review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by}]",
-           cli=("review", "batches")))
+           cli=("review", "batches"), role="reviewer"))
+declare(Op("review_trail", "The audit trail, newest first: deposits, decisions and recalls, with who made them.",
+           review_trail, params=(Param("limit", "integer", "How many records.", default=50, minimum=1,
+                                       maximum=10000),),
+           result="[{seq, at, actor, action, subject, detail}]", cli=("review", "trail"), role="reviewer"))
 declare(Op("recall", "Context for a task: the best notes within a budget, each with its provenance (deposit, "
            "lane, approver, evidence); the call is audited.", recall,
            params=(Param("query", "string", "What the task is about.", required=True, positional=True, words=True,
@@ -241,4 +263,4 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          minimum=1),
                    Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE),
            result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
-                  "...}], omitted, warnings, mode, reason}", writes=True))
+                  "...}], omitted, warnings, mode, reason}", writes=True, role="reader"))

@@ -28,4 +28,5 @@ declare(Op("ops", "The operation registry: every operation with its parameters' 
 declare(Op("config", "Every resolved setting with its kind (notes: a notes folder may set it; trust: only flags, "
            "the environment and the user config file; inside: the notes may set it inside the notes dir) and where "
            "it came from (flag, env, user file, notes file, default).", config,
-           result="{KEY: {value, origin, kind, refused?}}", config_problems_ok=True))
+           result="{KEY: {value, origin, kind, refused?}}", config_problems_ok=True,
+           role="admin"))

@@ -125,6 +125,9 @@ class Op:
     capability the operation belongs to: while it is off, the operation is
     absent from every listing and refused when called. `config_problems_ok`
     runs it even when a config file is wrong (`config`, which shows them).
+    absent from every listing and refused when called. `role` is the least
+    role (orgkit.tokens.ROLES) a caller of the team server needs for it;
+    unset, reading needs a reader and writing an admin (`needed_role`).
     """
 
     name: str
@@ -140,11 +143,16 @@ class Op:
     capability: str | None = None
     mcp_setting: str | None = None
     config_problems_ok: bool = False
+    role: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
     def command(self) -> tuple[str, ...] | None:
         return (self.cli or (self.name,)) if self.cli is not None else None
+
+    @property
+    def needed_role(self) -> str:
+        return self.role or ("admin" if self.writes else "reader")
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

@@ -1,0 +1,117 @@
+"""The team server's routes: MCP at /mcp, the operations at /ops/NAME, the review page at /.
+
+All three are adapters over the operation registry, as `serve` and `orgkit
+mcp` are: the same operations, validated the same way, run one at a time on
+one warm `OpContext` in worker threads (so the event loop keeps answering
+other clients), with the verified caller as the actor of whatever they record.
+What is offered is what the registry offers agents (operations marked for
+MCP), each gated by the least role it needs (`Op.needed_role`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import OrgkitError, say
+from ..mcp import build_server, payload, role_refusal, run_op
+from ..ops import Op, OpContext, ParamError, get, offered
+from ..serve import encode
+from ..tokens import Identity, TokenStore
+from . import page
+from .guard import IDENTITY, Allowed, BodyTooLarge, Guard
+
+
+def agent_ops(ctx: OpContext) -> dict[str, Op]:
+    """The operations the server offers at all: those the registry offers agents."""
+    return {name: op for name, op in offered(ctx.optional_config()).items() if op.mcp}
+
+
+def json_response(body: dict, status: int = 200) -> Response:
+    return Response(encode(body), status_code=status, media_type="application/json")
+
+
+async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) -> tuple[int, dict]:
+    """Run operation `name` for `identity`: the HTTP status and the body `serve` would answer."""
+    try:
+        op = get(name)
+    except ParamError:
+        op = None
+    if op is None or not op.mcp:
+        return 404, {"error": f"unknown op {name!r} (GET /ops lists them)"}
+    if not identity.may(op.needed_role):
+        return 403, {"error": role_refusal(op, identity)}
+    if not isinstance(params, dict):
+        return 400, {"error": "the body must be a JSON object of the operation's parameters"}
+    try:
+        outcome = await run_op(ctx, op.name, params, identity)
+    except ParamError as exc:
+        return 400, {"error": say(exc)}
+    except (OrgkitError, OSError) as exc:
+        return 422, {"error": say(exc)}
+    except RecursionError:
+        return 400, {"error": "request nested too deeply"}
+    except Exception as exc:  # a bug must not end the server; the client hears of it
+        return 500, {"error": f"internal error: {type(exc).__name__}: {str(exc)[:500]}"}
+    return 200, payload(outcome)
+
+
+def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
+              idle_timeout: float, warm_up: bool = True) -> Guard:
+    """The whole server as one ASGI application (the Guard in front of the routes); with
+    `warm_up`, the index and model start loading as the server starts."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    ctx.surface = "http"
+    mcp_server = build_server(ctx, identify=lambda rctx: _scope_identity(getattr(rctx, "request", None)))
+    sessions = StreamableHTTPSessionManager(mcp_server, max_request_body_size=max_body,
+                                            session_idle_timeout=max(idle_timeout * 60, 60.0))
+
+    async def ops_list(request: Request) -> Response:
+        identity: Identity = request.scope[IDENTITY]
+        return json_response({"result": [op.describe() | {"role": op.needed_role}
+                                         for op in agent_ops(ctx).values() if identity.may(op.needed_role)]})
+
+    async def op_call(request: Request) -> Response:
+        try:
+            params = json.loads(await request.body() or b"{}")
+        except ValueError as exc:
+            return json_response({"error": f"not JSON: {exc}"}, 400)
+        except RecursionError:
+            return json_response({"error": "request nested too deeply"}, 400)
+        status, body = await call_as(ctx, request.scope[IDENTITY], request.path_params["name"], params)
+        return json_response(body, status)
+
+    class McpEndpoint:  # an ASGI app, so the route hands it the raw request (streams and all)
+        async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+            await sessions.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm_up:
+            ctx.start_warm_up()
+        async with sessions.run():
+            yield
+
+    async def too_large(request: Request, exc: Exception) -> Response:
+        return json_response({"error": str(exc)}, 413)
+
+    routes = [Route("/ops", ops_list, methods=["GET"]),
+              Route("/ops/{name}", op_call, methods=["POST"]),
+              Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
+              *page.routes(ctx, tokens, call_as)]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={BodyTooLarge: too_large})
+    return Guard(app, allowed, tokens, max_body)
+
+
+def _scope_identity(request: Any) -> Identity | None:
+    """The verified caller the Guard put in the scope of the HTTP request behind an MCP message."""
+    scope = getattr(request, "scope", None)
+    return scope.get(IDENTITY) if isinstance(scope, dict) else None

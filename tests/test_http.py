@@ -1,0 +1,310 @@
+"""The team server (`orgkit serve --http`): tokens, roles, MCP over streamable HTTP, the JSON
+operations, the guard (Host, Origin, body size, idle connections) and the review page in a real
+Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from memory_notes import FINDING, TANGLE, make_notes, rows
+
+ORGKIT = str(Path(sys.executable).with_name("orgkit"))
+
+
+def orgkit(notes: Path, env: dict, *args: str) -> dict | list:
+    done = subprocess.run([ORGKIT, *args, "--notes", str(notes), "--json"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+class HttpServer:
+    """`orgkit serve --http 127.0.0.1:0` in a process of its own; `url` once it listens."""
+
+    def __init__(self, notes: Path, env: dict) -> None:
+        self.proc = subprocess.Popen([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        line = ""
+        while "serving" not in line:
+            line = self.proc.stderr.readline()
+            assert line, "the server ended before listening"
+        self.url = re.search(r"http://\S+", line).group(0)
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def op(self, name: str, token: str | None, **params) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.post(f"{self.url}/ops/{name}", json=params, headers=headers, timeout=60)
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, tiny_model_dir) -> dict:
+    from tiny_model import MODEL_NAME
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")}
+    return env | {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir),
+                  "ORGKIT_HTTP_IDLE_TIMEOUT": "1"}
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory, env):
+    """One server over a small notes dir, with a token of each role (the tests share it, in order)."""
+    notes = make_notes(tmp_path_factory.mktemp("team") / "notes")
+    tokens = {role: orgkit(notes, env, "token", "add", f"{role}-1", "--role", role)["token"]
+              for role in ("reader", "agent", "reviewer", "admin")}
+    server = HttpServer(notes, env)
+    yield notes, tokens, server
+    server.close()
+
+
+def mcp_client(server: HttpServer, token: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(f"{server.url}/mcp", http_client=create_mcp_http_client(headers=headers)))
+
+
+def payload(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+def test_tokens_are_shown_once_and_stored_only_as_hashes(tmp_path: Path, env: dict) -> None:
+    notes = make_notes(tmp_path / "notes")
+    made = orgkit(notes, env, "token", "add", "alice", "--role", "agent")
+    assert made["token"].startswith("ok_") and made["role"] == "agent"
+    stored = (notes / "orgkit-data" / "tokens.json").read_text()
+    assert made["token"] not in stored and "alice" in stored
+    assert oct((notes / "orgkit-data" / "tokens.json").stat().st_mode & 0o777) == "0o600"
+    assert [t["name"] for t in orgkit(notes, env, "token", "list")] == ["alice"]
+    again = subprocess.run([ORGKIT, "token", "add", "alice", "--notes", str(notes)], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 1 and "exists" in again.stderr and "Traceback" not in again.stderr
+    assert orgkit(notes, env, "token", "revoke", "alice")["revoked"]
+    from orgkit.tokens import TokenStore
+
+    assert TokenStore(notes / "orgkit-data").verify(made["token"]) is None
+
+
+def test_no_token_is_refused_without_detail(team) -> None:
+    notes, tokens, server = team
+    for headers in ({}, {"Authorization": "Bearer ok_not-a-token"}, {"Authorization": "Basic eDp5"}):
+        answer = httpx.post(f"{server.url}/ops/search", json={"query": "tangling"}, headers=headers)
+        assert answer.status_code == 401 and answer.json() == {"error": "unauthorized"}
+    assert httpx.post(f"{server.url}/mcp", json={}).status_code == 401
+
+    async def connect() -> None:
+        async with mcp_client(server, None) as client:
+            await client.list_tools()
+
+    with pytest.raises(Exception):
+        anyio.run(connect)
+
+
+def test_roles_over_mcp_and_the_json_operations(team) -> None:
+    notes, tokens, server = team
+
+    async def as_reader() -> None:
+        async with mcp_client(server, tokens["reader"]) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"search", "recall", "read"} <= names and "deposit" not in names and "index" not in names
+            hits = payload(await client.call_tool("search", {"query": "tangling"}))["result"]
+            assert hits[0]["id"] == TANGLE
+            assert payload(await client.call_tool("recall", {"query": "tangling"}))["result"]["included"]
+            refused = await client.call_tool("deposit", {"title": "x", "body": "y"})
+            assert refused.is_error and "needs the agent role" in refused.content[0].text
+
+    anyio.run(as_reader)
+    refused = server.op("deposit", tokens["reader"], title="x", body="y")
+    assert refused.status_code == 403 and "needs the agent role" in refused.json()["error"]
+    assert server.op("index", tokens["reviewer"]).status_code == 403
+    assert server.op("no_such_op", tokens["admin"]).status_code == 404
+    assert server.op("search", tokens["reader"], query="tangling", limit="many").status_code == 400
+    listed = httpx.get(f"{server.url}/ops", headers={"Authorization": f"Bearer {tokens['reader']}"}).json()
+    assert {"search", "recall"} <= {op["name"] for op in listed["result"]}
+    assert "deposit" not in {op["name"] for op in listed["result"]}
+
+    async def deposit() -> dict:
+        async with mcp_client(server, tokens["agent"]) as client:
+            made = payload(await client.call_tool("deposit", {"title": "Tangling and var", "body": FINDING}))
+            human = await client.call_tool("deposit", {"title": "As a person", "body": FINDING, "lane": "human"})
+            assert human.is_error and "lane 'human' is for people" in human.content[0].text
+            return made["result"]
+
+    dep = anyio.run(deposit)
+    assert dep["actor"] == "agent-1" and dep["via"] == "http"
+    audit = rows(notes, "SELECT actor, action FROM audit WHERE subject = ?", (dep["id"],))
+    assert {"actor": "agent-1", "action": "deposit"} in [dict(r) for r in audit]
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = server.op("deposits", tokens["agent"], id=dep["id"]).json()["result"][0]["status"]
+        if status in ("no-model", "proposed"):
+            break
+        time.sleep(0.2)
+    listed = server.op("review_list", tokens["reviewer"]).json()["result"]
+    admit = next(p for p in listed if p["kind"] == "admit" and p["deposit"] == dep["id"])
+
+    async def review_and_recall() -> dict:
+        async with mcp_client(server, tokens["reviewer"]) as client:
+            payload(await client.call_tool("review_accept", {"ids": [admit["id"]], "why": "right"}))
+        async with mcp_client(server, tokens["reader"]) as client:
+            return payload(await client.call_tool("recall", {"query": "tangling var",
+                                                             "caller": "someone-else"}))["result"]
+
+    recalled = anyio.run(review_and_recall)
+    entry = next(n for n in recalled["included"] if n["id"] == dep["id"])
+    assert entry["provenance"]["approved_by"] == "reviewer-1"
+    last = rows(notes, "SELECT actor, action FROM audit ORDER BY seq DESC LIMIT 1")[0]
+    assert dict(last) == {"actor": "reader-1", "action": "recall"}
+
+
+def test_the_guard_checks_host_origin_and_body_size(team) -> None:
+    notes, tokens, server = team
+    auth = {"Authorization": f"Bearer {tokens['reader']}"}
+    foreign_host = httpx.post(f"{server.url}/ops/search", json={"query": "x"}, headers=auth | {"Host": "evil.test"})
+    assert foreign_host.status_code == 421
+    foreign_origin = httpx.post(f"{server.url}/ops/search", json={"query": "x"},
+                                headers=auth | {"Origin": "http://evil.test"})
+    assert foreign_origin.status_code == 403
+    own_origin = httpx.post(f"{server.url}/ops/search", json={"query": "tangling"},
+                            headers=auth | {"Origin": server.url})
+    assert own_origin.status_code == 200
+    big = httpx.post(f"{server.url}/ops/search", content=b"{" + b" " * (5 << 20) + b"}", headers=auth)
+    assert big.status_code == 413
+
+    def chunks():
+        for _ in range(80):
+            yield b" " * (64 << 10)
+
+    chunked = httpx.post(f"{server.url}/ops/search", content=chunks(), headers=auth)
+    assert chunked.status_code == 413
+
+
+def test_idle_connections_are_closed_and_the_server_keeps_answering(team) -> None:
+    notes, tokens, server = team
+    idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+    half = socket.create_connection(("127.0.0.1", server.port))
+    half.sendall(b"POST /ops/search HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
+    try:
+        time.sleep(2.5)  # http.idle_timeout is 1 s here
+        for sock in idle + [half]:
+            sock.settimeout(5)
+            assert sock.recv(1024) == b""  # closed by the server
+        answer = httpx.post(f"{server.url}/ops/search", json={"query": "tangling"},
+                            headers={"Authorization": f"Bearer {tokens['reader']}"})
+        assert answer.status_code == 200
+    finally:
+        for sock in idle + [half]:
+            sock.close()
+
+
+def _chromium_driver():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver))
+
+
+def _submitted(browser, button, expect: str) -> None:
+    """Click a form's button and wait for the page it leads to (one holding `expect`)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element("tag name", "html")
+    button.click()
+    WebDriverWait(browser, 20).until(lambda b: old.id != b.find_element("tag name", "html").id
+                                     and expect in b.page_source)
+
+
+def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
+    from selenium.webdriver.common.by import By
+
+    notes = make_notes(tmp_path / "notes")
+    reviewer = orgkit(notes, env, "token", "add", "rita", "--role", "reviewer")["token"]
+    reader = orgkit(notes, env, "token", "add", "rob", "--role", "reader")["token"]
+    dep = orgkit(notes, env, "deposit", "--title", "Tangling and var", "--body", FINDING)
+    proposals = [p for p in orgkit(notes, env, "review", "list") if p["deposit"] == dep["id"]]
+    admit = next(p for p in proposals if p["kind"] == "admit")
+    link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
+    server = HttpServer(notes, env)
+    browser = _chromium_driver()
+    try:
+        browser.get(server.url + "/")
+        assert browser.find_elements(By.ID, "login") and "Pending" not in browser.page_source
+        browser.find_element(By.NAME, "token").send_keys(reader)
+        _submitted(browser, browser.find_element(By.CSS_SELECTOR, "#login button"), "needs a reviewer")
+        assert "Pending" not in browser.page_source
+        browser.find_element(By.NAME, "token").send_keys(reviewer)
+        _submitted(browser, browser.find_element(By.CSS_SELECTOR, "#login button"), "signed in as rita")
+        box = browser.find_element(By.ID, f"p-{link['id']}")
+        assert f"[[id:{TANGLE}]" in box.find_element(By.CSS_SELECTOR, "pre.diff").text
+        box = browser.find_element(By.ID, f"p-{admit['id']}")
+        _submitted(browser, box.find_element(By.NAME, "accept"), "accepted (batch")
+        box = browser.find_element(By.ID, f"p-{link['id']}")
+        box.find_element(By.CSS_SELECTOR, "form input[name=why][required]").send_keys("not this note")
+        _submitted(browser, box.find_element(By.NAME, "reject"), "rejected (batch")
+        assert not browser.find_elements(By.ID, f"p-{link['id']}")
+        assert "deposit" in browser.find_element(By.XPATH, "//h2[text()='Audit trail']/following::table").text
+        cookies = {c["name"]: c for c in browser.get_cookies()}
+        assert cookies["orgkit_token"]["httpOnly"] and cookies["orgkit_token"]["sameSite"] == "Strict"
+    finally:
+        browser.quit()
+    try:
+        decided = {r["proposal"]: dict(r) for r in rows(notes, "SELECT proposal, action, actor, why FROM decisions")}
+        assert decided[admit["id"]]["action"] == "accept" and decided[admit["id"]]["actor"] == "rita"
+        assert decided[link["id"]] == {"proposal": link["id"], "action": "reject", "actor": "rita",
+                                       "why": "not this note"}
+        assert f"[[id:{TANGLE}]" not in (notes / dep["path"]).read_text()
+        actions = {(r["actor"], r["action"]) for r in rows(notes, "SELECT actor, action FROM audit")}
+        assert {("rita", "accept"), ("rita", "reject")} <= actions, actions
+        # A forged post: the reviewer's cookie, but no CSRF field (as another site's form would send).
+        forged = httpx.post(f"{server.url}/decide", data={"proposal": link["id"], "action": "reject"},
+                            cookies={"orgkit_token": reviewer}, headers={"Origin": server.url})
+        assert forged.status_code == 403
+        # The cookie never authorizes the API.
+        assert httpx.post(f"{server.url}/ops/search", json={"query": "x"},
+                          cookies={"orgkit_token": reviewer}).status_code == 401
+    finally:
+        server.close()
+
+
+def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:
+    notes, tokens, server = team
+    body = json.dumps({"title": "Hung up", "body": "A finding sent by a client that did not wait.",
+                       "no_process": True}).encode()
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"POST /ops/deposit HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (server.port, tokens["agent"].encode(), len(body), body))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [d for d in server.op("deposits", tokens["agent"]).json()["result"] if d["title"] == "Hung up"]
+        if found:
+            break
+        time.sleep(0.1)
+    assert len(found) == 1 and (notes / found[0]["path"]).is_file()
+    assert rows(notes, "SELECT action FROM audit WHERE subject = ?", (found[0]["id"],))[0]["action"] == "deposit"
