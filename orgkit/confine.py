@@ -17,6 +17,15 @@ from .errors import OrgkitError
 MAX_PATH_CHARS = 4096  # PATH_MAX: a longer name cannot be a file
 
 
+def looks_like_path(text: str) -> bool:
+    """Whether a name-or-file value names a file rather than a name (a schema by name or by file).
+
+    One rule for the boundary that checks the value and the code that opens it,
+    so a bare name is never opened as a file in the server's working directory.
+    """
+    return "/" in text or "\\" in text or text.endswith(".org") or text.startswith((".", "~"))
+
+
 def resolved(path: Path) -> Path:
     """`path` absolute with every symlink followed (as far as it exists); an OrgkitError when it cannot be."""
     text = str(path)

@@ -193,3 +193,7 @@ def test_schema_files_a_server_reads_lie_in_the_notes(notes: Path, tmp_path: Pat
     assert answers[2]["result"]["name"] == "adr"
     ((is_error, text),) = over_mcp(notes, ("schema_show", {"name": str(outside)}))
     assert is_error and "outside the notes dir" in text
+    # a bare name is a schema's name, never a file in the server's working directory
+    (tmp_path / "planted").write_text("#+title: Planted\n* Claim\n:PROPERTIES:\n:TAG: claim\n:END:\n")
+    (answer,) = served(notes, {"op": "schema_show", "name": "planted"})
+    assert answer["error"].startswith("unknown schema 'planted' (known: "), answer

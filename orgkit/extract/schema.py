@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..confine import looks_like_path
 from ..errors import NotFound, OrgkitError
 from ..org import parse_org
 from ..org.drawers import drawer_properties, property_drawer_at
@@ -176,8 +177,8 @@ def resolve_schema(notes: Path, spec: str) -> Schema:
 
 
 def _find(notes: Path, spec: str) -> Schema:
-    candidate = Path(spec)
-    if spec.endswith(".org") or "/" in spec or candidate.is_file():
+    candidate = Path(spec).expanduser()
+    if looks_like_path(spec):
         if not candidate.is_file():
             raise NotFound(f"schema file not found: {spec}")
         return read_schema(candidate, "file")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..config import without_notes
-from ..confine import confined
+from ..confine import confined, looks_like_path
 from ..errors import OrgkitError
 from .context import OpContext
 from .spec import Op, Param
@@ -52,11 +52,6 @@ def _bounded(ctx: OpContext, op: Op, param: Param, text: str) -> None:
         size = len(text.encode("utf-8"))
         if size > limit:
             raise OrgkitError(f"{param.name!r} is {size} bytes, over {param.max_bytes} ({limit})")
-
-
-def looks_like_path(text: str) -> bool:
-    """Whether a name-or-file value names a file (as `extract.schema` tells a schema file from a name)."""
-    return "/" in text or "\\" in text or text.endswith(".org") or text.startswith((".", "~"))
 
 
 def _check_inside(ctx: OpContext, op: Op, param: Param, text: str) -> None:

@@ -13,7 +13,7 @@ from ..errors import OrgkitError
 from . import declare
 from .context import OpContext
 from ..extract.store import RUN_ID
-from .boundary import looks_like_path
+from ..confine import looks_like_path
 from .spec import Op, Param, ParamError
 
 CAP = "grounded-extraction"
