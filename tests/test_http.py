@@ -216,7 +216,8 @@ def test_idle_connections_are_closed_and_the_server_keeps_answering(team) -> Non
             sock.close()
 
 
-def _chromium_driver():
+def _chromium_driver(scratch: Path):
+    """Chromium through chromium-driver, its profile in `scratch` (without one, a profile dir is left in /tmp)."""
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver:
         pytest.skip("needs Debian's chromium and chromium-driver")
@@ -225,9 +226,10 @@ def _chromium_driver():
     options.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"):
+                 "--disable-sync", f"--user-data-dir={scratch / 'profile'}"):
         options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver))
+    service = webdriver.ChromeService(executable_path=driver)
+    return webdriver.Chrome(options=options, service=service)
 
 
 def _submitted(browser, button, expect: str) -> None:
@@ -251,7 +253,7 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
     admit = next(p for p in proposals if p["kind"] == "admit")
     link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
     server = HttpServer(notes, env)
-    browser = _chromium_driver()
+    browser = _chromium_driver(tmp_path / "chromium")
     try:
         browser.get(server.url + "/")
         assert browser.find_elements(By.ID, "login") and "Pending" not in browser.page_source
