@@ -657,6 +657,8 @@ and score.  Return the chosen result."
                   results)))
     (unless candidates
       (user-error "orgkit: nothing found for %S" query))
+    (unless (cl-some #'orgkit--relevant-p results)
+      (message "orgkit: nothing relevant to %S; the closest matches follow" query))
     (let* ((choice (completing-read (format "orgkit search %s: " query)
                                     (orgkit--completion-table
                                      candidates t #'orgkit--search-annotation)
@@ -677,14 +679,22 @@ and score.  Return the chosen result."
                                 70 nil nil "…"))
                   'face 'completions-annotations))))
 
+(defun orgkit--relevant-p (result)
+  "Whether RESULT passed orgkit's relevance floor.
+A result without a verdict (an older orgkit) counts as relevant."
+  (let ((verdict (assq 'relevant result)))
+    (or (null verdict) (and (cdr verdict) t))))
+
 (defun orgkit--search-label (result)
-  "The completion label of search RESULT: title, outline path, score."
+  "The completion label of search RESULT: title, outline path, score.
+A result below the relevance floor says so after its score."
   (let ((olp (orgkit--olp-string (alist-get 'olp result)))
         (score (alist-get 'score result)))
     (concat (alist-get 'title result)
             (propertize (concat (if olp (format "  (%s)" olp) "")
                                 (format "  %s" (alist-get 'file result))
-                                (if (numberp score) (format "  %.3f" score) ""))
+                                (if (numberp score) (format "  %.3f" score) "")
+                                (if (orgkit--relevant-p result) "" "  not relevant"))
                         'face 'orgkit-detail))))
 
 ;;;; Results buffers

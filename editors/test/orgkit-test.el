@@ -230,6 +230,17 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
     (when (orgkit-test--has-command "serve")
       (should (eq orgkit--last-transport 'server)))))
 
+(ert-deftest orgkit-test-search-says-what-is-not-relevant ()
+  "A result below the relevance floor says so; one without a verdict does not."
+  (let ((below '((title . "Cherries") (file . "beta.org") (score . 0.25) (relevant)))
+        (above '((title . "Cherries") (file . "beta.org") (score . 0.75) (relevant . t)))
+        (older '((title . "Cherries") (file . "beta.org") (score . 0.75))))
+    (should (string-match-p "0\\.250  not relevant\\'" (orgkit--search-label below)))
+    (should-not (string-match-p "not relevant" (orgkit--search-label above)))
+    (should-not (string-match-p "not relevant" (orgkit--search-label older)))
+    (should-not (orgkit--relevant-p below))
+    (should (orgkit--relevant-p older))))
+
 (ert-deftest orgkit-test-scan ()
   "`orgkit-scan' lists matching headlines as buttons that visit them."
   (orgkit-test--with-notes
