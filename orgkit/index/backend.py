@@ -159,7 +159,8 @@ class SqliteBackend:
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?",
-                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?")
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})")
 
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
@@ -375,7 +376,8 @@ class PostgresBackend:
     def vocabulary(self, conn) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
         return Vocabulary(self.url, "SELECT count(*) FROM chunk_terms WHERE term = ?",
-                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term")
+                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
+                          "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
 
     def vector_value(self, vector: Any) -> str:
         from ..storage.postgres import vector_literal

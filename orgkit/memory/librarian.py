@@ -119,7 +119,7 @@ def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
             backlog = embed_small_backlog(index, embedder, cfg["search.inline_embed_limit"])
             warnings += [line for line in [backlog.warning()] if line]
         with index.snapshot() as conn:
-            evidence = gather(conn, chunks, {deposit_id, rel})
+            evidence = gather(conn, index.backend, chunks, {deposit_id, rel})
         query = f"{title}\n{body[:QUERY_CHARS]}"[:QUERY_CHARS]
         if not with_related or not query_terms(query):
             return [], evidence, warnings
