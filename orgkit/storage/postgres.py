@@ -128,7 +128,8 @@ def connect(url: str, *, named: bool = False) -> PgConnection:
         raise OrgkitError("database.url names PostgreSQL but psycopg is not installed "
                           "(pip install 'orgkit[postgres]')") from None
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=10, **({"row_factory": named_rows} if named else {}))
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=10,
+                              **({"row_factory": named_rows} if named else {}))
     except psycopg.Error as exc:
         raise OrgkitError(f"cannot connect to {redact(url)}: {_first_line(exc)}") from None
     return PgConnection(raw)
