@@ -269,18 +269,9 @@ class PostgresBackend:
         self.url = url
 
     def connect(self, index: "Index"):
-        from ..storage import postgres
+        from ..storage.postgres import prepared
 
-        conn = postgres.connect(self.url)
-        try:
-            postgres.migrate(conn, "index", PG_MIGRATIONS)
-        except Exception as exc:
-            conn.close()
-            if isinstance(exc, OrgkitError):
-                raise
-            raise OrgkitError(f"cannot prepare the index in {postgres.redact(self.url)}: "
-                              f"{str(exc).strip().splitlines()[0]}") from None
-        return conn
+        return prepared(self.url, "index", PG_MIGRATIONS, "the index")
 
     def status(self, index: "Index") -> dict:
         """The server, its pgvector, and the schema version, read without migrating anything.

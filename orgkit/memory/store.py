@@ -5,7 +5,7 @@ in WAL mode), or, when `database.url` names PostgreSQL, in that database beside
 the index (the `memory` component's numbered migrations), so that every process
 of a team reads and decides one review queue. The SQL is written once, for both
 engines; what differs is the connection and the locks (`SqliteFiles`,
-`PostgresLocks`). Every change is one transaction; what must span a note file
+`PostgresDatabase`). Every change is one transaction; what must span a note file
 and the database (a deposit, a batch of accepted proposals) is written here first
 as an intent (`deposits.status = 'writing'`, `batches.state = 'applying'`), so the
 next run can finish or undo it after a crash (see `repair`).
@@ -144,30 +144,24 @@ class SqliteFiles:
         (self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
 
 
-class PostgresLocks:
+class PostgresDatabase:
     """The tables in the PostgreSQL database `url` names, and its session advisory locks: the
     server releases one when its holder's connection ends, a killed process's included, so
     across machines a free lock still means its holder died."""
 
     def __init__(self, url: str) -> None:
-        import psycopg
-
         self.url = url
-        self.errors: tuple[type[Exception], ...] = (psycopg.Error,)
+        try:
+            import psycopg
+        except ImportError:  # connecting says so in one line
+            self.errors: tuple[type[Exception], ...] = ()
+        else:
+            self.errors = (psycopg.Error,)
 
     def connect(self):
-        from ..storage import postgres
+        from ..storage.postgres import prepared
 
-        conn = postgres.connect(self.url, named=True)
-        try:
-            postgres.migrate(conn, "memory", PG_MIGRATIONS)
-        except Exception as exc:
-            conn.close()
-            if isinstance(exc, OrgkitError):
-                raise
-            raise OrgkitError(f"cannot prepare the memory tables in {postgres.redact(self.url)}: "
-                              f"{str(exc).strip().splitlines()[0]}") from None
-        return conn
+        return prepared(self.url, "memory", PG_MIGRATIONS, "the memory tables", named=True)
 
     def existing(self):
         """A connection, or None when no process made the memory tables yet."""
@@ -195,10 +189,10 @@ class PostgresLocks:
         """Nothing: an advisory lock leaves nothing behind."""
 
 
-def place(cfg: Config) -> SqliteFiles | PostgresLocks:
+def place(cfg: Config) -> SqliteFiles | PostgresDatabase:
     """Where the memory database is: the database `database.url` names, else the data dir."""
     backend = backend_for(cfg["database.url"])
-    return PostgresLocks(backend.url) if isinstance(backend, PostgresBackend) else SqliteFiles(cfg)
+    return PostgresDatabase(backend.url) if isinstance(backend, PostgresBackend) else SqliteFiles(cfg)
 
 
 @contextmanager

@@ -195,6 +195,21 @@ def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> 
         raise
 
 
+def prepared(url: str, component: str, migrations: tuple[str, ...], what: str, *,
+             named: bool = False) -> PgConnection:
+    """A connection (see `connect`) to a database with `component`'s schema up to date; a
+    migration that fails closes it and says why in one line naming `what` was being prepared."""
+    conn = connect(url, named=named)
+    try:
+        migrate(conn, component, migrations)
+    except Exception as exc:
+        conn.close()
+        if isinstance(exc, OrgkitError):
+            raise
+        raise OrgkitError(f"cannot prepare {what} in {redact(url)}: {_first_line(exc)}") from None
+    return conn
+
+
 def schema_version(conn: PgConnection, component: str) -> int:
     """The number of `component`'s migrations the database has had (0: none, or no orgkit tables yet)."""
     if not conn.execute("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
