@@ -208,3 +208,32 @@ def test_writers_killed_mid_batch_never_leave_half_a_batch(team: Team, cli, llm_
             assert undone.exit_code == 0, undone.stderr
         assert {rel: (team.notes / rel).read_text() for rel in originals} == originals
     assert kills >= 18  # the exact points, and nearly every random moment falls inside the accept
+
+
+def test_the_librarian_finds_the_same_evidence_on_both_engines(pg_url: str, tmp_path: Path) -> None:
+    """Evidence for a deposit over the bundled manual: the same notes, passages, scores and
+    chunks from SQLite's FTS5 and from the terms table."""
+    import shutil
+
+    from conftest import REPO
+    from orgkit.index import Index, refresh
+    from orgkit.memory.evidence import gather
+    from orgkit.memory.librarian import numbered_chunks
+
+    notes = tmp_path / "notes"
+    shutil.copytree(REPO / "notes", notes)
+    chunks = numbered_chunks("orgkit tangle refuses header arguments such as :var, which need evaluation.\n\n"
+                             "A deposit goes to the librarian, and review decides on its proposals.\n\n"
+                             "Hybrid search fuses lexical BM25 ranking with dense vectors.")
+    found = {}
+    for engine, url in (("sqlite", None), ("postgres", pg_url)):
+        index = Index.at(notes, tmp_path / f"state-{engine}", url)
+        try:
+            refresh(index)
+            with index.snapshot() as conn:
+                found[engine] = [(e.id, e.file, round(e.best, 9), e.chunks, round(e.overlap, 9),
+                                  [(m.chunk, m.passage) for m in e.matches])
+                                 for e in gather(conn, index.backend, chunks, {"a-deposit", "deposits/a.org"})]
+        finally:
+            index.close()
+    assert len(found["sqlite"]) >= 5 and found["sqlite"] == found["postgres"]
