@@ -153,8 +153,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default={}),
     Setting("mcp.allow_review", bool, "offer review decisions (accept, reject, undo) as MCP tools",
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW", kind="trust"),
-    Setting("database.url", str, "PostgreSQL database for the index, shared by a team "
-            "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state dir",
+    Setting("database.url", str, "PostgreSQL database for the index and the memory store, shared by a team "
+            "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state "
+            "and data dirs",
             env="ORGKIT_DATABASE_URL", kind="trust", display=lambda url: _redact_url(url)),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),

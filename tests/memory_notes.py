@@ -59,13 +59,23 @@ def rows(notes: Path, sql: str, args: tuple = ()) -> list[dict]:
     conn = sqlite3.connect(f"file:{notes / 'orgkit-data' / 'memory.sqlite'}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        out = []
-        for row in conn.execute(sql, args):
-            item = dict(row)
-            for key in ("payload", "chunks", "evidence", "detail", "plan", "before", "after", "meta"):
-                if isinstance(item.get(key), str):
-                    item[key] = json.loads(item[key])
-            out.append(item)
-        return out
+        return [decoded(dict(row)) for row in conn.execute(sql, args)]
     finally:
         conn.close()
+
+
+def pg_rows(url: str, sql: str, args: tuple = ()) -> list[dict]:
+    """`rows` of a memory store in PostgreSQL (`%s` placeholders)."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return [decoded(row) for row in conn.execute(sql, args)]
+
+
+def decoded(item: dict) -> dict:
+    """A row with its JSON columns decoded."""
+    for key in ("payload", "chunks", "evidence", "detail", "plan", "before", "after", "meta"):
+        if isinstance(item.get(key), str):
+            item[key] = json.loads(item[key])
+    return item

@@ -262,7 +262,10 @@ def test_a_machine_without_the_notes_answers_from_the_database(cli, pg_url: str,
     assert gathered["included"] and gathered["mode"] == "hybrid"
     read_back = {doc["id"]: doc["content"] for doc in run(writer, "read", *[n["id"] for n in gathered["included"]])}
     assert all(note["id"] in read_back for note in gathered["included"])
-    for refused in (("scan", "tangle"), ("recall", "tangle"), ("index",), ("backlinks", ids[0])):
+    recalled = run(reader, "recall", "tangle a file", "--budget", "800")  # the memory store is in the database too
+    assert [n["id"] for n in recalled["included"]] == [n["id"] for n in gathered["included"]]
+    assert all(n["provenance"] == {"origin": "notes"} for n in recalled["included"])
+    for refused in (("scan", "tangle"), ("deposit", "--title", "T", "--body", "B"), ("index",), ("backlinks", ids[0])):
         result = cli(*refused, env=reader)
         assert result.exit_code == 1 and result.stderr.count("\n") == 1, refused
         assert f"{refused[0]} needs the notes, and {tmp_path / 'elsewhere'} is not here" in result.stderr

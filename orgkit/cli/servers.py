@@ -21,9 +21,9 @@ def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after
 
 def resume_memory(ctx: OpContext) -> None:
     """Pick up deposits a stopped server or a crash left unprocessed (when the notes use the memory flow)."""
-    from ..memory.store import DB_NAME
+    from ..memory.store import in_use
 
-    if (ctx.config.data_dir / DB_NAME).is_file():
+    if in_use(ctx.config):
         from ..memory.worker import in_background
 
         in_background(ctx.config, ctx.embedder)

@@ -159,7 +159,8 @@ class SqliteBackend:
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?",
-                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?")
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})")
 
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
@@ -268,18 +269,9 @@ class PostgresBackend:
         self.url = url
 
     def connect(self, index: "Index"):
-        from ..storage import postgres
+        from ..storage.postgres import prepared
 
-        conn = postgres.connect(self.url)
-        try:
-            postgres.migrate(conn, "index", PG_MIGRATIONS)
-        except Exception as exc:
-            conn.close()
-            if isinstance(exc, OrgkitError):
-                raise
-            raise OrgkitError(f"cannot prepare the index in {postgres.redact(self.url)}: "
-                              f"{str(exc).strip().splitlines()[0]}") from None
-        return conn
+        return prepared(self.url, "index", PG_MIGRATIONS, "the index")
 
     def status(self, index: "Index") -> dict:
         """The server, its pgvector, and the schema version, read without migrating anything.
@@ -375,7 +367,8 @@ class PostgresBackend:
     def vocabulary(self, conn) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
         return Vocabulary(self.url, "SELECT count(*) FROM chunk_terms WHERE term = ?",
-                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term")
+                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
+                          "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
 
     def vector_value(self, vector: Any) -> str:
         from ..storage.postgres import vector_literal

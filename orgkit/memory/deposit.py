@@ -224,7 +224,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
                 conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
             raise
         # Safe to remove while held: a repair that opened it sees the deposit is no longer 'writing'.
-        store.subject_lock_path(f"deposit-{node_id}").unlink(missing_ok=True)
+        store.forget_subject_lock(f"deposit-{node_id}")
     return get(store, node_id)
 
 

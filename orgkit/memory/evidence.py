@@ -4,8 +4,9 @@ The librarian proposes a link only on evidence a reviewer can check: a chunk of
 the deposit and a passage of the target that share rare words (or the chunk
 names the target by its title). Words are the index's own: the deposit's
 chunks and the candidate passages go through the same FTS5 tokenizer as the
-index (a temporary table read back through `fts5vocab`), and each word weighs
-its inverse document frequency over the index's passages, so a chunk that
+index (`vocab.stems_of`), and each word weighs its inverse document frequency
+over the index's passages (read through the index backend's vocabulary, and
+passages found by its BM25, so SQLite and PostgreSQL agree), so a chunk that
 shares only common words with a note ("system", "time") scores near zero and a
 chunk about something the notes never mention (its words absent from the index)
 scores near zero against every note. That is what makes one threshold hold for
@@ -25,10 +26,13 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's chunks_fts tokenizer
+from ..index.backend import PostgresBackend, SqliteBackend
+from ..index.vocab import Vocabulary, stems_of
+
 MAX_CHUNKS = 200  # chunks of a deposit looked at (the first ones)
 QUERY_TERMS = 24  # a chunk's rarest words that query the index
 PASSAGES_PER_CHUNK = 12  # passages each chunk brings back
+HEADING_WEIGHT = 3.0  # BM25's weight of a passage's heading against its body
 SHINGLE = 5  # words per shingle for near-duplicate detection
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -65,26 +69,25 @@ class NoteEvidence:
         return list(dict.fromkeys(self.named_in + ranked))
 
 
-def gather(conn: sqlite3.Connection, chunks: list[tuple[int, str]], exclude: set[str]) -> list[NoteEvidence]:
+def gather(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunks: list[tuple[int, str]],
+           exclude: set[str]) -> list[NoteEvidence]:
     """Evidence for every note a chunk of the deposit reaches, strongest first; notes whose
-    ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index."""
+    ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index,
+    whose `backend` knows its words."""
     chunks = chunks[:MAX_CHUNKS]
     if not chunks:
         return []
-    _temp_tables(conn)
-    try:
-        own = _terms(conn, "own", {r: f"{h}\n{b}" for r, h, b in conn.execute(
-            f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
-            sorted(exclude))})
-        chunk_terms = _terms(conn, "chunk", {n: text for n, text in chunks})
-        idf, known = _idf(conn, {t for terms in chunk_terms.values() for t in terms}, own)
-        hits = _passages_for(conn, chunk_terms, idf, known)
-        rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
-        rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
-        passage_terms = _terms(conn, "passage", {p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
-        idf |= _idf(conn, {t for terms in passage_terms.values() for t in terms} - idf.keys(), own)[0]
-    finally:
-        conn.execute("DELETE FROM temp.evidence_text")
+    vocabulary = backend.vocabulary(conn)
+    own = stems_of({r: f"{h}\n{b}" for r, h, b in conn.execute(
+        f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
+        sorted(exclude))})
+    chunk_terms = stems_of(dict(chunks))
+    idf, known = _idf(conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
+    hits = _passages_for(conn, backend, chunk_terms, idf, known)
+    rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
+    rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
+    passage_terms = stems_of({p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
+    idf |= _idf(conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(), own)[0]
     notes: dict[str, NoteEvidence] = {}
     for n, passages in hits.items():
         best: dict[str, Match] = {}
@@ -106,35 +109,13 @@ def gather(conn: sqlite3.Connection, chunks: list[tuple[int, str]], exclude: set
     return sorted(notes.values(), key=lambda e: (-e.best, e.id))
 
 
-def _temp_tables(conn: sqlite3.Connection) -> None:
-    """A scratch FTS5 table with the index's tokenizer, its words by position, and the
-    index's document frequencies (temporary: nothing is written to the index)."""
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_text USING fts5(kind UNINDEXED, body, "
-                 f"tokenize = '{TOKENIZER}')")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_words USING fts5vocab(temp, evidence_text, "
-                 "instance)")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.evidence_df USING fts5vocab(main, chunks_fts, row)")
-
-
-def _terms(conn: sqlite3.Connection, kind: str, texts: dict[int, str]) -> dict[int, set[str]]:
-    """Each text's words as the index tokenizes them (stemmed, folded)."""
-    conn.execute("DELETE FROM temp.evidence_text")
-    conn.executemany("INSERT INTO temp.evidence_text(rowid, kind, body) VALUES (?, ?, ?)",
-                     [(key, kind, text) for key, text in texts.items()])
-    out: dict[int, set[str]] = {key: set() for key in texts}
-    for doc, term in conn.execute("SELECT doc, term FROM temp.evidence_words"):
-        out[doc].add(term)
-    return out
-
-
-def _idf(conn: sqlite3.Connection, terms: set[str],
+def _idf(conn: sqlite3.Connection, vocabulary: Vocabulary, terms: set[str],
          own: dict[int, set[str]]) -> tuple[dict[str, float], set[str]]:
     """Inverse document frequency over the index's passages, and the words the index holds;
     a word the index never saw weighs as much as the rarest (it is what makes an off-topic
     chunk match nothing). The deposit's own passages (`own`, already in the index) do not count."""
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] - len(own)
-    df = dict(conn.execute("SELECT d.term, d.doc FROM temp.evidence_df d JOIN "
-                           "(SELECT DISTINCT term FROM temp.evidence_words) w ON w.term = d.term"))
+    df = vocabulary.documents(conn, terms)
     for word, n in Counter(t for words in own.values() for t in words).items():
         if word in df:
             df[word] -= n
@@ -156,19 +137,14 @@ def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
     return shared / norm if norm else 0.0
 
 
-def _passages_for(conn: sqlite3.Connection, chunk_terms: dict[int, set[str]],
+def _passages_for(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunk_terms: dict[int, set[str]],
                   idf: dict[str, float], known: set[str]) -> dict[int, list[int]]:
     """The passages each chunk's rarest words known to the index reach by BM25."""
     out: dict[int, list[int]] = {}
     for n, terms in chunk_terms.items():
         rare = sorted((t for t in terms if t in known), key=lambda t: (-idf[t], t))[:QUERY_TERMS]
-        if not rare:
-            out[n] = []
-            continue
-        match = " OR ".join('"{}"'.format(t.replace('"', '""')) for t in rare)
-        out[n] = [r[0] for r in conn.execute(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, 3.0, 1.0) LIMIT ?",
-            (match, PASSAGES_PER_CHUNK))]
+        out[n] = [passage for _, passage, _ in backend.lexical(conn, rare, HEADING_WEIGHT, PASSAGES_PER_CHUNK)
+                  ] if rare else []
     return out
 
 

@@ -8,14 +8,13 @@ audit record, an accepted proposal whose change is gone from the notes).
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import load
 from ..errors import OrgkitError
 from ..vault import Vault
 from .deposit import VIAS
-from .store import DB_NAME
+from .store import reading
 
 if TYPE_CHECKING:
     from ..diagnosis import Report, Setup
@@ -28,21 +27,17 @@ def check_memory(setup: "Setup", report: "Report") -> None:
     except OrgkitError as exc:
         report.add("error", "memory", str(exc))
         return
-    path = cfg.data_dir / DB_NAME
-    if not path.is_file():
-        report.facts["memory"] = None
-        return
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
     try:
-        _check(conn, Vault.load(setup.root), report)
-    except sqlite3.Error as exc:
-        report.add("error", "memory", f"cannot read {path}: {exc}")
-    finally:
-        conn.close()
+        with reading(cfg) as conn:
+            if conn is None:
+                report.facts["memory"] = None
+                return
+            _check(conn, Vault.load(setup.root), report)
+    except OrgkitError as exc:
+        report.add("error", "memory", str(exc))
 
 
-def _check(conn: sqlite3.Connection, vault: Vault, report: "Report") -> None:
+def _check(conn: Any, vault: Vault, report: "Report") -> None:
     audited = {r[0] for r in conn.execute(
         "SELECT subject FROM audit WHERE action IN ('deposit', 'deposit-repaired', 'taken-in')")}
     deposits = conn.execute("SELECT * FROM deposits").fetchall()
@@ -72,7 +67,7 @@ def _check(conn: sqlite3.Connection, vault: Vault, report: "Report") -> None:
     }
 
 
-def _missing(p: sqlite3.Row, vault: Vault) -> str | None:
+def _missing(p: Any, vault: Vault) -> str | None:
     """What of an accepted proposal's change is no longer in the notes."""
     payload = json.loads(p["payload"])
     node_id = payload.get("id") if p["kind"] == "new" else p["target"]

@@ -119,7 +119,7 @@ def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
             backlog = embed_small_backlog(index, embedder, cfg["search.inline_embed_limit"])
             warnings += [line for line in [backlog.warning()] if line]
         with index.snapshot() as conn:
-            evidence = gather(conn, chunks, {deposit_id, rel})
+            evidence = gather(conn, index.backend, chunks, {deposit_id, rel})
         query = f"{title}\n{body[:QUERY_CHARS]}"[:QUERY_CHARS]
         if not with_related or not query_terms(query):
             return [], evidence, warnings
@@ -332,7 +332,8 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
                                  held)
         conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
                      (status, model, now(), deposit_id))
-        conn.execute("INSERT OR REPLACE INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?)",
+        conn.execute("INSERT INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?) ON CONFLICT (subject) "
+                     "DO UPDATE SET sha = excluded.sha, model = excluded.model, at = excluded.at",
                      (deposit_id, sha, model, now()))
         store.audit(conn, actor, "librarian", deposit_id, model=model, status=status,
                     proposals=[p.id for p in stored], shown_notes=[n.id for n in seen.notes],

@@ -41,10 +41,12 @@ def provenance(store: Store, node_id: str, file: str) -> dict:
                 "approved_at": admit["decided_at"] if admit and admit["status"] == "accepted" else None,
                 "evidence": [{"kind": "deposit", "file": dep["path"], "meta": json.loads(dep["meta"])}]}
     changes = []
+    # A new note's ID is in its payload: the SQL narrows by text (in both engines), Python reads the JSON.
     for p in store.all("SELECT p.*, d.lane FROM proposals p JOIN deposits d ON d.id = p.deposit "
                        "WHERE p.status = 'accepted' AND p.kind != 'admit' AND "
-                       "(p.target = ? OR json_extract(p.payload, '$.id') = ?) ORDER BY p.decided_at",
-                       (node_id, node_id)):
+                       "(p.target = ? OR p.payload LIKE ?) ORDER BY p.decided_at", (node_id, f"%{node_id}%")):
+        if p["target"] != node_id and json.loads(p["payload"]).get("id") != node_id:
+            continue
         changes.append({"proposal": p["id"], "kind": p["kind"], "deposit": p["deposit"], "lane": p["lane"],
                         "approved_by": p["decided_by"], "approved_at": p["decided_at"], "batch": p["batch"],
                         "model": p["model"], "chunks": json.loads(p["chunks"]),

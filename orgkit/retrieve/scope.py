@@ -57,22 +57,19 @@ def resolve(name: str | None, config: "Config") -> Scope:
 
 def _pending(config: "Config") -> frozenset[str]:
     """Deposits review has not admitted, or that a newer one supersedes: their IDs and paths."""
-    from ..memory.store import DB_NAME
+    from ..memory.store import reading
 
-    path = config.data_dir / DB_NAME
-    if not path.is_file():
-        return frozenset()
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
     try:
-        rows = conn.execute(
-            """SELECT d.id, d.path FROM deposits d
-               WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
-                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
-                   AND p.status = 'accepted'))""").fetchall()
-    except sqlite3.Error:  # a database not created yet: nothing is pending
+        with reading(config) as conn:
+            if conn is None:
+                return frozenset()
+            rows = conn.execute(
+                """SELECT d.id, d.path FROM deposits d
+                   WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
+                       SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                       AND p.status = 'accepted'))""").fetchall()
+    except OrgkitError:  # a database not made yet (its tables to come): nothing is pending
         return frozenset()
-    finally:
-        conn.close()
     return frozenset(x for row in rows for x in row)
 
 

@@ -96,15 +96,40 @@ class PgConnection:
         self.raw.close()
 
 
-def connect(url: str) -> PgConnection:
-    """A new connection, or one line saying why there is none."""
+class Row(tuple):
+    """A result row read by position or by column name, as sqlite3.Row is (`row[0]`, `row["id"]`,
+    `dict(row)`), so code written for sqlite3 rows reads PostgreSQL's unchanged."""
+
+    names: dict[str, int]
+
+    def __new__(cls, values: Iterable[Any], names: dict[str, int]) -> "Row":
+        row = super().__new__(cls, values)
+        row.names = names
+        return row
+
+    def __getitem__(self, key):  # type: ignore[override]
+        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def named_rows(cursor: Any):
+    """psycopg's row factory for `Row`: the column names are looked up once per result."""
+    names = {column.name: number for number, column in enumerate(cursor.description or ())}
+    return lambda values: Row(values, names)
+
+
+def connect(url: str, *, named: bool = False) -> PgConnection:
+    """A new connection (with `named`, its rows are `Row`s), or one line saying why there is none."""
     try:
         import psycopg
     except ImportError:
         raise OrgkitError("database.url names PostgreSQL but psycopg is not installed "
                           "(pip install 'orgkit[postgres]')") from None
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=10,
+                              **({"row_factory": named_rows} if named else {}))
     except psycopg.Error as exc:
         raise OrgkitError(f"cannot connect to {redact(url)}: {_first_line(exc)}") from None
     return PgConnection(raw)
@@ -168,6 +193,21 @@ def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> 
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def prepared(url: str, component: str, migrations: tuple[str, ...], what: str, *,
+             named: bool = False) -> PgConnection:
+    """A connection (see `connect`) to a database with `component`'s schema up to date; a
+    migration that fails closes it and says why in one line naming `what` was being prepared."""
+    conn = connect(url, named=named)
+    try:
+        migrate(conn, component, migrations)
+    except Exception as exc:
+        conn.close()
+        if isinstance(exc, OrgkitError):
+            raise
+        raise OrgkitError(f"cannot prepare {what} in {redact(url)}: {_first_line(exc)}") from None
+    return conn
 
 
 def schema_version(conn: PgConnection, component: str) -> int:
