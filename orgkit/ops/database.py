@@ -1,4 +1,5 @@
-"""db status / db migrate: the storage the index lives in, and its numbered migrations."""
+"""db status / db migrate: the storage the index (and, on PostgreSQL, the memory store) lives in,
+and its numbered migrations."""
 
 from __future__ import annotations
 
@@ -9,9 +10,26 @@ from .context import OpContext
 from .spec import Op
 
 
+def _status(ctx: OpContext) -> dict:
+    """The index backend's status, with the memory store's schema when it shares the database."""
+    from ..memory.store import PG_MIGRATIONS, PostgresDatabase, place
+    from ..storage import postgres
+
+    status = ctx.index.backend.status(ctx.index)
+    memory = place(ctx.config)
+    if isinstance(memory, PostgresDatabase):
+        conn = postgres.connect(memory.url)
+        try:
+            status["schemas"]["memory"] = {"version": postgres.schema_version(conn, "memory"),
+                                           "latest": len(PG_MIGRATIONS)}
+        finally:
+            conn.close()
+    return status
+
+
 def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
     """The backend, where it is, the server and its pgvector, and each schema's version."""
-    status = ctx.index.backend.status(ctx.index)
+    status = _status(ctx)
     behind = [name for name, s in status["schemas"].items() if s["version"] < s["latest"]]
     if status["backend"] == "postgres" and status["vector"] is None:
         ctx.warn("the server has no pgvector extension (0.5 or later is needed): install it, then `orgkit db migrate`")
@@ -24,10 +42,15 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     """Apply the missing migrations (opening the index does: one transaction, one process at a time)."""
     from ..config import ensure_state_dir
 
+    from ..memory.store import PostgresDatabase, place
+
     ensure_state_dir(ctx.config)
-    before = ctx.index.backend.status(ctx.index)
+    before = _status(ctx)
     ctx.index.conn
-    after = ctx.index.backend.status(ctx.index)
+    memory = place(ctx.config)
+    if isinstance(memory, PostgresDatabase):
+        memory.connect().close()
+    after = _status(ctx)
     return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
                                   for name, s in after["schemas"].items()}}
 
