@@ -140,7 +140,11 @@ def main() -> None:
                         help="comma-separated candidate-list floors (MIN_EF_SEARCH) to time the graph with")
     parser.add_argument("--take", type=int, default=DENSE_TAKE,
                         help="nearest texts asked for (search's first request; ef_search follows it)")
+    parser.add_argument("--m", type=int, default=backend_module.HNSW_M, help="the graph's m (links per node)")
+    parser.add_argument("--ef-construction", type=int, default=backend_module.HNSW_EF_CONSTRUCTION,
+                        help="the graph's candidate list while it is built")
     args = parser.parse_args()
+    backend_module.HNSW_M, backend_module.HNSW_EF_CONSTRUCTION = args.m, args.ef_construction
     rng = np.random.default_rng(0)
     base = base_vectors(args.state)
     url = server_url(args.url)
@@ -152,7 +156,7 @@ def main() -> None:
         vectors = np.vstack([base, perturbed(base, size - len(base), args.sigma, rng)])[:size]
         queries = perturbed(base, args.queries, args.sigma, rng)
         report = {"size": size, "dims": int(vectors.shape[1]), "queries": args.queries, "base": len(base),
-                  "take": args.take,
+                  "take": args.take, "m": args.m, "ef_construction": args.ef_construction,
                   "load_s": round(load(index, vectors), 1)}
         exact_s, exact = timed_queries(index.conn, backend, queries, exact=True, take=args.take)
         started = time.perf_counter()

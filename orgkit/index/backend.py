@@ -38,6 +38,8 @@ DB_NAME = "index.sqlite"
 BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
 EXACT_BELOW = 10_000  # vectors of a model below which an exact scan is as fast as the HNSW graph (bench/README.md)
 MAX_EF_SEARCH = 1000  # pgvector's ceiling: HNSW returns at most this many rows
+# The HNSW graph's build parameters (pgvector's defaults; bench/README.md measures others at 1M vectors).
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
 # HNSW's candidate list at least this long: at 100k vectors, 100 gave recall@10 0.93 against
 # exact search, 400 gave 0.985 at seven times the latency (bench/README.md).
 MIN_EF_SEARCH = 200
@@ -383,7 +385,9 @@ class PostgresBackend:
         name = vector_index_name(fingerprint)
         if row[0] >= EXACT_BELOW and name not in self.vector_indexes(conn):
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
-                         f"((vector::vector({int(row[1])})) vector_cosine_ops) WHERE model = {_literal(fingerprint)}")
+                         f"((vector::vector({int(row[1])})) vector_cosine_ops) "
+                         f"WITH (m = {int(HNSW_M)}, ef_construction = {int(HNSW_EF_CONSTRUCTION)}) "
+                         f"WHERE model = {_literal(fingerprint)}")
             conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
 
     def vector_indexes(self, conn) -> list[str]:
