@@ -54,6 +54,24 @@ def make_notes(root: Path) -> Path:
     return write_notes(root, NOTES)
 
 
+def notes_with_loopback_model(path: Path, llm_server, monkeypatch, *, clear: tuple[str, ...] = ("ORGKIT_LLM",)) -> Path:
+    """`make_notes` at `path`, its librarian the loopback model server, acting as `reviewer`.
+
+    The endpoint comes from the environment (a trust-granting setting is never read
+    from the notes); variables starting with one of `clear` are removed first.
+    """
+    import os
+
+    for key in list(os.environ):
+        if key.startswith(clear):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("USER", "reviewer")
+    root = make_notes(path)
+    monkeypatch.setenv("ORGKIT_LLM_ENDPOINT", llm_server.url)
+    (root / "orgkit.toml").write_text('[llm]\nmodel = "loopback"\n')
+    return root
+
+
 def rows(notes: Path, sql: str, args: tuple = ()) -> list[dict]:
     """Rows of the memory database (read-only), as dicts with JSON columns decoded."""
     conn = sqlite3.connect(f"file:{notes / 'orgkit-data' / 'memory.sqlite'}?mode=ro", uri=True)

@@ -34,10 +34,16 @@ def _correct(notes: Path, which: range) -> None:
         edit(notes / f"claims/claim-{i}.org", "in most cases.", f"in {i + 5} of 12 trials.")
 
 
-def test_min_events_gate(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 4)
-    _correct(cfg.notes, range(2))
+def _corrected(tmp_path: Path, cli, claims: int, corrected: int):
+    """Notes of `claims` generated claims whose first `corrected` are corrected, then indexed (events recorded)."""
+    cfg = generate_claims(tmp_path / "notes", claims)
+    _correct(cfg.notes, range(corrected))
     _index(cli, cfg.notes)
+    return cfg
+
+
+def test_min_events_gate(tmp_path, cli):
+    cfg = _corrected(tmp_path, cli, 4, 2)
     data = _evolve(cli, cfg.notes)
     assert [(c["field"], c["events"], c["status"]) for c in data["clusters"]] == [("body", 2, "below_min")]
     assert not data["written"] and not guidance_path(cfg).exists()
@@ -54,9 +60,7 @@ def test_min_events_gate(tmp_path, cli):
 
 
 def test_no_model_writes_a_deterministic_template_bullet(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     result = cli("evolve", "--notes", str(cfg.notes), "--json", env=NO_MODEL)
     assert "template bullets written" in result.stderr
     data = json.loads(result.stdout)
@@ -72,9 +76,7 @@ def test_no_model_writes_a_deterministic_template_bullet(tmp_path, cli):
 
 
 def test_guardrail_drops_and_reports(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     data = _evolve(cli, cfg.notes, env={"ORGKIT_FEEDBACK_GUARDRAIL": r"write\s+the\s+body"})
     (dropped,) = data["dropped"]
     assert dropped["status"] == "dropped" and dropped["pattern"] == r"write\s+the\s+body"
@@ -100,9 +102,7 @@ def test_default_guardrail_lets_template_bullets_through_and_stops_saying_less()
 
 
 def test_a_deleted_bullet_stays_deleted_until_its_cluster_changes(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 4)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 4, 3)
     _evolve(cli, cfg.notes)
     path = guidance_path(cfg)
     lines = path.read_text(encoding="utf-8").split("\n")
@@ -118,9 +118,7 @@ def test_a_deleted_bullet_stays_deleted_until_its_cluster_changes(tmp_path, cli)
 
 
 def test_an_edited_bullet_is_kept_as_edited(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 4)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 4, 3)
     _evolve(cli, cfg.notes)
     path = guidance_path(cfg)
     text = path.read_text(encoding="utf-8")
@@ -138,9 +136,7 @@ def test_an_edited_bullet_is_kept_as_edited(tmp_path, cli):
 
 
 def test_a_deleted_cluster_block_is_written_again(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     first = _evolve(cli, cfg.notes)["clusters"][0]["bullet"]
     path = guidance_path(cfg)
     path.write_text("".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -150,9 +146,7 @@ def test_a_deleted_cluster_block_is_written_again(tmp_path, cli):
 
 
 def test_clusters_are_stable_when_notes_are_renamed(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     before = _evolve(cli, cfg.notes)["clusters"]
     for i in range(3):
         (cfg.notes / f"claims/claim-{i}.org").rename(cfg.notes / f"renamed-{i}.org")
@@ -167,9 +161,7 @@ def test_clusters_are_stable_when_notes_are_renamed(tmp_path, cli):
 
 
 def test_a_note_edited_twice_counts_once(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 1)
-    _correct(cfg.notes, range(1))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 1, 1)
     edit(cfg.notes / "claims/claim-0.org", "5 of 12", "6 of 12")
     _index(cli, cfg.notes)
     events = load_events(cfg)
@@ -183,9 +175,7 @@ def _with_model(server) -> dict:
 
 
 def test_model_bullet_is_cached_by_cluster_membership(tmp_path, cli, llm_server):
-    cfg = generate_claims(tmp_path / "notes", 4)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 4, 3)
     llm_server.reply({"bullet": "Give each effect as a count of trials, as in “5 of 12 trials”."})
     data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
     (cluster,) = data["clusters"]
@@ -207,9 +197,7 @@ def test_model_bullet_is_cached_by_cluster_membership(tmp_path, cli, llm_server)
 
 
 def test_a_template_bullet_is_rephrased_once_a_model_is_configured(tmp_path, cli, llm_server):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     assert _evolve(cli, cfg.notes)["clusters"][0]["by"] == "template"
     llm_server.reply({"bullet": "Give effects as counts."})
     data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
@@ -217,9 +205,7 @@ def test_a_template_bullet_is_rephrased_once_a_model_is_configured(tmp_path, cli
 
 
 def test_a_model_bullet_that_teaches_saying_less_is_dropped(tmp_path, cli, llm_server):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     llm_server.reply({"bullet": "Extract fewer claims and shorten the quotes."})
     data = _evolve(cli, cfg.notes, env=_with_model(llm_server))
     (dropped,) = data["dropped"]
@@ -232,9 +218,7 @@ def test_a_model_bullet_that_teaches_saying_less_is_dropped(tmp_path, cli, llm_s
 def test_a_failing_model_falls_back_to_the_template(tmp_path, cli, llm_server):
     from llm_server import Canned
 
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     llm_server.reply(Canned("overloaded", status=500))
     result = cli("evolve", "--notes", str(cfg.notes), "--json", env=_with_model(llm_server))
     assert result.exit_code == 0 and "guidance model failed" in result.stderr
@@ -252,9 +236,7 @@ def test_template_examples_show_the_words_that_changed():
 
 
 def test_a_rewrapped_bullet_is_unchanged_and_left_as_written(tmp_path, cli):
-    cfg = generate_claims(tmp_path / "notes", 3)
-    _correct(cfg.notes, range(3))
-    _index(cli, cfg.notes)
+    cfg = _corrected(tmp_path, cli, 3, 3)
     _evolve(cli, cfg.notes)
     path = guidance_path(cfg)
     wrapped = path.read_text(encoding="utf-8").replace(" generated claim notes", "\n  generated claim notes")

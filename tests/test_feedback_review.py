@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from memory_notes import FINDING, NOWEB, TANGLE, make_notes
+from memory_notes import FINDING, NOWEB, TANGLE, notes_with_loopback_model
 
 from orgkit import config
 from orgkit.feedback.events import load_events
@@ -28,14 +27,7 @@ GUIDANCE = ("* Extractor: librarian\n** Node Type: link\n- Describe a link by wh
 
 @pytest.fixture
 def notes(tmp_path: Path, tiny_model, llm_server, monkeypatch) -> Path:
-    for key in list(os.environ):
-        if key.startswith("ORGKIT_LLM") or key == "ORGKIT_USE_EXTRACTION_FEEDBACK":
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("USER", "reviewer")
-    root = make_notes(tmp_path / "notes")
-    monkeypatch.setenv("ORGKIT_LLM_ENDPOINT", llm_server.url)  # trust-granting: never from the notes
-    (root / "orgkit.toml").write_text('[llm]\nmodel = "loopback"\n')
-    return root
+    return notes_with_loopback_model(tmp_path / "notes", llm_server, monkeypatch, clear=("ORGKIT_LLM", "ORGKIT_USE_EXTRACTION_FEEDBACK"))
 
 
 def _ok(result) -> dict | list:

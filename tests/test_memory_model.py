@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from memory_notes import FINDING, NOWEB, TANGLE, make_notes, rows
+from memory_notes import FINDING, NOWEB, TANGLE, notes_with_loopback_model, rows
 
 
 @pytest.fixture
 def notes(tmp_path: Path, tiny_model, llm_server, monkeypatch) -> Path:
-    for key in list(os.environ):
-        if key.startswith("ORGKIT_LLM"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("USER", "reviewer")
-    root = make_notes(tmp_path / "notes")
-    monkeypatch.setenv("ORGKIT_LLM_ENDPOINT", llm_server.url)  # trust-granting: never from the notes
-    (root / "orgkit.toml").write_text('[llm]\nmodel = "loopback"\n')
-    return root
+    return notes_with_loopback_model(tmp_path / "notes", llm_server, monkeypatch)
 
 
 def deposit(cli, notes: Path, *extra: str) -> dict:
