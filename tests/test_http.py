@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import anyio
@@ -252,9 +253,11 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
     proposals = [p for p in orgkit(notes, env, "review", "list") if p["deposit"] == dep["id"]]
     admit = next(p for p in proposals if p["kind"] == "admit")
     link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
-    server = HttpServer(notes, env)
-    browser = _chromium_driver(tmp_path / "chromium")
-    try:
+    with ExitStack() as cleanup:  # the browser first: without Chromium the test skips before a server starts
+        browser = _chromium_driver(tmp_path / "chromium")
+        cleanup.callback(browser.quit)
+        server = HttpServer(notes, env)
+        cleanup.callback(server.close)
         browser.get(server.url + "/")
         assert browser.find_elements(By.ID, "login") and "Pending" not in browser.page_source
         browser.find_element(By.NAME, "token").send_keys(reader)
@@ -273,9 +276,6 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert "deposit" in browser.find_element(By.XPATH, "//h2[text()='Audit trail']/following::table").text
         cookies = {c["name"]: c for c in browser.get_cookies()}
         assert cookies["orgkit_token"]["httpOnly"] and cookies["orgkit_token"]["sameSite"] == "Strict"
-    finally:
-        browser.quit()
-    try:
         decided = {r["proposal"]: dict(r) for r in rows(notes, "SELECT proposal, action, actor, why FROM decisions")}
         assert decided[admit["id"]]["action"] == "accept" and decided[admit["id"]]["actor"] == "rita"
         assert decided[link["id"]] == {"proposal": link["id"], "action": "reject", "actor": "rita",
@@ -290,8 +290,6 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         # The cookie never authorizes the API.
         assert httpx.post(f"{server.url}/ops/search", json={"query": "x"},
                           cookies={"orgkit_token": reviewer}).status_code == 401
-    finally:
-        server.close()
 
 
 def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:
