@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -16,6 +17,7 @@ SHARED = REPO.parent / "shared"
 # The user's own config file ($XDG_CONFIG_HOME/orgkit/config.toml) must not reach the tests
 # (subprocesses included): the session gets an empty config home.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="orgkit-config-home-")
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
 
 
 def shared_path(*parts: str) -> Path:
