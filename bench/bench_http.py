@@ -13,6 +13,16 @@ Reports p50/p99 per tool, errors, deposits acknowledged against deposits in the
 store (lost ones), and the server's peak RSS (VmHWM). Then opens `--idle`
 connections that send nothing and checks that the server has closed them all
 after `http.idle_timeout` (set to 2 s here) while it keeps answering.
+
+    python bench/bench_http.py --postgres --servers 2 [--clients 8] [--calls 2000] [--idle 100]
+
+With `--postgres`, the index and the memory store are in a PostgreSQL database
+(pgserver, PostgreSQL 16 with pgvector; its data dir and the indexed copy are kept
+in bench/out/http-pg/, each run starts from a copy of the indexed database), and
+`--servers` server processes, each with its own state dir, share the notes copy
+and the database; the clients are spread over them round-robin. Deposits are
+counted against the database's `deposits` table, peak RSS is given per server,
+and the idle connections go to the first server.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -38,10 +49,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+import pg_server
 from corpus import BRAINDUMP
 
 ORGKIT = str(Path(sys.executable).with_name("orgkit"))
 OUT = Path(__file__).resolve().parent / "out" / "http"
+OUT_PG = OUT.with_name("http-pg")
 QUERIES = ["zettelkasten note taking", "spaced repetition", "functional programming", "bayesian inference",
            "how to write well", "emacs configuration", "reinforcement learning", "habits and productivity"]
 DEADLINE = 900.0  # seconds: the whole load stops by itself after this
@@ -101,13 +114,8 @@ def idle_check(port: int, count: int, url: str, token: str) -> dict:
     return {"idle_opened": count, "idle_closed": closed, "answering_after": answer.status_code == 200}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--idle", type=int, default=100)
-    args = ap.parse_args()
-    env = dict(os.environ) | {"ORGKIT_HTTP_IDLE_TIMEOUT": "2"}
+def seed_sqlite(env: dict) -> Path:
+    """braindump's copy with its index in the state dir, made once in bench/out/http/."""
     seed = OUT / "braindump"
     if not (seed / ".orgkit").is_dir():
         shutil.rmtree(seed, ignore_errors=True)
@@ -115,46 +123,127 @@ def main() -> None:
         t0 = time.perf_counter()
         subprocess.run([ORGKIT, "index", "--notes", str(seed), "--quiet"], env=env, check=True)
         print(f"indexed in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    with tempfile.TemporaryDirectory() as tmp:
-        notes = Path(tmp) / "braindump"
-        shutil.copytree(seed, notes, ignore=shutil.ignore_patterns("orgkit-data"))
-        agent = cli(notes, env, "token", "add", "load-agent", "--role", "agent")["token"]
-        server = subprocess.Popen([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
-                                  stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-        line = ""
-        while "serving" not in line:
-            line = server.stderr.readline()
-            if not line:
-                raise SystemExit("the server ended before listening")
-        url = re.search(r"http://\S+", line).group(0)
-        port = int(url.rsplit(":", 1)[1])
-        mix = ["search"] * 45 + ["recall"] * 35 + ["deposit"] * 20
-        calls = [random.choice(mix) for _ in range(args.calls)]
-        plans = [calls[k::args.clients] for k in range(args.clients)]
-        times: dict[str, list[float]] = {"search": [], "recall": [], "deposit": []}
-        errors: list[str] = []
-        deposited: list[str] = []
-        stop_at = time.monotonic() + DEADLINE
+    return seed
 
-        async def load() -> None:
-            async with anyio.create_task_group() as tg:
-                for plan in plans:
-                    tg.start_soon(client_loop, f"{url}/mcp", agent, plan, times, errors, deposited, stop_at)
 
-        started = time.perf_counter()
-        anyio.run(load)
-        wall = time.perf_counter() - started
-        idle = idle_check(port, args.idle, url, agent)
-        rss = peak_rss_mib(server.pid)
-        server.terminate()
-        server.wait(timeout=60)
-        conn = sqlite3.connect(notes / "orgkit-data" / "memory.sqlite")
-        stored = {r[0] for r in conn.execute("SELECT id FROM deposits")}
-        conn.close()
+def seed_postgres(env: dict, server) -> Path:
+    """braindump's copy and its index in the database `seed` of the server in bench/out/http-pg/, made once."""
+    seed, marker = OUT_PG / "braindump", OUT_PG / "indexed.json"
+    if not marker.is_file():
+        shutil.rmtree(seed, ignore_errors=True)
+        shutil.copytree(BRAINDUMP, seed)
+        url = pg_server.database(server, "seed")
+        t0 = time.perf_counter()
+        subprocess.run([ORGKIT, "index", "--notes", str(seed), "--quiet"], check=True,
+                       env=env | {"ORGKIT_DATABASE_URL": url, "ORGKIT_STATE_DIR": str(OUT_PG / "seed-state")})
+        seconds = time.perf_counter() - t0
+        marker.write_text(json.dumps({"indexed_s": round(seconds, 1)}) + "\n")
+        print(f"indexed in {seconds:.1f} s", file=sys.stderr)
+    return seed
+
+
+def start_server(notes: Path, env: dict) -> tuple[subprocess.Popen, str, list[str]]:
+    """One `serve --http` on a free loopback port: the process, its URL and its stderr (drained, kept)."""
+    server = subprocess.Popen([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
+                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    line = ""
+    while "serving" not in line:
+        line = server.stderr.readline()
+        if not line:
+            raise SystemExit("the server ended before listening")
+    log: list[str] = []
+    threading.Thread(target=lambda: log.extend(server.stderr), daemon=True).start()  # a full pipe would block it
+    return server, re.search(r"http://\S+", line).group(0), log
+
+
+def stop_servers(servers: list[subprocess.Popen]) -> None:
+    for server in servers:
+        if server.poll() is None:
+            server.terminate()
+    for server in servers:
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--idle", type=int, default=100)
+    ap.add_argument("--servers", type=int, default=1, help="server processes sharing the notes (needs --postgres "
+                    "past 1); clients are spread over them round-robin")
+    ap.add_argument("--postgres", action="store_true", help="index and memory store in a pgserver database "
+                    "(kept in bench/out/http-pg/)")
+    args = ap.parse_args()
+    if args.servers > 1 and not args.postgres:
+        ap.error("several servers share their index and memory store through PostgreSQL: --servers needs --postgres")
+    env = dict(os.environ) | {"ORGKIT_HTTP_IDLE_TIMEOUT": "2"}
+    pg = pg_server.start(OUT_PG / "pgdata") if args.postgres else None
+    servers: list[subprocess.Popen] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            notes = Path(tmp) / "braindump"
+            if pg is not None:
+                seed = seed_postgres(env, pg)
+                shutil.copytree(seed, notes, ignore=shutil.ignore_patterns("orgkit-data", ".orgkit"))
+                env["ORGKIT_DATABASE_URL"] = database = pg_server.database(pg, "run", template="seed")
+                envs = [env | {"ORGKIT_STATE_DIR": str(Path(tmp) / f"state-{k}")} for k in range(args.servers)]
+            else:
+                seed = seed_sqlite(env)
+                shutil.copytree(seed, notes, ignore=shutil.ignore_patterns("orgkit-data"))
+                envs = [env]
+            # The token is in the data dir, which the servers share with the notes.
+            agent = cli(notes, envs[0], "token", "add", "load-agent", "--role", "agent")["token"]
+            urls, logs = [], []
+            for server_env in envs:
+                server, url, log = start_server(notes, server_env)
+                servers.append(server)
+                urls.append(url)
+                logs.append(log)
+            mix = ["search"] * 45 + ["recall"] * 35 + ["deposit"] * 20
+            calls = [random.choice(mix) for _ in range(args.calls)]
+            plans = [calls[k::args.clients] for k in range(args.clients)]
+            times: dict[str, list[float]] = {"search": [], "recall": [], "deposit": []}
+            errors: list[str] = []
+            deposited: list[str] = []
+            stop_at = time.monotonic() + DEADLINE
+
+            async def load() -> None:
+                async with anyio.create_task_group() as tg:
+                    for k, plan in enumerate(plans):
+                        tg.start_soon(client_loop, f"{urls[k % len(urls)]}/mcp", agent, plan, times, errors,
+                                      deposited, stop_at)
+
+            started = time.perf_counter()
+            anyio.run(load)
+            wall = time.perf_counter() - started
+            idle = idle_check(int(urls[0].rsplit(":", 1)[1]), args.idle, urls[0], agent)
+            rss = [peak_rss_mib(server.pid) for server in servers]
+            stop_servers(servers)
+            if pg is not None:
+                import psycopg
+
+                with psycopg.connect(database) as conn:
+                    stored = {r[0] for r in conn.execute("SELECT id FROM deposits")}
+            else:
+                conn = sqlite3.connect(notes / "orgkit-data" / "memory.sqlite")
+                stored = {r[0] for r in conn.execute("SELECT id FROM deposits")}
+                conn.close()
+    finally:
+        stop_servers(servers)
+        if pg is not None:
+            pg_server.stop(pg)
     report = {"clients": args.clients, "calls": args.calls, "wall_s": round(wall, 1),
               "calls_per_s": round(args.calls / wall, 1), "errors": len(errors), "first_errors": errors[:5],
               "deposits_acknowledged": len(deposited), "deposits_lost": len(set(deposited) - stored),
-              "server_peak_rss_mib": round(rss, 1), **idle}
+              "server_peak_rss_mib": round(rss[0], 1), **idle}
+    if pg is not None or args.servers > 1:
+        report |= {"backend": "postgres" if pg is not None else "sqlite", "servers": args.servers,
+                   "server_peak_rss_mib": [round(r, 1) for r in rss],
+                   "deposits_stored": len(stored)}
     for tool, samples in times.items():
         if samples:
             ordered = sorted(samples)

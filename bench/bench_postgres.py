@@ -20,6 +20,12 @@ recall@10 is the HNSW answer's first 10 passages against the exact answer's.
 SQLite: the same vectors as one float32 matrix ranked by `dense_ranking` (one
 product, one partial sort: what the SQLite backend does once its vector cache is
 in memory), with the matrix's size.
+
+    python bench/bench_postgres.py --workers 1,2 [--repeat 2]
+
+Embedding throughput instead: braindump's passage texts embedded from scratch by
+`orgkit index --workers N` (the database's work queue), on a fresh database of a
+pgserver for each run; one JSON line per run (see `embed_workers`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
 import struct
 import subprocess
@@ -37,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+import pg_server
 from corpus import BRAINDUMP
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,19 +75,6 @@ def perturbed(base: np.ndarray, count: int, sigma: float, rng: np.random.Generat
     picks = rng.integers(0, len(base), count)
     out = base[picks] + rng.normal(0, sigma, (count, base.shape[1])).astype(np.float32)
     return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
-
-
-def server_url(given: str | None) -> str:
-    if given:
-        return given
-    import pgserver
-    import psycopg
-
-    server = pgserver.get_server(tempfile.mkdtemp(prefix="bench-pg-", dir="/dev/shm"), cleanup_mode="delete")
-    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS bench")
-        conn.execute("CREATE DATABASE bench")
-    return server.get_uri("bench")
 
 
 def load(index: Index, vectors: np.ndarray) -> float:
@@ -129,6 +124,49 @@ def percentiles(seconds: list[float]) -> dict:
     return {"p50_ms": round(float(np.percentile(ms, 50)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1)}
 
 
+def embed_workers(workers: list[int], repeat: int) -> None:
+    """`orgkit index --workers N` embedding braindump from scratch, each run on a fresh database.
+
+    The words are indexed first (`--no-embed`, not timed), so the timed command
+    embeds every passage text through the work queue: its wall time (start-up and
+    model load included), the update's own seconds, and embedding's seconds alone
+    (tokens over the rate of the last progress line, which counts from the first
+    claimed batch after the model is loaded).
+    """
+    import shutil
+
+    server = pg_server.start()
+    try:
+        work = Path(tempfile.mkdtemp(prefix="bench-pg-workers-"))
+        notes = work / "braindump"
+        shutil.copytree(BRAINDUMP, notes)
+        for n in workers:
+            for k in range(repeat):
+                url = pg_server.database(server, f"embed_{n}_{k}")
+                env = {**os.environ, "PYTHONPATH": str(REPO), "ORGKIT_DATABASE_URL": url,
+                       "ORGKIT_STATE_DIR": str(work / f"state-{n}-{k}")}
+                orgkit = [sys.executable, "-c", "from orgkit.cli import main; main()", "index", "--notes", str(notes)]
+                subprocess.run([*orgkit, "--no-embed", "--quiet"], env=env, check=True, stdout=subprocess.DEVNULL)
+                load_before = os.getloadavg()
+                started = time.perf_counter()
+                done = subprocess.run([*orgkit, "--workers", str(n), "--json"], env=env, check=True,
+                                      capture_output=True, text=True)
+                wall = time.perf_counter() - started
+                stats = json.loads(done.stdout)
+                rates = re.findall(r"([\d,]+) tokens/s", done.stderr)
+                embed_s = stats["tokens"] / float(rates[-1].replace(",", "")) if rates else float("nan")
+                print(json.dumps({"workers": n, "run": k + 1, "embedded": stats["embedded"],
+                                  "tokens": stats["tokens"], "wall_s": round(wall, 1),
+                                  "update_s": round(stats["seconds"], 1), "embed_s": round(embed_s, 1),
+                                  "texts_per_s_embed": round(stats["embedded"] / embed_s, 1),
+                                  "texts_per_s_wall": round(stats["embedded"] / wall, 1),
+                                  "load_before": [round(x, 2) for x in load_before],
+                                  "load_after": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    finally:
+        pg_server.stop(server)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000", help="comma-separated vector counts")
@@ -143,11 +181,17 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=backend_module.HNSW_M, help="the graph's m (links per node)")
     parser.add_argument("--ef-construction", type=int, default=backend_module.HNSW_EF_CONSTRUCTION,
                         help="the graph's candidate list while it is built")
+    parser.add_argument("--workers", help="comma-separated worker counts: time `orgkit index --workers N` "
+                        "embedding braindump from scratch (fresh database each) instead of the dense-search bench")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per worker count (with --workers)")
     args = parser.parse_args()
     backend_module.HNSW_M, backend_module.HNSW_EF_CONSTRUCTION = args.m, args.ef_construction
+    if args.workers:
+        embed_workers([int(n) for n in args.workers.split(",")], args.repeat)
+        return
     rng = np.random.default_rng(0)
     base = base_vectors(args.state)
-    url = server_url(args.url)
+    url = pg_server.server_url(args.url)
     index = Index.at(BRAINDUMP, Path(tempfile.mkdtemp()), url)
     backend = index.backend
     assert isinstance(backend, PostgresBackend)

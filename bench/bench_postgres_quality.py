@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench_postgres import server_url  # noqa: E402
+from pg_server import server_url  # noqa: E402
 from bench_retrieval import KINDS, evaluate  # noqa: E402
 
 from orgkit.config import load  # noqa: E402

@@ -241,6 +241,33 @@ def test_embedding_is_a_work_queue_a_killed_worker_leaves_nothing_claimed(cli, p
     assert refused.exit_code == 1 and "--workers needs a shared database" in refused.stderr
 
 
+def test_a_worker_embeds_its_claim_shortest_first_in_batches_of_bounded_size(pg_url: str, tmp_path: Path,
+                                                                           tiny_model: Path) -> None:
+    """A claim comes in hash order: embedded as one batch, every text would be padded to the longest."""
+    from orgkit.config import load
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+    from orgkit.index.queue import fill_queue, work
+
+    notes = _corpus("manual", tmp_path)
+    index = Index.at(notes, tmp_path / "state", pg_url)
+    update(index)
+    embedder = Embedder.from_config(load(notes))
+    embedder.batch_limits = {"max_items": 8}
+    embedded: list[list[int]] = []  # each call's texts' token lengths
+    real = embedder.embed
+    embedder.embed = lambda texts: (embedded.append(embedder.token_lengths(texts)), real(texts))[1]
+    queued = fill_queue(index, embedder.fingerprint)
+    claims: list[tuple[int, int]] = []
+    work(index, embedder, lambda done, tokens: claims.append((done, tokens)))
+    assert queued > 64 and sum(done for done, _ in claims) == queued
+    assert max(len(lengths) for lengths in embedded) <= 8 and len(embedded) > len(claims)
+    assert all(lengths == sorted(lengths) for lengths in embedded)
+    assert sum(tokens for _, tokens in claims) == sum(map(sum, embedded))
+    assert index.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == queued
+    index.close()
+
+
 def test_a_machine_without_the_notes_answers_from_the_database(cli, pg_url: str, tmp_path: Path,
                                                                tiny_model_dir: Path) -> None:
     from tiny_model import MODEL_NAME

@@ -53,12 +53,16 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
                 conn.execute("COMMIT")
                 return
             todo = missing_texts(index, hashes)  # texts whose passages are gone are dropped below
-            texts = [text for _, text in todo]
-            lengths = embedder.token_lengths(texts) if texts else []
-            vectors = embedder.embed(texts) if texts else []
+            rows, tokens = [], 0
+            if todo:
+                # Shortest first, in batches of bounded padded size (`plan_batches`): the claim is in hash
+                # order, and as one batch it would be padded to its longest text.
+                for picked, vectors, batch_tokens in embedder.embed_batches([text for _, text in todo]):
+                    rows += [(fingerprint, todo[i][0], index.backend.vector_value(v))
+                             for i, v in zip(picked, vectors)]
+                    tokens += batch_tokens
             conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
-                             "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector",
-                             [(fingerprint, h, index.backend.vector_value(v)) for (h, _), v in zip(todo, vectors)])
+                             "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
             conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
             if todo:
                 bump_generation(conn)
@@ -66,7 +70,7 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        on_batch(len(todo), sum(lengths))
+        on_batch(len(todo), tokens)
 
 
 def run_workers(index: Index, embedder: Embedder, workers: int, on_batch: Callable[[int, int], None],
