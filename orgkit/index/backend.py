@@ -38,11 +38,13 @@ DB_NAME = "index.sqlite"
 BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
 EXACT_BELOW = 10_000  # vectors of a model below which an exact scan is as fast as the HNSW graph (bench/README.md)
 MAX_EF_SEARCH = 1000  # pgvector's ceiling: HNSW returns at most this many rows
-# The HNSW graph's build parameters (pgvector's defaults; bench/README.md measures others at 1M vectors).
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
+# The HNSW graph's build parameters. At 1M vectors pgvector's defaults (m 16, ef_construction 64)
+# kept recall@10 near 0.90 however long the candidate list; m 32, ef_construction 100 gave 0.958
+# at ef_search 500 (p50 8.8 ms), for about twice the build time per vector (bench/README.md).
+HNSW_M, HNSW_EF_CONSTRUCTION = 32, 100
 # HNSW's candidate list at least this long: at 100k vectors, 100 gave recall@10 0.93 against
-# exact search, 400 gave 0.985 at seven times the latency (bench/README.md).
-MIN_EF_SEARCH = 200
+# exact search and 200 gave 0.994; at 1M, 200 gave 0.936 and 500 gave 0.958 (bench/README.md).
+MIN_EF_SEARCH = 500
 
 
 class IndexBusy(OrgkitError):
