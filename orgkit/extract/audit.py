@@ -112,7 +112,6 @@ def _follow(notes: Path, path: Path, note: dict, current: tuple[str, str, bytes]
     again whole (drawer, sentence and text agree) and the claim's own drawer says `:STALE:`."""
     sha, text, data = current
     found = find_quote(text, note["quote"], near=note["start"])
-    old = note["text"]
     if found is None:
         start, end, quote, stale = note["start"], note["end"], note["quote"], True
         anchored = {**source, "sha256": note["sha256"]}

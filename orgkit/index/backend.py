@@ -20,6 +20,7 @@ from typing import Any, Callable, ContextManager, Iterator, Protocol
 
 from ..errors import OrgkitError
 from ..files import LockBusy, file_lock
+from .db import in_slices
 from .schema import migrate as migrate_sqlite
 from .vocab import VOCAB_TABLE, Vocabulary, ensure_vocab
 
@@ -131,10 +132,8 @@ class SqliteBackend:
                      "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (file,))
 
     def index_words(self, conn: sqlite3.Connection, files: list[str]) -> None:
-        for start in range(0, len(files), 500):
-            part = files[start:start + 500]
-            conn.execute("INSERT INTO chunks_fts (rowid, heading, body) SELECT rowid, heading, body FROM chunk_text "
-                         f"WHERE file IN ({','.join('?' * len(part))})", part)
+        in_slices(conn, "INSERT INTO chunks_fts (rowid, heading, body) SELECT rowid, heading, body "
+                        "FROM chunk_text WHERE file IN ({})", files)
 
     def lexical(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) of the passages matching any phrase, by FTS5's BM25."""

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
+
+IN_SLICE = 500  # values per IN list, under SQLite's variable limit
+
+
+def in_slices(conn: Any, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+    """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
+    limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
+    out: list[tuple] = []
+    for start in range(0, len(values), IN_SLICE):
+        part = list(values[start:start + IN_SLICE])
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
+    return out
 
 
 @contextmanager

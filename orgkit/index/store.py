@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from ..errors import NotFound, OrgkitError
+from ..errors import NotFound
 from ..retrieve.files import TextCache
 from ..vault import STATE_DIR_NAME
 from .backend import DB_NAME, PostgresBackend, SqliteBackend, backend_for
+from .db import in_slices
 from .outlines import olps
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Index:
         ID's files come in first-seen order, so its first file holds the node it resolves to."""
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
-            rows = _in_chunks(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) GROUP BY id, file", ids)
+            rows = in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) GROUP BY id, file", ids)
             for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
         return found
@@ -154,7 +155,7 @@ class Index:
     def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
         """id, title, file, line, level (and the outline path) of nodes by row."""
         with self.snapshot() as conn:
-            rows = _in_chunks(conn, "SELECT rowid, id, title, file, line, level, outline FROM nodes "
+            rows = in_slices(conn, "SELECT rowid, id, title, file, line, level, outline FROM nodes "
                                     "WHERE rowid IN ({})", rowids)
             paths = olps(conn, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
@@ -178,12 +179,3 @@ class StoredTexts(TextCache):
 
 
 
-
-
-def _in_chunks(conn: sqlite3.Connection, sql: str, values: list) -> list[tuple]:
-    """Run `sql` with an IN list, in slices that stay under SQLite's variable limit."""
-    out: list[tuple] = []
-    for start in range(0, len(values), 500):
-        part = values[start:start + 500]
-        out.extend(conn.execute(sql.format(",".join("?" * len(part))), part).fetchall())
-    return out

@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import sqlite3
 
+from .db import in_slices
 from .outlines import headings
 from .store import Index
-
-IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 
 
 def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
     """(hash, text) of the passage texts with these hashes, sorted by hash (gone ones left out)."""
     conn = index.conn
-    wanted = sorted(hashes)
-    rows = []
-    for start in range(0, len(wanted), IN_SLICE):
-        part = wanted[start:start + IN_SLICE]
-        rows += conn.execute(index.backend.missing_texts_sql.format(",".join("?" * len(part))), part).fetchall()
+    rows = in_slices(conn, index.backend.missing_texts_sql, sorted(hashes))
     paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 

@@ -25,7 +25,7 @@ from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from .backend import IndexBusy
 from .chunks import Chunk, chunk_file
-from .db import write_transaction
+from .db import in_slices, write_transaction
 from .kinds import node_kinds
 from .embedding import Progress, embed_pending, pending_count
 from .texts import bump_generation
@@ -162,12 +162,9 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
     takes it from the node that held it)."""
     seen: dict[tuple[str, str], int] = {}
     before = [p.path for p in changed if p.path in known]
-    for start in range(0, len(before), 500):
-        part = before[start:start + 500]
-        for node_id, file, number in conn.execute(
-                f"SELECT id, file, min(seen) FROM nodes WHERE file IN ({','.join('?' * len(part))}) "
-                "GROUP BY id, file", part):
-            seen[(node_id, file)] = number
+    for node_id, file, number in in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE file IN ({}) "
+                                                 "GROUP BY id, file", before):
+        seen[(node_id, file)] = number
     number = conn.execute("SELECT coalesce(max(seen), 0) FROM nodes").fetchone()[0]
     for item in sorted(changed, key=lambda p: (p.modified_ns, p.path)):
         number += 1
@@ -178,13 +175,8 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
 
 def _duplicate_ids(conn, backend, files: list[str]) -> list[str]:
     """`file:line: duplicate ID ...` for each node of `files` whose ID a node seen before it has."""
-    out = []
-    for start in range(0, len(files), 500):
-        part = files[start:start + 500]
-        out += [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
-                for node_id, file, line, other, other_line in conn.execute(
-                    backend.duplicate_ids_sql.format(",".join("?" * len(part))), part)]
-    return out
+    return [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
+            for node_id, file, line, other, other_line in in_slices(conn, backend.duplicate_ids_sql, files)]
 
 
 def _delete_file(conn, backend, rel: str) -> None:

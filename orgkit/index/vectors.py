@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import replace_file
+from .db import in_slices
 from .store import Index
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ _MAGIC = b"OKVEC002"
 _MODEL_BYTES = 24  # a digest of the model fingerprint: a cache copied from another model is refused
 _HEADER = len(_MAGIC) + _MODEL_BYTES + 4 * 8  # magic, model, generation, rows, dimensions, hash width
 # 64 bytes, so the rows' numbers in a mapped file are aligned as numpy wants them
-_IN_SLICE = 500  # hashes per IN list, under SQLite's variable limit
 REWRITE_AFTER = 256  # texts embedded by an update before it rewrites the cache file
 
 
@@ -233,15 +233,8 @@ def _stored_dimensions(conn: sqlite3.Connection, fingerprint: str) -> int | None
 
 def _vectors_by_hash(conn: sqlite3.Connection, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
     """The stored vectors of `hashes` under this model, as raw float32 bytes."""
-    wanted = sorted(hashes)
-    found: dict[str, bytes] = {}
-    for start in range(0, len(wanted), _IN_SLICE):
-        part = wanted[start:start + _IN_SLICE]
-        found.update(conn.execute(
-            f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
-            (fingerprint, *part),
-        ).fetchall())
-    return found
+    return dict(in_slices(conn, "SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({})",
+                          sorted(hashes), (fingerprint,)))
 
 
 def _model_stamp(fingerprint: str) -> bytes:

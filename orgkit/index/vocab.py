@@ -16,6 +16,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
+from .db import in_slices
+
 VOCAB_TABLE = "temp.chunks_vocab"
 SHORTEST = 4  # shorter words are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
@@ -39,11 +41,7 @@ class Vocabulary:
     def documents(self, conn: sqlite3.Connection, stems: set[str]) -> dict[str, int]:
         """How many passages hold each of `stems` (a stem none holds is left out), in one query
         per 500 stems rather than one per stem (a deposit brings thousands)."""
-        ordered, out = sorted(stems), {}
-        for start in range(0, len(ordered), 500):
-            part = ordered[start:start + 500]
-            out.update(conn.execute(self.counts_sql.format(",".join("?" * len(part))), part).fetchall())
-        return out
+        return dict(in_slices(conn, self.counts_sql, sorted(stems)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
-from .candidates import Candidate, find_candidates, scan_ranked, search_ranker
+from .candidates import find_candidates, scan_ranked, search_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
 from .read import Locator, ReadDoc, read

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from ..errors import OrgkitError
+from ..index.db import in_slices
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
 
 if TYPE_CHECKING:
@@ -90,13 +91,10 @@ def narrow(conn: sqlite3.Connection, keys: Iterable, scope: Scope | None, *, by:
     if scope is None or not keys:
         return set(keys)
     known: dict = {}
-    for start in range(0, len(keys), 500):
-        part = keys[start:start + 500]
-        for key, node_id, file, kind, properties in conn.execute(
-                f"SELECT {by}, id, file, kind, properties FROM nodes "
-                f"WHERE {by} IN ({','.join('?' * len(part))})", part):
-            quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
-            known.setdefault(key, (node_id, file, kind, quote))
+    for key, node_id, file, kind, properties in in_slices(
+            conn, f"SELECT {by}, id, file, kind, properties FROM nodes WHERE {by} IN ({{}})", keys):
+        quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
+        known.setdefault(key, (node_id, file, kind, quote))
     kept: set = set()
     said: set[str] = set()  # the quote IDs whose claim or quote already has a place
     for key in keys:
