@@ -197,6 +197,17 @@ def test_capability_disabled(workspace: Path, cli, monkeypatch) -> None:
     assert "extract" in {o["name"] for o in json.loads(cli("ops", "--json").stdout)}
 
 
+def test_a_text_given_twice_is_extracted_once(workspace: Path, cli) -> None:
+    """A claim's IDs come from the text it quotes: the second copy would give two notes one ID."""
+    result = cli("extract", "a.md", "a.md", "--schema", "adr", "--notes", "notes", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "a.md: the same text as a.md, extracted once" in result.stderr
+    assert [s["source"] for s in json.loads(result.stdout)["audit"]["sources"]] == ["a.md"]
+    ids = [line.split()[1] for p in (workspace / "notes").rglob("*.org")
+           for line in p.read_text(encoding="utf-8").splitlines() if line.startswith(":ID:")]
+    assert len(ids) == len(set(ids))
+
+
 def test_plan_then_commit_runs_the_checks(workspace: Path, cli) -> None:
     result = cli("extract", "a.md", "--schema", "adr", "--plan", "--notes", "notes", "--json")
     plan = json.loads(result.stdout)

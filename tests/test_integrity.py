@@ -102,6 +102,13 @@ def test_extraction_notes_cannot_take_an_id(notes: Path) -> None:
         nt.write_note(note_ids(notes), notes / "extractions" / "r" / "claims" / "c.org", text, TANGLE)
     with pytest.raises(DuplicateId, match="tangle.org"):  # the run's snapshot of the notes' IDs
         nt.write_note(run_note_ids(notes), notes / "extractions" / "r" / "claims" / "c.org", text, TANGLE)
+    # the snapshot also holds what the run itself wrote since it was taken
+    run = run_note_ids(notes)
+    fresh = "aaaaaaaa-1111-4111-8111-111111111111"
+    own = f":PROPERTIES:\n:ID: {fresh}\n:END:\n#+title: Claim\n"
+    nt.write_note(run, notes / "extractions" / "r" / "claims" / "a.org", own, fresh)
+    with pytest.raises(DuplicateId, match="claims/a.org"):
+        nt.write_note(run, notes / "extractions" / "r" / "claims" / "b.org", own, fresh)
 
 
 # --- every door that writes a note -----------------------------------------------

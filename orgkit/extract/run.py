@@ -31,7 +31,7 @@ from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline
 from .schema import Schema, parse_schema, resolve_schema
 from ..confine import inside
-from .sources import ingest, read_copy, sources_dir
+from .sources import Source, ingest, read_copy, sources_dir
 from .store import RunStore, new_run_id
 from .supersede import earlier_claims, earlier_source, keep, key, mark_vanished
 from .units import segment
@@ -85,7 +85,7 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
     if not given:
         raise OrgkitError("no sources given")
     schema = resolve_schema(config.notes, schema_spec)
-    ingested = [ingest(g, config.data_dir) for g in given]
+    ingested, repeated = _distinct([ingest(g, config.data_dir) for g in given])
     run = new_run_id()
     store = RunStore.create(config.data_dir, run)
     store.write_text("schema.org", schema.text)
@@ -106,9 +106,23 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
     store.write("tasks.json", {f"{kind}:{i}": {"state": "pending"} for i in range(len(sources))
                                for kind in ("extract", "scribe", "audit")} | {"run-note": {"state": "pending"}})
     ctx = Context(config, schema, store)
+    ctx.notices += [f"{src.given}: the same text as {first.given}, extracted once" for src, first in repeated]
     for index, source in enumerate(sources):
         _write_hub(ctx, index, source, [])
     return ctx
+
+
+def _distinct(ingested: list[Source]) -> tuple[list[Source], list[tuple[Source, Source]]]:
+    """The sources with distinct text, and each repeat with the source it repeats: a claim's
+    IDs come from the text it quotes, so a text given twice would give two notes one ID."""
+    first: dict[str, Source] = {}
+    repeated: list[tuple[Source, Source]] = []
+    for src in ingested:
+        if src.sha256 in first:
+            repeated.append((src, first[src.sha256]))
+        else:
+            first[src.sha256] = src
+    return list(first.values()), repeated
 
 
 def open_run(config: Config, run: str) -> Context:
@@ -139,9 +153,9 @@ def check_run_file(config: Config, run: str, info: object) -> None:
             raise OrgkitError(f"{where}: a source lacks its paths")
         if not inside(Path(source["copy"]), sources_dir(config.data_dir)):
             raise OrgkitError(f"{where}: source copy {source['copy'][:200]!r} is outside the data dir")
-        for key in ("source_note", "hub_note"):
-            if Path(source[key]).is_absolute() or not inside(config.notes / source[key], config.notes):
-                raise OrgkitError(f"{where}: {key} {source[key][:200]!r} is outside the notes dir")
+        for which in ("source_note", "hub_note"):
+            if Path(source[which]).is_absolute() or not inside(config.notes / source[which], config.notes):
+                raise OrgkitError(f"{where}: {which} {source[which][:200]!r} is outside the notes dir")
 
 
 def use_feedback(ctx: Context) -> None:

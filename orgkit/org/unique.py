@@ -35,13 +35,20 @@ class DuplicateId(OrgkitError):
     """A write would give a node an ID that another node already holds."""
 
 
+def _forget(rel: str, ids: list[str]) -> None:
+    """A locator that reads the notes afresh each time needs no word of what was written."""
+
+
 @dataclass(frozen=True)
 class NoteIds:
     """The notes directory a write lands in, and how to find its files that may hold given
-    IDs (a superset is fine: each candidate file is parsed before it counts)."""
+    IDs (a superset is fine: each candidate file is parsed before it counts). `noted` hears
+    the IDs each checked write gives its file, so a locator that read the notes once (one
+    extraction run writing many notes) still sees what the same run wrote since."""
 
     root: Path
     locate: Locate
+    noted: Callable[[str, list[str]], None] = _forget
 
 
 def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: NoteIds | None) -> None:
@@ -67,6 +74,7 @@ def check_unique_ids(target: Path, data: bytes, before: bytes | None, notes: Not
             if node is not None:
                 raise DuplicateId(f"{rel}: ID {node_id} is already held by {node.title!r} "
                                   f"({other}:{node.line}); not written")
+    notes.noted(rel, sorted(new))  # a write that then fails leaves a candidate its parse rules out
 
 
 def _introduced(data: bytes, before: bytes | None, rel: str, *, alone: bool) -> dict[str, list[int]]:

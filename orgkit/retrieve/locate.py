@@ -53,7 +53,13 @@ def run_note_ids(root: Path) -> NoteIds:
                 loaded = True
         return {i: held[i] for i in ids if i in held}
 
-    return NoteIds(root, locate)
+    def noted(rel: str, ids: list[str]) -> None:
+        with lock:
+            for node_id in ids:
+                if rel not in held.setdefault(node_id, []):
+                    held[node_id].append(rel)
+
+    return NoteIds(root, locate, noted)
 
 
 _ID_VALUE = re.compile(r"[ \t]*:[Ii][Dd]\+?:[ \t]+(\S(?:.*\S)?)[ \t]*$")
