@@ -25,7 +25,7 @@ from orgkit.ops.spec import Param
 from orgkit.serve import handle
 from test_index import NOTES
 
-READ_ONLY = [op for op in registry().values() if not op.writes]
+READ_ONLY = [op for op in registry().values() if not op.writes and not op.cli_only]  # cli_only: one surface
 # Values for parameters whose name says what they need in the test notes.
 BY_NAME = {"query": "dogs", "id": "dogs", "ids": ["cats", "dogs"], "name": "atomic-notes",
            "stage": "neuro", "files": ["cats.org"]}

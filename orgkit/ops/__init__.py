@@ -123,6 +123,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     as a whole; the adapters turn both into their own error form.
     """
     op = get(name)
+    if op.cli_only and not ctx.trusted:
+        raise OrgkitError(f"{op.name} {op.cli_only}: the command line only")
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
     if op.notes and op.name not in FROM_DATABASE and not config.has_notes:

@@ -125,7 +125,8 @@ class Op:
     capability the operation belongs to: while it is off, the operation is
     absent from every listing and refused when called. `config_problems_ok`
     runs it even when a config file is wrong (`config`, which shows them).
-    absent from every listing and refused when called. `role` is the least
+    `cli_only` says why only the user (the command line) may run it: every other
+    surface (serve, MCP, HTTP) is refused whatever it offers. `role` is the least
     role (orgkit.tokens.ROLES) a caller of the team server needs for it;
     unset, reading needs a reader and writing an admin (`needed_role`).
     """
@@ -144,6 +145,7 @@ class Op:
     mcp_setting: str | None = None
     config_problems_ok: bool = False
     role: str | None = None
+    cli_only: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property

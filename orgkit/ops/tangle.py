@@ -65,8 +65,6 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
 def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..tangle import Options, detangle as detangle_file
 
-    if not ctx.trusted:
-        raise OrgkitError("detangle writes the org files its link comments name: the command line only")
     (code_file,) = _files(ctx, [args["code_file"]])
     result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"]))
     ctx.failed = bool(result.unmapped)
@@ -99,7 +97,7 @@ declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, 
            "targets differ from the org sources; writes nothing.", tangle_plan,
            params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None))
 declare(Op("detangle", "Carry edits in a tangled file (made with :comments link/both) back into the org blocks.",
-           detangle,
+           detangle, cli_only="writes the org files its link comments name",
            params=(Param("code_file", "path", "The tangled file.", required=True, positional=True,
                          metavar="CODE_FILE"),
                    PRESERVE),

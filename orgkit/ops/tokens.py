@@ -29,14 +29,16 @@ def token_revoke(ctx: OpContext, args: dict[str, Any]) -> dict:
     return _store(ctx).revoke(args["name"])
 
 
+# A caller of a server must not mint, see or revoke the credentials that servers check.
+TOKENS_CLI_ONLY = "makes, lists and revokes the team server's tokens"
 NAME = Param("name", "string", "The caller's name (kept as the actor in the audit log).", required=True,
              positional=True, metavar="NAME")
 
 declare(Op("token_add", "Make a bearer token for the team server (`serve --http`); it is printed once.", token_add,
            params=(NAME, Param("role", "string", "What the caller may do.", default="reader",
                                enum=("reader", "agent", "reviewer", "admin"))),
-           result="{name, role, token}", writes=True, cli=("token", "add"), mcp=False))
+           result="{name, role, token}", writes=True, cli=("token", "add"), mcp=False, cli_only=TOKENS_CLI_ONLY))
 declare(Op("token_list", "The team server's tokens: name, role, created, revoked (never the token).", token_list,
-           result="[{name, role, created, revoked}]", cli=("token", "list"), mcp=False, role="admin"))
+           result="[{name, role, created, revoked}]", cli=("token", "list"), mcp=False, cli_only=TOKENS_CLI_ONLY))
 declare(Op("token_revoke", "Revoke a token: its caller is refused from the next request on.", token_revoke,
-           params=(NAME,), result="{name, role, created, revoked}", writes=True, cli=("token", "revoke"), mcp=False))
+           params=(NAME,), result="{name, role, created, revoked}", writes=True, cli=("token", "revoke"), mcp=False, cli_only=TOKENS_CLI_ONLY))
