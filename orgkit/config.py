@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .confine import inside
 from .errors import OrgkitError
 
 CONFIG_FILE = "orgkit.toml"
@@ -165,9 +166,11 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
             "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
     Setting("http.allowed_hosts", list, "Host header values the team server answers to besides its own address "
-            "(a reverse proxy's name, e.g. memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_HOSTS"),
+            "(a reverse proxy's name, e.g. memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_HOSTS",
+            kind="trust"),
     Setting("http.allowed_origins", list, "browser Origins allowed besides the server's own "
-            "(e.g. https://memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_ORIGINS"),
+            "(e.g. https://memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_ORIGINS",
+            kind="trust"),
     Setting("http.max_body_bytes", int, "largest request body the team server reads", default=4 << 20,
             env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024),
     Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open", default=30.0,
@@ -322,10 +325,6 @@ def user_config_file(env: Mapping[str, str]) -> Path:
     return Path(base) / USER_CONFIG
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path.resolve().is_relative_to(root.resolve())
-
-
 def _where_else(setting: Setting, user_file: Path) -> str:
     ways = [str(user_file)] + ([f"${setting.env}"] if setting.env else [])
     return ", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0]
@@ -354,10 +353,11 @@ def _admitted(from_notes: dict[str, Any], file: Path, root: Path, user_file: Pat
         if setting.kind == "inside":
             try:
                 value = _coerce(setting, raw, str(file), root)
-            except OrgkitError as exc:
+                within = value is None or inside(value, root)
+            except OrgkitError as exc:  # a bad value, or a path that cannot be resolved (NUL, a loop)
                 problems.append(str(exc))
                 continue
-            if value is None or _inside(value, root):
+            if within:
                 kept[key] = raw
                 continue
             why = "a notes folder's orgkit.toml may set it only inside the notes dir"

@@ -95,3 +95,18 @@ def test_a_served_deposit_sends_nothing_to_the_folders_endpoint(notes: Path, llm
         time.sleep(0.05)
     ctx.close()
     assert listed["status"] == "no-model" and llm_server.requests == []
+
+
+def test_the_team_servers_allow_lists_and_paths_that_cannot_resolve(tmp_path: Path, cli) -> None:
+    """A folder cannot widen the Host/Origin allow-lists, and a path no system can resolve is one line."""
+    root = make_notes(tmp_path / "notes")
+    (root / "orgkit.toml").write_text('state_dir = "a\\u0000b"\n[http]\nallowed_hosts = ["evil.example"]\n'
+                                      'allowed_origins = ["https://evil.example"]\n', encoding="utf-8")
+    shown = cli("config", "--notes", str(root), "--json")
+    assert shown.exit_code == 0, shown.stderr
+    values = json.loads(shown.stdout)
+    assert values["http.allowed_hosts"]["value"] == [] and "refused" in values["http.allowed_hosts"]
+    assert values["http.allowed_origins"]["value"] == [] and "refused" in values["http.allowed_origins"]
+    assert "NUL" in shown.stderr and "Traceback" not in shown.stderr
+    scanned = cli("scan", "x", "--notes", str(root))
+    assert scanned.exit_code == 1 and scanned.stderr.count("\n") == 1 and "NUL" in scanned.stderr
