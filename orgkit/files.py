@@ -55,14 +55,16 @@ def file_lock(path: Path, *, wait: bool = True, on_wait: Callable[[], None] | No
         os.close(fd)  # closing releases the lock
 
 
-def replace_file(path: Path, data: Data, *, prefix: str | None = None, sync: bool = True) -> None:
-    """Put `data` at `path` in one rename (the temporary file is named `prefix`…`.tmp`).
+def replace_file(path: Path, data: Data, *, prefix: str | None = None, sync: bool = True,
+                 mode: int | None = None) -> None:
+    """Put `data` at `path` in one rename (the temporary file is named `prefix`…`.tmp`, with
+    `mode` when given, so the file never shows another).
 
     A derived cache that a crash may lose passes `sync=False`: no fsync of the file or
     its directory (the rename still means a reader sees the old file or the new one).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staged_copy(path.parent, data, prefix or f".{path.name}.", sync=sync)
+    tmp = staged_copy(path.parent, data, prefix or f".{path.name}.", mode, sync=sync)
     try:
         os.replace(tmp, path)
     except BaseException:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 from dataclasses import dataclass
@@ -68,6 +69,11 @@ class TokenStore:
         except FileNotFoundError:
             self._seen, self._records = None, []
             return []
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            # The data dir sits in the notes folder: a tokens file that came with the folder (a
+            # clone, a copy) would let its author in. Only a file this user made privately counts.
+            raise OrgkitError(f"{self.path}: not trusted: the tokens file must belong to you with mode 600 "
+                              "(one made by `orgkit token add` is; delete this one and make tokens afresh)")
         key = (st.st_mtime_ns, st.st_size)
         if key != self._seen:
             try:
@@ -80,8 +86,7 @@ class TokenStore:
 
     def _save(self, records: list[dict]) -> None:
         text = json.dumps({"tokens": records}, indent=1, ensure_ascii=False) + "\n"
-        replace_file(self.path, text.encode("utf-8"))
-        self.path.chmod(0o600)
+        replace_file(self.path, text.encode("utf-8"), mode=0o600)
 
     def add(self, name: str, role: str) -> str:
         """Make a token for `name` with `role`; returns the token (shown once, never stored)."""
@@ -124,7 +129,11 @@ class TokenStore:
             return None
         digest = _digest(token)
         found = None
-        for record in self._load():
+        try:
+            records = self._load()
+        except OrgkitError:  # the server said why when it started; a file spoiled since lets no one in
+            return None
+        for record in records:
             if hmac.compare_digest(str(record.get("sha256", "")), digest) and not record.get("revoked"):
                 found = record
         if found is None or found.get("role") not in ROLES:

@@ -104,6 +104,22 @@ def test_tokens_are_shown_once_and_stored_only_as_hashes(tmp_path: Path, env: di
     assert TokenStore(notes / "orgkit-data").verify(made["token"]) is None
 
 
+def test_a_tokens_file_that_came_with_the_notes_is_not_trusted(tmp_path: Path, env: dict) -> None:
+    """A cloned or copied notes folder may carry a tokens file whose tokens its author knows."""
+    notes = make_notes(tmp_path / "notes")
+    made = orgkit(notes, env, "token", "add", "alice", "--role", "agent")
+    stored = notes / "orgkit-data" / "tokens.json"
+    assert stored.stat().st_mode & 0o777 == 0o600
+    from orgkit.tokens import TokenStore
+
+    assert TokenStore(stored.parent).verify(made["token"]).name == "alice"
+    stored.chmod(0o644)  # as a clone or a copy leaves it
+    assert TokenStore(stored.parent).verify(made["token"]) is None
+    started = subprocess.run([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert started.returncode == 1 and "not trusted" in started.stderr and started.stderr.count("\n") == 1
+
+
 def test_no_token_is_refused_without_detail(team) -> None:
     notes, tokens, server = team
     for headers in ({}, {"Authorization": "Bearer ok_not-a-token"}, {"Authorization": "Basic eDp5"}):
