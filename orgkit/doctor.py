@@ -98,10 +98,12 @@ def _duplicates(setup: Setup, vault: Vault) -> dict[str, list]:
     groups: dict[str, list] = {}
     for kept, other in vault.duplicates:
         groups.setdefault(kept.id, [kept]).append(other)
-    index = Index.at(setup.root, setup.state_dir)
+    index = Index.at(setup.root, setup.state_dir, setup.database)
     if groups and index.exists():
-        order = index.locate(sorted(groups))
-        index.close()
+        try:
+            order = index.locate(sorted(groups))
+        finally:
+            index.close()
         for node_id, nodes in groups.items():
             files = order.get(node_id, [])
             nodes.sort(key=lambda n: (files.index(n.file) if n.file in files else len(files), n.line))

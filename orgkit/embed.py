@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .config import DEFAULT_MODEL
-from .errors import OrgkitError
+from .errors import OrgkitError, first_line
 from .files import staged_directory
 
 if TYPE_CHECKING:
@@ -71,11 +71,6 @@ def _quiet_fastembed() -> None:
         logger.disable("fastembed")
     except ImportError:  # pragma: no cover - fastembed depends on loguru
         pass
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 @dataclass
@@ -155,7 +150,7 @@ class Embedder:
             if self.path is None and "from any source" in str(exc):
                 self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
             else:
-                self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
+                self._error = f"cannot load embedding model {self.name}: {first_line(exc)}"
             raise ModelUnavailable(self._error) from None
 
     def _record_path(self) -> Path | None:
@@ -223,7 +218,7 @@ class Embedder:
                 if "from any source" in str(exc):
                     self._error = f"embedding model {self.name} is not downloaded ({HOW_TO_GET})"
                 else:
-                    self._error = f"cannot load embedding model {self.name}: {_first_line(exc)}"
+                    self._error = f"cannot load embedding model {self.name}: {first_line(exc)}"
         return self._error
 
     def _prepared(self, model: Any) -> Path | None:
@@ -408,7 +403,7 @@ def pull(embedder: Embedder) -> Path:
         _quiet_fastembed()
         model = TextEmbedding(embedder.name, lazy_load=True)
     except Exception as exc:
-        raise OrgkitError(f"cannot download {embedder.name}: {_first_line(exc)}") from None
+        raise OrgkitError(f"cannot download {embedder.name}: {first_line(exc)}") from None
     return Path(model.model._model_dir)
 
 

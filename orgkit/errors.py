@@ -1,6 +1,12 @@
 """Errors that reach the user as one line (exit status 1), never as a traceback."""
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (its type's name when it has none), for a one-line error."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class OrgkitError(Exception):
     """A user-facing failure: bad input, a missing directory, an unknown ID."""
 

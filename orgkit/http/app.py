@@ -76,7 +76,7 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
 
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
-        return json_response({"result": [op.describe() | {"role": op.needed_role}
+        return json_response({"result": [op.describe(ctx.surface) | {"role": op.needed_role}
                                          for op in agent_ops(ctx).values() if identity.may(op.needed_role)]})
 
     async def op_call(request: Request) -> Response:

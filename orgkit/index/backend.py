@@ -161,7 +161,6 @@ class SqliteBackend:
         """How the index's stems and their passage counts are read (typo correction, index/vocab.py)."""
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
-                          f"SELECT doc FROM {VOCAB_TABLE} WHERE term = ?",
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})")
 
@@ -369,8 +368,7 @@ class PostgresBackend:
 
     def vocabulary(self, conn) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
-        return Vocabulary(self.url, "SELECT count(*) FROM chunk_terms WHERE term = ?",
-                          "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
+        return Vocabulary(self.url, "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
                           "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
 
     def vector_value(self, vector: Any) -> str:

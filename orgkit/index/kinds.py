@@ -17,7 +17,6 @@ from ..org import OrgFile
 NOTE = "note"
 DEPOSIT = "deposit"
 EXTRACTION_KINDS = ("claim", "quote", "hub", "run", "source")
-KINDS = (NOTE, DEPOSIT, *EXTRACTION_KINDS)
 
 
 def node_kinds(parsed: OrgFile) -> list[str]:

@@ -30,11 +30,10 @@ _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, d
 @dataclass(frozen=True)
 class Vocabulary:
     """Where a backend keeps the index's stems: a key for caches, and the queries that read them
-    (a stem's passage count; the stems in a range, with their counts; the counts of a list of
-    stems, `{}` standing for its placeholders)."""
+    (the stems in a range, with their counts; the counts of a list of stems, `{}` standing for
+    its placeholders)."""
 
     key: str
-    docs_sql: str
     range_sql: str
     counts_sql: str
 
@@ -91,9 +90,10 @@ def stem(words: list[str]) -> list[str]:
 def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be."""
     out = []
-    for word, stemmed in zip(words, stem(words)):
-        row = conn.execute(vocabulary.docs_sql, (stemmed,)).fetchone()
-        docs = row[0] if row else 0
+    stems = stem(words)
+    counts = vocabulary.documents(conn, set(stems))
+    for word, stemmed in zip(words, stems):
+        docs = counts.get(stemmed, 0)
         out.append(Term(word, stemmed, docs,
                         () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed, vocabulary)))
     return out

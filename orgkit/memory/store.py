@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
-from ..errors import OrgkitError
+from ..errors import OrgkitError, first_line
 from ..files import LockBusy, file_lock
 from ..index.backend import PostgresBackend, backend_for
 from ..index.db import write_transaction
@@ -205,7 +205,7 @@ def reading(cfg: Config) -> Iterator[Any]:
         conn = where.existing()
         yield conn
     except where.errors as exc:
-        raise OrgkitError(f"cannot read the memory database: {str(exc).strip().splitlines()[0]}") from None
+        raise OrgkitError(f"cannot read the memory database: {first_line(exc)}") from None
     finally:
         if conn is not None:
             conn.close()

@@ -23,7 +23,6 @@ _NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "
           "array": "a list of strings", "object": "a JSON object", "path": "a path (a string)"}
 _JSON_TYPES = {"path": "string"}
 INT_LIMIT = 2**31 - 1  # the largest integer any parameter takes (a count, a budget, a line)
-SURFACES = ("cli", "serve", "mcp")
 
 
 class ParamError(OrgkitError):

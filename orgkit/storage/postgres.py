@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import OrgkitError
+from ..errors import OrgkitError, first_line
 
 SCHEMES = ("postgresql", "postgres")
 _PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
@@ -131,13 +131,9 @@ def connect(url: str, *, named: bool = False) -> PgConnection:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=10,
                               **({"row_factory": named_rows} if named else {}))
     except psycopg.Error as exc:
-        raise OrgkitError(f"cannot connect to {redact(url)}: {_first_line(exc)}") from None
+        raise OrgkitError(f"cannot connect to {redact(url)}: {first_line(exc)}") from None
     return PgConnection(raw)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def lock_key(name: str) -> int:
@@ -206,7 +202,7 @@ def prepared(url: str, component: str, migrations: tuple[str, ...], what: str, *
         conn.close()
         if isinstance(exc, OrgkitError):
             raise
-        raise OrgkitError(f"cannot prepare {what} in {redact(url)}: {_first_line(exc)}") from None
+        raise OrgkitError(f"cannot prepare {what} in {redact(url)}: {first_line(exc)}") from None
     return conn
 
 
