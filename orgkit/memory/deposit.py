@@ -35,7 +35,7 @@ from ..errors import NotFound, OrgkitError
 from ..files import LockBusy
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
-from ..org.write import atomic_write, directory_lock, remove_stale_temporaries
+from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
 from ..retrieve.locate import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
@@ -219,7 +219,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
             with store.tx() as conn:
                 _finish(store, conn, node_id, rel, supersedes, actor, lane, via, digest)
         except BaseException:
-            target.unlink(missing_ok=True)
+            remove_note(target, data, rel)
             with store.tx() as conn:
                 conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
             raise
@@ -305,7 +305,7 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
                         row["via"], row["sha"], repaired=True)
             return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
         except AlreadySuperseded as exc:
-            target.unlink(missing_ok=True)
+            remove_note(target, on_disk, row["path"])
             reason = f"interrupted, and {exc}"
     else:
         reason = "interrupted before its note was written"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..org.ids import new_id
-from ..org.write import atomic_write, directory_lock
+from ..org.write import atomic_write, remove_note
 from ..retrieve.locate import note_ids
 from ..retrieve.read import rg_locator
 from . import edits, watch
@@ -187,25 +187,12 @@ def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
     if before == after:
         return
     if after is None:
-        _remove(path, rel, before)
+        remove_note(path, None if before is None else before.encode("utf-8"), rel)
         return
     if before is None:
         path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, after.encode("utf-8"), expected=None if before is None else before.encode("utf-8"),
                  ids=note_ids(root))
-
-
-def _remove(path: Path, rel: str, before: str | None) -> None:
-    """Remove a note the batch created (or a rejected deposit), only if it is unchanged
-    (under the note writer's directory lock, so no concurrent write slips in between)."""
-    with directory_lock(path.parent):
-        try:
-            current = path.read_bytes()
-        except FileNotFoundError:
-            return
-        if before is not None and current != before.encode("utf-8"):
-            raise OrgkitError(f"{rel}: changed since it was read; not removed")
-        os.unlink(path)
 
 
 def _state(root: Path, rel: str) -> str | None:

@@ -110,6 +110,20 @@ def directory_lock(directory: Path) -> Iterator[None]:
         yield
 
 
+def remove_note(path: Path, expected: bytes | None, shown: str) -> None:
+    """Remove a note only if it still holds `expected` (None: whatever it holds), under the
+    directory's write lock so no concurrent write slips in between; gone already is fine."""
+    with directory_lock(path.parent):
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            return
+        if expected is not None and current != expected:
+            raise OrgkitError(f"{shown}: changed since it was read; not removed")
+        os.unlink(path)
+        fsync_dir(path.parent)
+
+
 def remove_stale_temporaries(directory: Path) -> None:
     """Remove the temporary files killed writers left in `directory`; the caller holds its
     lock, so no live writer owns one."""
