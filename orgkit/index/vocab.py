@@ -16,14 +16,14 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
+from ..storage.terms import tokenizer
 from .db import in_slices
 
 VOCAB_TABLE = "temp.chunks_vocab"
 SHORTEST = 4  # shorter words are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
-_stemmer_lock = threading.Lock()
-_stemmer: sqlite3.Connection | None = None
+_ranges_lock = threading.Lock()
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
 
 
@@ -58,27 +58,9 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
 
 
-def _stemmer_table() -> sqlite3.Connection:
-    """An in-memory FTS5 table with the passage index's tokenizer, to stem text the same way."""
-    global _stemmer
-    if _stemmer is None:
-        _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
-        _stemmer.execute("CREATE VIRTUAL TABLE words USING fts5 (w, tokenize = "
-                         "'porter unicode61 remove_diacritics 2', detail = none)")
-        _stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
-    return _stemmer
-
-
 def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:
     """The stems each text holds, keyed as given (the passage index's tokenizer, in memory)."""
-    with _stemmer_lock:
-        table = _stemmer_table()
-        table.executemany("INSERT INTO words (rowid, w) VALUES (?, ?)", list(texts.items()))
-        out: dict[int, set[str]] = {key: set() for key in texts}
-        for term, key in table.execute("SELECT DISTINCT term, doc FROM stems"):
-            out[key].add(term)
-        table.execute("DELETE FROM words")
-        return out
+    return tokenizer().stems(texts)
 
 
 def stem(words: list[str]) -> list[str]:
@@ -142,7 +124,7 @@ def _starting_with(conn: sqlite3.Connection, first: str, vocabulary: Vocabulary)
     """
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     key = (vocabulary.key, row[0] if row else "0")
-    with _stemmer_lock:
+    with _ranges_lock:
         if _ranges.get("key") != key:
             _ranges.clear()
             _ranges["key"] = key

@@ -15,8 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-# The index's FTS5 tokenizer (migration 2 of orgkit/index/schema.py).
-TOKENIZE = "porter unicode61 remove_diacritics 2"
+from ..index.schema import FTS_TOKENIZE as TOKENIZE  # the passage index's own tokenizer
 
 # (chunk, term, positions in the heading column, positions in the body column)
 TermRow = tuple[int, str, list[int], list[int]]
@@ -46,6 +45,17 @@ class Tokenizer:
             sizes.update(self._conn.execute("SELECT doc, count(*) FROM v GROUP BY doc").fetchall())
             self._conn.execute("DELETE FROM t")
         return terms, sizes
+
+    def stems(self, texts: dict[int, str]) -> dict[int, set[str]]:
+        """The distinct tokens of each text, keyed as given."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM t")
+            self._conn.executemany("INSERT INTO t (rowid, heading, body) VALUES (?, '', ?)", list(texts.items()))
+            out: dict[int, set[str]] = {key: set() for key in texts}
+            for term, doc in self._conn.execute("SELECT DISTINCT term, doc FROM v"):
+                out[doc].add(term)
+            self._conn.execute("DELETE FROM t")
+        return out
 
     def phrase(self, text: str) -> list[str]:
         """The tokens of one query phrase, in order (what FTS5 matches for `"text"`)."""
