@@ -207,7 +207,9 @@ def test_writers_killed_mid_batch_never_leave_half_a_batch(team: Team, cli, llm_
             undone = cli("review", "undo", batch, "--notes", str(team.notes), env=team.envs["B"])
             assert undone.exit_code == 0, undone.stderr
         assert {rel: (team.notes / rel).read_text() for rel in originals} == originals
-    assert kills >= 18  # the exact points, and nearly every random moment falls inside the accept
+    # the exact points, and most random moments fall inside the accept (a loaded machine can make a
+    # later accept quicker than the first, so a few random kills arrive after it has finished)
+    assert kills >= 3 + 10
 
 
 def test_the_librarian_finds_the_same_evidence_on_both_engines(pg_url: str, tmp_path: Path) -> None:
