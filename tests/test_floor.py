@@ -119,3 +119,13 @@ def test_candidates_take_the_floor_verdict_and_scan_only_ones_the_query_verdict(
     answered = fuse({"search": [row("a", relevant=True), row("b", relevant=False)], "scan": [row("c")]}, 5)
     assert {c.id: c.relevant for c in answered} == {"a": True, "b": False, "c": True}
     assert all(c.relevant for c in fuse({"scan": [row("c")]}, 5))
+
+
+def test_a_misspelled_four_letter_word_is_corrected_though_its_stem_is_shorter(cli, tmp_path: Path) -> None:
+    """"gibs" stems to "gib": the word's length, not the stem's, decides whether it is corrected."""
+    notes = write_notes(tmp_path / "gibbs", {
+        "gibbs.org": ":PROPERTIES:\n:ID: gibbs\n:END:\n#+title: Gibbs' Inequality\n\nEntropy is at most cross entropy.\n",
+        "other.org": ":PROPERTIES:\n:ID: other\n:END:\n#+title: Other\n\nNothing about it.\n",
+    })
+    assert [h["id"] for h in search(cli, notes, "--mode", "lexical", "gibs")] == ["gibbs"]
+    assert search(cli, notes, "--mode", "lexical", "gib") == []  # three letters: too short to guess at

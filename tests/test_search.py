@@ -179,3 +179,30 @@ def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
     assert [s for _, _, s in fused] == sorted((s for _, _, s in fused), reverse=True)
     assert fused[0][1] == 990  # the passage of the ranking that ranked it higher (tie: lexical's)
     assert [n for n, _, _ in fuse(lexical, dense)][:2] == [1, 2]
+
+
+def test_a_title_word_in_another_form_still_names_the_note(tmp_path: Path) -> None:
+    """The stemmer keeps "argu" from "argue" and "argument" from "arguments": one starting the other
+    is the same word for the title rule, a shorter start ("bay" of "bayesian") is not."""
+    from orgkit.index import Index, refresh
+    from orgkit.retrieve.search import lexical_ranking, lexical_terms, title_match
+
+    notes = write_notes(tmp_path / "forms", {
+        "against.org": ":PROPERTIES:\n:ID: against\n:END:\n#+title: Arguments Against Bayesian Inference\n\n"
+                       "Priors are subjective, and the posterior inherits that.\n",
+        "bayes.org": ":PROPERTIES:\n:ID: bayes\n:END:\n#+title: Bayesian Inference\n\n"
+                     "Arguing from the posterior: inference against the prior, argued twice.\n",
+    })
+    index = Index.at(notes, tmp_path / "state")
+    try:
+        refresh(index)
+        named = {}
+        with index.snapshot() as conn:
+            for query in ("argue against bayesian inferences", "bayes inference", "argue bayesian inference"):
+                terms = lexical_terms(conn, query, index.backend)
+                node = title_match(conn, lexical_ranking(conn, query, 10, terms, index.backend), query, terms)
+                named[query] = index.nodes_by_rowid([node])[node]["id"] if node is not None else None
+    finally:
+        index.close()
+    assert named == {"argue against bayesian inferences": "against", "bayes inference": None,
+                     "argue bayesian inference": None}

@@ -20,7 +20,7 @@ from ..storage.terms import tokenizer
 from .db import in_slices
 
 VOCAB_TABLE = "temp.chunks_vocab"
-SHORTEST = 4  # shorter words are too close to too many others to correct
+SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _ranges_lock = threading.Lock()
@@ -77,7 +77,7 @@ def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) ->
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
         out.append(Term(word, stemmed, docs,
-                        () if docs or len(stemmed) < SHORTEST else nearest(conn, stemmed, vocabulary)))
+                        () if docs or len(word) < SHORTEST else nearest(conn, stemmed, vocabulary)))
     return out
 
 

@@ -397,7 +397,9 @@ def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms:
     A query that names a note is a request for that note, whatever else means
     something close; a title that merely contains the words is not. Words
     are compared as the index stems them, a mistyped one by what it was taken
-    for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter".
+    for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter",
+    and a stem that starts another counts as the same word ("argue against"
+    names "Arguments Against").
     """
     top = [node for node, _, _ in lexical[:TITLE_WINDOW]]
     if not terms or not top:
@@ -409,9 +411,18 @@ def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms:
         f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
     for node in top:
         stems = set(vocab.stem(query_terms(titles.get(node) or "")))
-        if len(stems) == len(wanted) and all(stems & alternatives for alternatives in wanted):
+        if len(stems) == len(wanted) and all(any(_same_word(s, alternatives) for s in stems)
+                                             for alternatives in wanted):
             return node
     return None
+
+
+def _same_word(stem: str, alternatives: set[str]) -> bool:
+    """Whether a title's stem is one of a query word's: equal, or one the start of the other when
+    the shorter has SHORTEST letters (the stemmer keeps "argu" from "argue" and "argument" from
+    "arguments")."""
+    return any(stem == a or (min(len(stem), len(a)) >= vocab.SHORTEST and (stem.startswith(a) or a.startswith(stem)))
+               for a in alternatives)
 
 
 def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
