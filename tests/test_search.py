@@ -181,28 +181,43 @@ def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
     assert [n for n, _, _ in fuse(lexical, dense)][:2] == [1, 2]
 
 
-def test_a_title_word_in_another_form_still_names_the_note(tmp_path: Path) -> None:
-    """The stemmer keeps "argu" from "argue" and "argument" from "arguments": one starting the other
-    is the same word for the title rule, a shorter start ("bay" of "bayesian") is not."""
+def _named(tmp_path: Path, files: dict[str, str], queries: list[str]) -> dict[str, str | None]:
+    """The note each query names by the title rule (None: none), over an index of `files`."""
     from orgkit.index import Index, refresh
     from orgkit.retrieve.search import lexical_ranking, lexical_terms, title_match
 
-    notes = write_notes(tmp_path / "forms", {
-        "against.org": ":PROPERTIES:\n:ID: against\n:END:\n#+title: Arguments Against Bayesian Inference\n\n"
-                       "Priors are subjective, and the posterior inherits that.\n",
-        "bayes.org": ":PROPERTIES:\n:ID: bayes\n:END:\n#+title: Bayesian Inference\n\n"
-                     "Arguing from the posterior: inference against the prior, argued twice.\n",
-    })
-    index = Index.at(notes, tmp_path / "state")
+    index = Index.at(write_notes(tmp_path / "titles", files), tmp_path / "state")
     try:
         refresh(index)
         named = {}
         with index.snapshot() as conn:
-            for query in ("argue against bayesian inferences", "bayes inference", "argue bayesian inference"):
+            for query in queries:
                 terms = lexical_terms(conn, query, index.backend)
                 node = title_match(conn, lexical_ranking(conn, query, 10, terms, index.backend), query, terms)
                 named[query] = index.nodes_by_rowid([node])[node]["id"] if node is not None else None
+        return named
     finally:
         index.close()
+
+
+def test_a_title_word_in_another_form_still_names_the_note(tmp_path: Path) -> None:
+    """The stemmer keeps "argu" from "argue" and "argument" from "arguments": one starting the other
+    is the same word for the title rule, a shorter start ("bay" of "bayesian") is not."""
+    named = _named(tmp_path, {
+        "against.org": ":PROPERTIES:\n:ID: against\n:END:\n#+title: Arguments Against Bayesian Inference\n\n"
+                       "Priors are subjective, and the posterior inherits that.\n",
+        "bayes.org": ":PROPERTIES:\n:ID: bayes\n:END:\n#+title: Bayesian Inference\n\n"
+                     "Arguing from the posterior: inference against the prior, argued twice.\n",
+    }, ["argue against bayesian inferences", "bayes inference", "argue bayesian inference"])
     assert named == {"argue against bayesian inferences": "against", "bayes inference": None,
                      "argue bayesian inference": None}
+
+
+def test_of_two_titles_alike_as_stems_the_one_as_typed_is_named(tmp_path: Path) -> None:
+    """"C++ Language" and "The C Language" are both {c, languag}; "c language" names the second."""
+    c = "Pointers, arrays and the C language standard library; the C language in practice.\n"
+    named = _named(tmp_path, {
+        "cpp.org": ":PROPERTIES:\n:ID: cpp\n:END:\n#+title: C++ Language\n\n" + c + c,
+        "c.org": ":PROPERTIES:\n:ID: c\n:END:\n#+title: The C Language\n\n" + c,
+    }, ["c language", "c langauge", "c++ language"])
+    assert named == {"c language": "c", "c langauge": "c", "c++ language": "cpp"}

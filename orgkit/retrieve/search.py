@@ -18,6 +18,7 @@ keeps only ranks: a clear dense winner and a marginal one count the same there.
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -399,7 +400,8 @@ def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms:
     are compared as the index stems them, a mistyped one by what it was taken
     for, so "gaussian filtering" and "gausian filter" both name "Gaussian Filter",
     and a stem that starts another counts as the same word ("argue against"
-    names "Arguments Against").
+    names "Arguments Against"). Of two titles alike as stems, the one closer to
+    the query as typed.
     """
     top = [node for node, _, _ in lexical[:TITLE_WINDOW]]
     if not terms or not top:
@@ -409,12 +411,21 @@ def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms:
         return None
     titles = dict(conn.execute(
         f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
+    named = []
     for node in top:
         stems = set(vocab.stem(query_terms(titles.get(node) or "")))
         if len(stems) == len(wanted) and all(any(_same_word(s, alternatives) for s in stems)
                                              for alternatives in wanted):
-            return node
-    return None
+            named.append(node)
+    if len(named) < 2:
+        return named[0] if named else None
+    typed = _surface(query)  # titles alike as stems ("C++ Language", "The C Language"): the one as typed
+    return min(named, key=lambda node: vocab.edit_distance(typed, _surface(titles.get(node) or ""), len(typed)))
+
+
+def _surface(text: str) -> str:
+    """Text as typed, lower-cased and without stopwords, its other characters kept ("c++ language")."""
+    return " ".join(w for w in text.lower().split() if w.strip(string.punctuation) not in _STOPWORDS)
 
 
 def _same_word(stem: str, alternatives: set[str]) -> bool:
