@@ -281,6 +281,20 @@ def test_braindump_same_files(braindump: Both) -> None:
     assert braindump.roam.files == list(iter_org_files(braindump.vault.root))
 
 
+# --- Emacs' syntax table, as orgkit's plain-link pattern copies it --------------------
+
+
+def test_emacs_char_sets() -> None:
+    """`emacs_chars` holds what the installed Emacs' org-mode syntax table says (the sets
+    decide where a plain link starts and ends)."""
+    roam.skip_unless_available()
+    from orgkit.org import emacs_chars
+
+    emacs = roam.emacs_char_sets()
+    assert emacs["NO_WORD_START"].split() == emacs_chars.NO_WORD_START.split()
+    assert emacs["NON_WORD"].split() == emacs_chars.NON_WORD.split()
+
+
 # --- the reader for emacsql's printed values (no Emacs needed) ------------------------
 
 

@@ -12,6 +12,8 @@ import string
 from collections.abc import Iterator
 from functools import lru_cache
 
+from .emacs_chars import NO_WORD_START, NON_WORD, char_class
+
 HEADING = re.compile(r"\*+ ")
 DEFAULT_TODO = ("TODO", "DONE")  # a file's TODO keywords when it declares none
 TAGS = r"(:[\w@#%:]+:)"
@@ -34,7 +36,13 @@ _ANGLE = rf"<(?P<angle_type>{_TYPES_RE}):(?P<angle_path>[^>\n]*(?:\n[ \t]*[^> \t
 _NB = r"[^\]\[ \t\n()<>]"
 _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
 _PUNCT = re.escape(string.punctuation)
-_PLAIN = rf"\b(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:[^{_PUNCT}\s]|/|{_PAREN}))"
+# `word-start` and `[^[:punct:] \t\n]` of `org-link-plain-re`, by Emacs' syntax table (see
+# `emacs_chars`): no link type starts right after a latin letter or digit, `$`, `%` or `'`;
+# and a link does not end on ASCII punctuation nor on a character Emacs does not see as
+# part of a word (a curly quote, a CJK full stop, a dash).
+_WORD_START = rf"(?<![{char_class(NO_WORD_START)}])"
+_PATH_END = rf"[^{_PUNCT}{char_class(NON_WORD)} \t\n]"
+_PLAIN = rf"{_WORD_START}(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
 # Objects whose contents are not parsed, so the links inside them do not count:
 # verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
