@@ -47,11 +47,16 @@ _PLAIN = rf"{_WORD_START}(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P
 # verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
 # targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
+# LaTeX commands (`\textbf{..}`, `\alpha`) and bare sub- and superscripts (`x_1`, `a^b`)
+# hide the start of a plain link too: `snake_id:x` is a subscript `_id` and no link.
 # Each alternative starts with a literal or a cheap test and checks its context
 # after: the combined regexp runs over all the text, and that keeps it fast.
 _VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
 _INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
 _DOLLAR = r"\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
+_LATEX_COMMAND = r"\\[a-zA-Z]+\*?(?:\[[^\]\[\n{}]*\]|\{[^{}\n]*\})*"
+# Only the bare form: the contents of `x_{..}` and `x_(..)` are parsed, links and all.
+_SUBSCRIPT = r"(?<=\S)[_^](?:\*|[+-]?(?:[^\W_]|[.,\\])*[^\W_])"
 _TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
 
 # Objects that end at a closing delimiter anywhere further on. When the
@@ -89,9 +94,9 @@ def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
     # A dead bracket keeps its group, matching nothing, so callers can ask for it.
     parts = [f"(?P<bracket>{bracket or '(?!)'})", f"(?P<angle>{_ANGLE})", f"(?P<plain>{_PLAIN})"]
     if opaque:
-        latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR]
+        latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR, _LATEX_COMMAND]
         macro = [closing("snippet"), closing("macro"), _MACRO_PLAIN]
-        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, *latex, *macro, _TARGET] if p)
+        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, *latex, *macro, _TARGET, _SUBSCRIPT] if p)
         parts.append(f"(?P<opaque>{hidden})")
     return re.compile("|".join(parts), re.M)
 
