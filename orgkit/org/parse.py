@@ -230,7 +230,7 @@ def _scan_section(
                 runs.append((run_start, i - 1))
                 run_start = None
             key = kw.group(1).upper()
-            if key not in ("BEGIN", "END"):
+            if key not in _NOT_KEYWORDS:
                 scan.keywords.append((key, kw.group(2), i))
                 affiliated = sx.affiliated_name(key)
                 if affiliated and not _orphaned(lines, i, end):
@@ -262,6 +262,10 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
         j += 1
     return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
 
+
+# `#+KEY:` lines Org does not parse as keywords: a dynamic block's delimiters, and a babel
+# call (`#+call: f()`), whose text holds no links for org-roam.
+_NOT_KEYWORDS = frozenset({"BEGIN", "END", "CALL"})
 
 _OPAQUE_LEADS = frozenset("#:\\")  # the first characters of what `_opaque_end` looks for
 
