@@ -13,6 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
+from urllib.parse import quote
 
 from . import syntax as sx
 from .acyclic import collector_paused
@@ -23,6 +24,7 @@ from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 from .syntax import DEFAULT_TODO
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
+_LINK_ABBREV = re.compile(r"(\S+)[ \t]+(.+)")
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
 
 
@@ -119,7 +121,7 @@ def _parse(text: str, path: str) -> tuple[OrgFile, "_Lines", "_Scan", tuple[str,
     for h in scan.headings:
         h.node = _heading_node(doc, h, filetags, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
-    out.links = _links(doc, scan, file_node, path)
+    out.links = _links(doc, scan, file_node, path, _link_abbrevs(scan.keywords))
     warnings.extend(_problem_warnings(scan.problems, path))
     return out, doc, scan, todo
 
@@ -345,6 +347,41 @@ def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
     return tags
 
 
+def _link_abbrevs(keywords: list[tuple[str, str, int]]) -> dict[str, str]:
+    """The file's link abbreviations (`#+LINK: key replacement`), as `org-set-regexps-and-options`
+    reads them: the first word is the key, the rest the replacement; a later line wins."""
+    abbrevs: dict[str, str] = {}
+    for key, value, _ in keywords:
+        if key == "LINK":
+            m = _LINK_ABBREV.match(value)
+            if m:
+                abbrevs[m.group(1)] = m.group(2)
+    return abbrevs
+
+
+def _expand_abbrev(raw: str, abbrevs: dict[str, str]) -> str:
+    """`org-link-expand-abbrev`: `key:tag` (or `key::tag`, or `key`) with the key's
+    replacement, its first `%s` (or else `%h`, URL-encoded) replaced by the tag, or the
+    tag appended.
+
+    A replacement that calls a function (`%(f)`) is left unexpanded: Emacs calls only
+    functions the user's configuration marks safe, and refuses the rest with a warning.
+    """
+    key, colon, tag = raw.partition(":")
+    if key not in abbrevs:
+        return raw
+    if colon and tag.startswith(":"):
+        tag = tag[1:]
+    replacement = abbrevs[key]
+    if "%(" in replacement and re.search(r"%\([^)]+\)", replacement):
+        return raw
+    if "%s" in replacement:
+        return replacement.replace("%s", tag, 1)
+    if "%h" in replacement:
+        return replacement.replace("%h", quote(tag, safe=""), 1)
+    return replacement + tag
+
+
 def _aliases_and_refs(
     props: list[tuple[str, str]], first: dict[str, str], where: _Where, warnings: list[ParseWarning]
 ) -> tuple[list[str], list[str]]:
@@ -473,8 +510,10 @@ def _dedupe_keep_last(tags: list[str]) -> list[str]:
 # --- links -------------------------------------------------------------------
 
 
-def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[Link]:
-    """Every link org-roam records, with the node it belongs to."""
+def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str,
+           abbrevs: dict[str, str]) -> list[Link]:
+    """Every link org-roam records, with the node it belongs to (`abbrevs`: the file's
+    link abbreviations, which bracket links expand)."""
     owner = _link_owner(scan, file_node)
     links: list[Link] = []
     # Only text holding "[[" (a bracket link) or ":" (the `type:` of an angle or plain link)
@@ -495,12 +534,12 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
             line = doc.line_of(base + m.start())
             source = owner(line)
             if source is not None:
-                links.append(_make_link(m, source, base + m.start() + 1, line + 1, path))
+                links.append(_make_link(m, source, base + m.start() + 1, line + 1, path, abbrevs))
     top_source = owner(0)
     if top_source is not None:
         for i in scan.extra_link_lines:
             for m in sx.link_matches(doc.lines[i], opaque=False):
-                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path))
+                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path, abbrevs))
     links.sort(key=lambda link: link.pos)
     return links
 
@@ -534,13 +573,15 @@ def _link_owner(scan: _Scan, file_node: Node | None):
     return owner
 
 
-def _make_link(m: re.Match[str], source: str, pos: int, line: int, path: str) -> Link:
-    kind, target = _link_target(m)
+def _make_link(m: re.Match[str], source: str, pos: int, line: int, path: str,
+               abbrevs: dict[str, str]) -> Link:
+    kind, target = _link_target(m, abbrevs)
     return Link(source=source, dest=target, type=kind, pos=pos, line=line, file=path)
 
 
-def _link_target(m: re.Match[str]) -> tuple[str, str]:
-    """(type, dest) of a link match, classified as `org-element-link-parser` does."""
+def _link_target(m: re.Match[str], abbrevs: dict[str, str]) -> tuple[str, str]:
+    """(type, dest) of a link match, classified as `org-element-link-parser` does (a bracket
+    link's abbreviation expanded first; plain and angle links are never abbreviations)."""
     if m.group("angle") is not None:
         kind, path = m.group("angle_type"), re.sub(r"[ \t]*\n[ \t]*", "", m.group("angle_path"))
     elif m.group("plain") is not None:
@@ -548,7 +589,7 @@ def _link_target(m: re.Match[str]) -> tuple[str, str]:
     else:
         raw = re.sub(r"[ \t]*\n[ \t]*", " ", m.group("target"))
         raw = re.sub(r"\\([\]\[])", r"\1", raw)
-        return _classify_raw(raw)
+        return _classify_raw(_expand_abbrev(raw, abbrevs) if abbrevs else raw)
     return _typed(kind, path)
 
 
