@@ -86,6 +86,11 @@ def parse_org(text: str, path: str) -> OrgFile:
     return _parse(text, path)[0]
 
 
+def odd_levels_of(text: str) -> bool:
+    """Whether `text` sets `#+STARTUP: odd`, read where Org reads keywords."""
+    return _odd_levels_only(_scan_structure(_Lines.of(text)).keywords)
+
+
 def todo_keywords_of(text: str) -> tuple[str, ...]:
     """The TODO keywords `text` declares (else Org's defaults), read where Org reads keywords."""
     return _todo_keywords(_scan_structure(_Lines.of(text)).keywords)
@@ -113,13 +118,14 @@ def _parse(text: str, path: str) -> tuple[OrgFile, "_Lines", "_Scan", tuple[str,
     warnings: list[ParseWarning] = []
     out = OrgFile(path=path, title=_file_title(scan.keywords, path), warnings=warnings)
     filetags = _file_tags(scan.keywords)
+    odd_levels = _odd_levels_only(scan.keywords)
 
     file_node = _file_node(doc, scan, out.title, filetags, path, warnings)
     heading_pattern = sx.heading_pattern(todo)
     for h in scan.headings:
         _parse_heading_line(doc.lines[h.index], h, heading_pattern)
     for h in scan.headings:
-        h.node = _heading_node(doc, h, filetags, path, warnings)
+        h.node = _heading_node(doc, h, filetags, odd_levels, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
     out.links = _links(doc, scan, file_node, path, _link_abbrevs(scan.keywords))
     warnings.extend(_problem_warnings(scan.problems, path))
@@ -329,6 +335,18 @@ def _todo_keywords(keywords: list[tuple[str, str, int]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for k in found if k)) or DEFAULT_TODO
 
 
+def _odd_levels_only(keywords: list[tuple[str, str, int]]) -> bool:
+    """Whether the file's `#+STARTUP:` options turn on `org-odd-levels-only`: each `odd` turns
+    it on and each `oddeven` off, in order, as `org-set-regexps-and-options` applies them."""
+    odd = False
+    for key, value, _ in keywords:
+        if key == "STARTUP":
+            for word in value.lower().split():
+                if word in ("odd", "oddeven"):
+                    odd = word == "odd"
+    return odd
+
+
 def _file_title(keywords: list[tuple[str, str, int]], path: str) -> str:
     """The first `#+title`, else the file's relative path without extension."""
     for key, value, _ in keywords:
@@ -455,7 +473,7 @@ def _parse_heading_line(line: str, h: _Heading, pattern: sx.HeadingPattern) -> N
 
 def _heading_node(
     doc: _Lines, h: _Heading,
-    filetags: list[str], path: str, warnings: list[ParseWarning],
+    filetags: list[str], odd_levels: bool, path: str, warnings: list[ParseWarning],
 ) -> Node | None:
     if not h.props:  # most headings: no property drawer, so no ID
         return None
@@ -477,7 +495,8 @@ def _heading_node(
     aliases, refs = _aliases_and_refs(h.props, first, where, warnings)
     end_index = h.end
     return Node(
-        id=node_id, file=path, level=h.level, pos=doc.starts[h.index] + 1, line=h.index + 1,
+        id=node_id, file=path, level=sx.reduced_level(h.level, odd_levels), pos=doc.starts[h.index] + 1,
+        line=h.index + 1,
         title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
         olp=[_olp_title(a) for a in ancestors],
         tags=_dedupe_keep_last(inherited + h.tags) if inherited or h.tags else [],

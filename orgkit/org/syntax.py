@@ -15,6 +15,14 @@ from functools import lru_cache
 from .emacs_chars import NO_WORD_START, NON_WORD, char_class
 
 HEADING = re.compile(r"\*+ ")
+
+
+def reduced_level(stars: int, odd_levels: bool) -> int:
+    """`org-reduced-level`: the level Org reports for a heading of `stars` stars. With
+    `#+STARTUP: odd` (`org-odd-levels-only`) only odd star counts are levels: `***` is
+    level 2 and `*****` level 3."""
+    return 1 + stars // 2 if odd_levels and stars else stars
+
 DEFAULT_TODO = ("TODO", "DONE")  # a file's TODO keywords when it declares none
 TAGS = r"(:[\w@#%:]+:)"
 
