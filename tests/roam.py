@@ -75,7 +75,10 @@ _CHAR_SETS_SCRIPT = r"""
       (princ (format "NON_WORD %s\n"
                      (orgkit--ranges
                       (byte-compile
-                       (lambda (c) (and (>= c #x80) (not (eq (char-syntax c) ?w)))))))))))
+                       (lambda (c) (and (>= c #x80) (not (eq (char-syntax c) ?w))))))))
+      (princ (format "ALNUM %s\n"
+                     (orgkit--ranges
+                      (byte-compile (lambda (c) (string-match-p "[[:alnum:]]" (string c))))))))))
 """
 
 
@@ -83,7 +86,7 @@ def emacs_char_sets() -> dict[str, str]:
     """`orgkit.org.emacs_chars`' sets as the installed Emacs has them: NO_WORD_START, the
     characters with word syntax in the script of ASCII letters or combining (after which
     `\\<` fails before a letter), and NON_WORD, those beyond ASCII without word syntax
-    (what `[:punct:]` matches there)."""
+    (what `[:punct:]` matches there); and ALNUM, what `[:alnum:]` matches."""
     proc = subprocess.run(["emacs", "--batch", "-q", "--eval", _CHAR_SETS_SCRIPT],
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:

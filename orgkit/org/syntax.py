@@ -12,7 +12,7 @@ import string
 from collections.abc import Iterator
 from functools import lru_cache
 
-from .emacs_chars import NO_WORD_START, NON_WORD, char_class
+from .emacs_chars import ALNUM_NOT_WORD, NO_WORD_START, NON_WORD, WORD_NOT_ALNUM, char_class
 
 HEADING = re.compile(r"\*+ ")
 
@@ -24,7 +24,11 @@ def reduced_level(stars: int, odd_levels: bool) -> int:
     return 1 + stars // 2 if odd_levels and stars else stars
 
 DEFAULT_TODO = ("TODO", "DONE")  # a file's TODO keywords when it declares none
-TAGS = r"(:[\w@#%:]+:)"
+# A tag's characters, Org's `[[:alnum:]_@#%]` with Emacs' `[:alnum:]` (see `emacs_chars`):
+# `:हिंदी:` is a tag, `:x²:` is not.
+_TAG_CHAR = rf"(?:(?![{char_class(WORD_NOT_ALNUM)}])[\w@#%]|[{char_class(ALNUM_NOT_WORD)}])"
+TAG = re.compile(rf"{_TAG_CHAR}+")  # one tag, as `TAG.fullmatch(tag)` tests it
+TAGS = rf"(:(?:{_TAG_CHAR}|:)+:)"  # the tags at the end of a heading line
 
 # Link types known to Emacs with Org, org-id, org-roam and the default `org-modules`.
 LINK_TYPES = (
