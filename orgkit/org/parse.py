@@ -25,6 +25,7 @@ from .model import Link, Node, OrgFile, ParseWarning
 from .syntax import DEFAULT_TODO
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _LINK_ABBREV = re.compile(r"(\S+)[ \t]+(.+)")
+_CITATION = re.compile(r"\[cite(?:/[/_a-z0-9-]+)?:")
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
 
 
@@ -433,11 +434,39 @@ def _parse_ref(ref: str) -> list[str]:
     if ref.startswith("@"):
         return [ref]
     if ref.startswith("[cite:"):
-        return ["@" + k for k in _CITE_KEY.findall(ref[len("[cite:"):])]
+        return ["@" + k for k in _cite_keys(ref)]
     m = sx.PLAIN_LINK.search(ref)
     if m:
         return [f"{m['plain_type']}:{m['plain_path']}"]
     return []
+
+
+def _cite_keys(ref: str) -> list[str]:
+    """The keys of the org-cite citations in `ref`, as `org-cite-parse-objects` reads them.
+
+    A citation needs its closing bracket: ROAM_REFS is split at spaces, so in
+    `[cite:@a; @b]` the piece `[cite:@a;` holds no citation (and `@b]` is a key of its own).
+    Each `;`-separated reference gives its first key; parts without one are the
+    citation's prefix or suffix.
+    """
+    keys: list[str] = []
+    pos = 0
+    while m := _CITATION.search(ref, pos):
+        depth, close = 0, None
+        for i in range(m.start(), len(ref)):
+            if ref[i] in "[]":
+                depth += 1 if ref[i] == "[" else -1
+                if depth == 0:
+                    close = i
+                    break
+        if close is None:
+            break
+        for part in ref[m.end():close].split(";"):
+            key = _CITE_KEY.search(part)
+            if key:
+                keys.append(key.group(1))
+        pos = close + 1
+    return keys
 
 
 # --- nodes -------------------------------------------------------------------
