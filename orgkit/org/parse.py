@@ -276,7 +276,7 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
 # call (`#+call: f()`), whose text holds no links for org-roam.
 _NOT_KEYWORDS = frozenset({"BEGIN", "END", "CALL"})
 
-_OPAQUE_LEADS = frozenset("#:\\")  # the first characters of what `_opaque_end` looks for
+_OPAQUE_LEADS = frozenset("#:\\%")  # the first characters of what `_opaque_end` looks for
 
 
 def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int], closers: Closers,
@@ -304,6 +304,8 @@ def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int],
                 return j
             markup.update((i, j))
         return None
+    if lead == "%":  # a diary sexp, `%%(diary-anniversary ...)`, only at the start of a line
+        return i if line.startswith("%%(") else None
     if lead == "\\":
         m = sx.LATEX_BEGIN.match(line)
         return closers.latex_end(m.group(1), i + 1, end) if m else None

@@ -56,7 +56,7 @@ _WORD_START = rf"(?<![{char_class(NO_WORD_START)}])"
 _PATH_END = rf"[^{_PUNCT}{char_class(NON_WORD)} \t\n]"
 _PLAIN = rf"{_WORD_START}(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
 # Objects whose contents are not parsed, so the links inside them do not count:
-# verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
+# verbatim and code markup (org-verbatim-re), inline source blocks and babel calls, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
 # targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
 # LaTeX commands (`\textbf{..}`, `\alpha`) and bare sub- and superscripts (`x_1`, `a^b`)
@@ -65,6 +65,8 @@ _PLAIN = rf"{_WORD_START}(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P
 # after: the combined regexp runs over all the text, and that keeps it fast.
 _VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
 _INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
+# An inline babel call, `call_f[header](args)[header]`: its arguments are not parsed either.
+_INLINE_CALL = r"call_(?<!\wcall_)[^\s\[(]+(?:\[[^\]\n]*\])?\((?:[^()\n]|\([^()\n]*\))*\)(?:\[[^\]\n]*\])?"
 _DOLLAR = r"\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
 _LATEX_COMMAND = r"\\[a-zA-Z]+\*?(?:\[[^\]\[\n{}]*\]|\{[^{}\n]*\})*"
 # Only the bare form: the contents of `x_{..}` and `x_(..)` are parsed, links and all.
@@ -108,7 +110,7 @@ def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
     if opaque:
         latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR, _LATEX_COMMAND]
         macro = [closing("snippet"), closing("macro"), _MACRO_PLAIN]
-        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, *latex, *macro, _TARGET, _SUBSCRIPT] if p)
+        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, _INLINE_CALL, *latex, *macro, _TARGET, _SUBSCRIPT] if p)
         parts.append(f"(?P<opaque>{hidden})")
     return re.compile("|".join(parts), re.M)
 
