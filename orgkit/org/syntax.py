@@ -54,13 +54,11 @@ _PUNCT = re.escape(string.punctuation)
 # part of a word (a curly quote, a CJK full stop, a dash).
 _WORD_START = rf"(?<![{char_class(NO_WORD_START)}])"
 _PATH_END = rf"[^{_PUNCT}{char_class(NON_WORD)} \t\n]"
-_PLAIN = rf"{_WORD_START}(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
+_PLAIN = rf"(?=[A-Za-z][-+A-Za-z]*:){_WORD_START}(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
 # Objects whose contents are not parsed, so the links inside them do not count:
 # verbatim and code markup (org-verbatim-re), inline source blocks and babel calls, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
 # targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
-# LaTeX commands (`\textbf{..}`, `\alpha`) and bare sub- and superscripts (`x_1`, `a^b`)
-# hide the start of a plain link too: `snake_id:x` is a subscript `_id` and no link.
 # Each alternative starts with a literal or a cheap test and checks its context
 # after: the combined regexp runs over all the text, and that keeps it fast.
 _VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
@@ -68,9 +66,6 @@ _INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*
 # An inline babel call, `call_f[header](args)[header]`: its arguments are not parsed either.
 _INLINE_CALL = r"call_(?<!\wcall_)[^\s\[(]+(?:\[[^\]\n]*\])?\((?:[^()\n]|\([^()\n]*\))*\)(?:\[[^\]\n]*\])?"
 _DOLLAR = r"\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
-_LATEX_COMMAND = r"\\[a-zA-Z]+\*?(?:\[[^\]\[\n{}]*\]|\{[^{}\n]*\})*"
-# Only the bare form: the contents of `x_{..}` and `x_(..)` are parsed, links and all.
-_SUBSCRIPT = r"(?<=\S)[_^](?:\*|[+-]?(?:[^\W_]|[.,\\])*[^\W_])"
 _TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
 
 # Objects that end at a closing delimiter anywhere further on. When the
@@ -108,9 +103,9 @@ def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
     # A dead bracket keeps its group, matching nothing, so callers can ask for it.
     parts = [f"(?P<bracket>{bracket or '(?!)'})", f"(?P<angle>{_ANGLE})", f"(?P<plain>{_PLAIN})"]
     if opaque:
-        latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR, _LATEX_COMMAND]
+        latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR]
         macro = [closing("snippet"), closing("macro"), _MACRO_PLAIN]
-        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, _INLINE_CALL, *latex, *macro, _TARGET, _SUBSCRIPT] if p)
+        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, _INLINE_CALL, *latex, *macro, _TARGET] if p)
         parts.append(f"(?P<opaque>{hidden})")
     return re.compile("|".join(parts), re.M)
 
@@ -119,7 +114,8 @@ def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
     """Every link in `text`, left to right, as one `finditer` of Org's regexps would find them.
 
     With `opaque`, verbatim, code, LaTeX, snippets, macros and targets are
-    matched too (group `opaque`), so that the links inside them can be skipped.
+    matched too (group `opaque`), so that the links inside them can be skipped; and a
+    plain link that starts inside a subscript is no link (`_in_subscript`).
     Linear in the text: an opener without a closer is tried once, not once per
     opener (see `_CLOSING`).
     """
@@ -139,8 +135,30 @@ def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
             pattern = _links_pattern(opaque, dead)
             pos = m.start()
             continue
+        if opaque and m.group("plain") is not None and _in_subscript(text, m.start()):
+            pos = m.start() + 1
+            continue
         yield m
         pos = m.end() if m.end() > m.start() else m.end() + 1
+
+
+_SUBSCRIPT_RUN = frozenset(".,\\")  # what a bare subscript holds besides letters and digits
+
+
+def _in_subscript(text: str, start: int) -> bool:
+    r"""Whether position `start` lies in a bare subscript or superscript, `x_1` or `a^b`
+    (Org's `\S-[_^][+-]?[[:alnum:].,\]*[[:alnum:]]`): `snake_id:x` is the subscript `_id`,
+    and the plain link that would start at its `i` is no link.
+
+    Asked only where a plain link starts, rather than matched with the links: a subscript
+    hides nothing else, and most of the `_` in file names and identifiers start one.
+    """
+    i = start
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in _SUBSCRIPT_RUN):
+        i -= 1
+    if i > 0 and text[i - 1] in "+-":
+        i -= 1
+    return i > 1 and text[i - 1] in "_^" and not text[i - 2].isspace()
 
 
 PLAIN_LINK = re.compile(_PLAIN)
