@@ -207,6 +207,10 @@ def _scan_section(
     """
     runs = scan.text_runs
     run_start: int | None = None
+    # The line after affiliated keywords that belong to it (`#+name:`): a comment line there
+    # is no comment, as Org looks for comments before affiliated keywords; it is read as the
+    # paragraph they belong to.
+    attached = -1
     i = start
     while i < end:
         if drawer and i == drawer[0]:
@@ -217,7 +221,7 @@ def _scan_section(
             continue
         line = lines[i]
         lead = line.lstrip(" \t")[:1]  # sx.lead, inlined: this loop sees every line
-        if lead in _OPAQUE_LEADS:
+        if lead in _OPAQUE_LEADS and not (i == attached and sx.COMMENT.match(line)):
             skip_to = _opaque_end(lines, i, end, lead, markup, closers, scan.problems)
             if skip_to is not None:
                 if run_start is not None:
@@ -243,6 +247,7 @@ def _scan_section(
                 scan.keywords.append((key, kw.group(2), i))
                 affiliated = sx.affiliated_name(key)
                 if affiliated and not _orphaned(lines, i, end):
+                    attached = i + 1
                     if affiliated == "CAPTION":
                         runs.append((i, i))
                 elif key != "TRANSCLUDE":
