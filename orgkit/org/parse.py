@@ -207,9 +207,9 @@ def _scan_section(
     """
     runs = scan.text_runs
     run_start: int | None = None
-    # The line after affiliated keywords that belong to it (`#+name:`): a comment line there
-    # is no comment, as Org looks for comments before affiliated keywords; it is read as the
-    # paragraph they belong to.
+    # The line after affiliated keywords that belong to it (`#+name:`): a comment or clock
+    # line there is neither, as Org looks for those before affiliated keywords; it is read
+    # as the paragraph they belong to.
     attached = -1
     i = start
     while i < end:
@@ -229,7 +229,8 @@ def _scan_section(
                     run_start = None
                 i = skip_to + 1
                 continue
-        if i in markup or not line.strip() or (lead in sx.CLOCK_LEADS and sx.CLOCK.match(line)) or (
+        clock = lead in sx.CLOCK_LEADS and i != attached and sx.CLOCK.match(line)
+        if i in markup or not line.strip() or clock or (
             i == start > 0 and lead in sx.PLANNING_LEADS and sx.PLANNING.match(line)
         ):  # planning only right below a heading
             if run_start is not None:
