@@ -247,7 +247,7 @@ def _scan_section(
             if key not in _NOT_KEYWORDS:
                 scan.keywords.append((key, kw.group(2), i))
                 affiliated = sx.affiliated_name(key)
-                if affiliated and not _orphaned(lines, i, end):
+                if affiliated and not _orphaned(lines, i, end, markup):
                     attached = i + 1
                     if affiliated == "CAPTION":
                         runs.append((i, i))
@@ -262,12 +262,14 @@ def _scan_section(
         runs.append((run_start, end - 1))
 
 
-def _orphaned(lines: list[str], i: int, end: int) -> bool:
+def _orphaned(lines: list[str], i: int, end: int, markup: set[int]) -> bool:
     """Whether the affiliated keywords from line `i` on have no element to attach to.
 
     Org then parses each of them as a plain keyword (see
     `org-element--collect-affiliated-keywords`): when a blank line, the end of
-    the section or the end of the enclosing block or drawer follows them.
+    the section or the end of the enclosing block or drawer follows them. Only a
+    real end (`markup`, the delimiters of the blocks and drawers that close): a stray
+    `#+end_quote` is the paragraph they attach to.
     """
     j = i + 1
     while j < end:
@@ -275,7 +277,7 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
         if not (kw and sx.affiliated_name(kw.group(1).upper())):
             break
         j += 1
-    return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
+    return j >= end or not lines[j].strip() or (j in markup and bool(sx.CONTAINER_END.match(lines[j])))
 
 
 # `#+KEY:` lines Org does not parse as keywords: a dynamic block's delimiters, and a babel
