@@ -211,8 +211,13 @@ def _scan_section(
     # line there is neither, as Org looks for those before affiliated keywords; it is read
     # as the paragraph they belong to.
     attached = -1
+    # The closing lines of the greater blocks and drawers open around line `i`: a block
+    # inside one must close before it does, as Org parses a container's contents apart.
+    containers: list[int] = []
     i = start
     while i < end:
+        while containers and i > containers[-1]:
+            containers.pop()
         if drawer and i == drawer[0]:
             if run_start is not None:
                 runs.append((run_start, i - 1))
@@ -222,7 +227,8 @@ def _scan_section(
         line = lines[i]
         lead = line.lstrip(" \t")[:1]  # sx.lead, inlined: this loop sees every line
         if lead in _OPAQUE_LEADS and not (i == attached and sx.COMMENT.match(line)):
-            skip_to = _opaque_end(lines, i, end, lead, markup, closers, scan.problems)
+            limit = containers[-1] if containers else end
+            skip_to = _opaque_end(lines, i, limit, lead, markup, closers, scan.problems, containers)
             if skip_to is not None:
                 if run_start is not None:
                     runs.append((run_start, i - 1))
@@ -288,16 +294,18 @@ _OPAQUE_LEADS = frozenset("#:\\%")  # the first characters of what `_opaque_end`
 
 
 def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int], closers: Closers,
-                problems: list[tuple[int, str]]) -> int | None:
+                problems: list[tuple[int, str]], containers: list[int]) -> int | None:
     """If line `i` (starting with `lead` after blanks) starts something whose contents hide links,
     its last line.
 
     Greater blocks and drawers are not opaque: their delimiter lines are
-    recorded in `markup` and their contents scanned as text. Blocks and
-    drawers that do not close before the next heading are read as text, as
-    Org reads them, and noted in `problems`.
+    recorded in `markup`, their closing line pushed on `containers`, and their
+    contents scanned as text. Blocks and drawers that do not close before `end`
+    (the next heading, or the end of the drawer or block around them) are read
+    as text, as Org reads them, and noted in `problems`.
     """
     line = lines[i]
+    before = "inside the drawer or block around it" if containers else "before the next heading"
     if lead == "#":
         if sx.COMMENT.match(line):
             return i
@@ -305,12 +313,13 @@ def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int],
         if m:
             j = closers.block_end(m.group(1), i + 1, end)
             if j is None:
-                problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
+                problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} {before}; "
                                     "read as text"))
                 return None
             if m.group(1).lower() in sx.OPAQUE_BLOCKS:
                 return j
             markup.update((i, j))
+            containers.append(j)
         return None
     if lead == "%":  # a diary sexp, `%%(diary-anniversary ...)`, only at the start of a line
         return i if line.startswith("%%(") else None
@@ -324,11 +333,12 @@ def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int],
         j = closers.drawer_end(i + 1, end)
         if j is not None:
             markup.update((i, j))
+            containers.append(j)
         elif m.group(1).upper() == "PROPERTIES":
-            problems.append((i, "property drawer has no :END: before the next heading; "
+            problems.append((i, f"property drawer has no :END: {before}; "
                                 "its properties are ignored, as Emacs does"))
         else:
-            problems.append((i, f"drawer :{m.group(1)}: has no :END: before the next heading; read as text"))
+            problems.append((i, f"drawer :{m.group(1)}: has no :END: {before}; read as text"))
     return None
 
 
