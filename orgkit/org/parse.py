@@ -605,9 +605,10 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str,
                 links.append(_make_link(m, source, base + m.start() + 1, line + 1, path, abbrevs))
     top_source = owner(0)
     if top_source is not None:
+        # org-roam reads these links again in an empty buffer, without the file's abbreviations.
         for i in scan.extra_link_lines:
             for m in sx.link_matches(doc.lines[i], opaque=False):
-                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path, abbrevs))
+                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path, {}))
     links.sort(key=lambda link: link.pos)
     return links
 
