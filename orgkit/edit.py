@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .errors import NotFound, OrgkitError
 from .org import decode_org
+from .org import syntax as sx
 from .org.escape import escape_lines, link_description, one_line
 from .org.ids import Added, add_ids, id_line, new_id
 from .org.text import UndecodableFile
@@ -63,7 +64,7 @@ def new_note(
     body = utf8_text(body, "the body")
     if not title:
         raise OrgkitError("a note needs a title")
-    bad = [t for t in tags if not re.fullmatch(r"[\w@#%]+", t)]
+    bad = [t for t in tags if not sx.TAG.fullmatch(t)]
     if bad:
         raise OrgkitError(f"invalid tag {bad[0]!r}: tags are letters, digits, _ @ # %")
     node_id = new_id()

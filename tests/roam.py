@@ -46,6 +46,54 @@ _SYNC_SCRIPT = r"""
 """
 
 
+# The two character sets of `orgkit/org/emacs_chars.py`, as ranges of hexadecimal code
+# points, from the syntax table of an org-mode buffer: one pass over every code point (2 s).
+_CHAR_SETS_SCRIPT = r"""
+(progn
+  (require 'org)
+  (defun orgkit--ranges (pred)
+    (let ((c 0) (start nil) (out nil))
+      (while (<= c #x10FFFF)
+        (if (funcall pred c)
+            (unless start (setq start c))
+          (when start
+            (push (if (= start (1- c)) (format "%X" start) (format "%X-%X" start (1- c))) out)
+            (setq start nil)))
+        (setq c (1+ c)))
+      (when start (push (format "%X-10FFFF" start) out))
+      (mapconcat #'identity (nreverse out) " ")))
+  (byte-compile 'orgkit--ranges)
+  (with-temp-buffer
+    (org-mode)
+    (let ((latin (aref char-script-table ?a)))
+      (princ (format "NO_WORD_START %s\n"
+                     (orgkit--ranges
+                      (byte-compile
+                       `(lambda (c) (and (eq (char-syntax c) ?w)
+                                         (or (eq (aref char-script-table c) ',latin)
+                                             (aref (char-category-set c) ?^))))))))
+      (princ (format "NON_WORD %s\n"
+                     (orgkit--ranges
+                      (byte-compile
+                       (lambda (c) (and (>= c #x80) (not (eq (char-syntax c) ?w))))))))
+      (princ (format "ALNUM %s\n"
+                     (orgkit--ranges
+                      (byte-compile (lambda (c) (string-match-p "[[:alnum:]]" (string c))))))))))
+"""
+
+
+def emacs_char_sets() -> dict[str, str]:
+    """`orgkit.org.emacs_chars`' sets as the installed Emacs has them: NO_WORD_START, the
+    characters with word syntax in the script of ASCII letters or combining (after which
+    `\\<` fails before a letter), and NON_WORD, those beyond ASCII without word syntax
+    (what `[:punct:]` matches there); and ALNUM, what `[:alnum:]` matches."""
+    proc = subprocess.run(["emacs", "--batch", "-q", "--eval", _CHAR_SETS_SCRIPT],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"emacs failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    return dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line)
+
+
 class RoamUnavailable(RuntimeError):
     """Emacs, org-roam or its SQLite helper is missing; the message says what to install."""
 

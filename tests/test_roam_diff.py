@@ -13,6 +13,7 @@ expectation in DELIBERATE instead.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from collections import Counter
@@ -279,6 +280,34 @@ def test_braindump_other_links(braindump: Both) -> None:
 
 def test_braindump_same_files(braindump: Both) -> None:
     assert braindump.roam.files == list(iter_org_files(braindump.vault.root))
+
+
+# --- Emacs' syntax table, as orgkit's plain-link pattern copies it --------------------
+
+
+def test_emacs_char_sets() -> None:
+    """`emacs_chars` holds what the installed Emacs' org-mode syntax table says (the sets
+    decide where a plain link starts and ends)."""
+    roam.skip_unless_available()
+    from orgkit.org import emacs_chars
+
+    emacs = roam.emacs_char_sets()
+    assert emacs["NO_WORD_START"].split() == emacs_chars.NO_WORD_START.split()
+    assert emacs["NON_WORD"].split() == emacs_chars.NON_WORD.split()
+    # [:alnum:] is Python's \w, less `_` and WORD_NOT_ALNUM, plus ALNUM_NOT_WORD.
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    word = {ord(c) for c in re.findall(r"[^\W_]", every)}
+    alnum = (word - _code_points(emacs_chars.WORD_NOT_ALNUM)) | _code_points(emacs_chars.ALNUM_NOT_WORD)
+    assert alnum == _code_points(emacs["ALNUM"])
+
+
+def _code_points(ranges: str) -> set[int]:
+    """The code points of a list of hexadecimal code points and ranges (`emacs_chars`' form)."""
+    out: set[int] = set()
+    for item in ranges.split():
+        first, _, last = item.partition("-")
+        out.update(range(int(first, 16), int(last or first, 16) + 1))
+    return out
 
 
 # --- the reader for emacsql's printed values (no Emacs needed) ------------------------

@@ -22,13 +22,13 @@ from pathlib import Path
 from ..confine import looks_like_path
 from ..errors import NotFound, OrgkitError
 from ..org import parse_org
+from ..org import syntax as sx
 from ..org.drawers import drawer_properties, property_drawer_at
 from ..org.outline import Outline
 from ..org.text import decode_org
 
 OVERLAY_DIR = "schemas"
 TEMPLATE_DIR = Path(__file__).with_name("templates")
-_TAG = re.compile(r"^[\w@#%]+$")
 _TRUE, _FALSE = {"t", "true", "yes"}, {"nil", "false", "no"}
 
 
@@ -116,7 +116,7 @@ def _dimensions(outline: Outline, fail) -> list[Dimension]:
         tag = props.get("TAG", "")
         if not tag:
             raise fail(i + 1, f"dimension {name!r} has no :TAG: property")
-        if not _TAG.match(tag):
+        if not sx.TAG.fullmatch(tag):
             raise fail(i + 1, f"dimension {name!r}: tag {tag!r} is not an org tag (letters, digits, _@#%)")
         if any(d.tag == tag for d in found):
             raise fail(i + 1, f"tag {tag!r} is used by two dimensions")

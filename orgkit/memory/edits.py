@@ -19,7 +19,7 @@ from ..org import syntax as sx
 from ..org.escape import escape_lines, link_description, one_line
 from ..org.ids import id_line
 
-TAG = re.compile(r"[\w@#%]+")
+TAG = sx.TAG
 _HEADING_TAGS = re.compile(rf"([ \t]+){sx.TAGS}[ \t]*$")
 
 

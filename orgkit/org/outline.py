@@ -17,6 +17,7 @@ from .drawers import drawer_properties, entry_node_id, property_drawer_at
 from .syntax import DEFAULT_TODO
 
 _TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:", re.I | re.M)
+_STARTUP_ODD_LINE = re.compile(r"^[ \t]*#\+STARTUP:.*\bodd", re.I | re.M)
 
 
 @dataclass(slots=True)
@@ -41,6 +42,18 @@ def todo_keywords(text: str) -> tuple[str, ...]:
     from .parse import todo_keywords_of  # only for the few files that declare keywords
 
     return todo_keywords_of(text)
+
+
+def odd_levels(text: str) -> bool:
+    """Whether a file sets `#+STARTUP: odd` (headings then report `sx.reduced_level`).
+
+    Few files say `odd` at all, so a cheap test comes first; the parser decides for the rest.
+    """
+    if "odd" not in text.lower() or not _STARTUP_ODD_LINE.search(text):
+        return False
+    from .parse import odd_levels_of  # only for the few files that may set it
+
+    return odd_levels_of(text)
 
 
 def _opens_opaque(line: str) -> bool:
@@ -123,6 +136,7 @@ class Outline:
 
     def _caches(self) -> None:
         self._pattern: sx.HeadingPattern | None = None
+        self._odd_levels: bool | None = None
         self._titles: dict[int, str | None] = {}
         self._ids: dict[int, str | None] = {}
         self._olp_titles: dict[int, str] = {}
@@ -145,8 +159,10 @@ class Outline:
         if not node_id:  # else the file's node, unless the file starts with a heading
             node_id = None if self.heading_lines and self.heading_lines[0] == 0 else self._top_id()
         ancestors = chain[1:] if own_level else chain
+        if own_level and self._odd_levels is None:
+            self._odd_levels = odd_levels(self._text)
         return Place(
-            id=node_id, level=own_level,
+            id=node_id, level=sx.reduced_level(own_level, bool(self._odd_levels)),
             title=sx.link_display(self._title(chain[0]) or "") if own_level else "",
             olp=[self._olp_title(h) for h in reversed(ancestors)],
         )

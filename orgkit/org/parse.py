@@ -13,6 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
+from urllib.parse import quote
 
 from . import syntax as sx
 from .acyclic import collector_paused
@@ -23,6 +24,8 @@ from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 from .syntax import DEFAULT_TODO
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
+_LINK_ABBREV = re.compile(r"(\S+)[ \t]+(.+)")
+_CITATION = re.compile(r"\[cite(?:/[/_a-z0-9-]+)?:")
 _CITE_KEY = re.compile(r"@([-.:?!`'/*@+|(){}<>&_^$#%~\w]+)")
 
 
@@ -84,6 +87,11 @@ def parse_org(text: str, path: str) -> OrgFile:
     return _parse(text, path)[0]
 
 
+def odd_levels_of(text: str) -> bool:
+    """Whether `text` sets `#+STARTUP: odd`, read where Org reads keywords."""
+    return _odd_levels_only(_scan_structure(_Lines.of(text)).keywords)
+
+
 def todo_keywords_of(text: str) -> tuple[str, ...]:
     """The TODO keywords `text` declares (else Org's defaults), read where Org reads keywords."""
     return _todo_keywords(_scan_structure(_Lines.of(text)).keywords)
@@ -111,15 +119,16 @@ def _parse(text: str, path: str) -> tuple[OrgFile, "_Lines", "_Scan", tuple[str,
     warnings: list[ParseWarning] = []
     out = OrgFile(path=path, title=_file_title(scan.keywords, path), warnings=warnings)
     filetags = _file_tags(scan.keywords)
+    odd_levels = _odd_levels_only(scan.keywords)
 
     file_node = _file_node(doc, scan, out.title, filetags, path, warnings)
     heading_pattern = sx.heading_pattern(todo)
     for h in scan.headings:
         _parse_heading_line(doc.lines[h.index], h, heading_pattern)
     for h in scan.headings:
-        h.node = _heading_node(doc, h, filetags, path, warnings)
+        h.node = _heading_node(doc, h, filetags, odd_levels, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
-    out.links = _links(doc, scan, file_node, path)
+    out.links = _links(doc, scan, file_node, path, _link_abbrevs(scan.keywords))
     warnings.extend(_problem_warnings(scan.problems, path))
     return out, doc, scan, todo
 
@@ -198,8 +207,17 @@ def _scan_section(
     """
     runs = scan.text_runs
     run_start: int | None = None
+    # The line after affiliated keywords that belong to it (`#+name:`): a comment or clock
+    # line there is neither, as Org looks for those before affiliated keywords; it is read
+    # as the paragraph they belong to.
+    attached = -1
+    # The closing lines of the greater blocks and drawers open around line `i`: a block
+    # inside one must close before it does, as Org parses a container's contents apart.
+    containers: list[int] = []
     i = start
     while i < end:
+        while containers and i > containers[-1]:
+            containers.pop()
         if drawer and i == drawer[0]:
             if run_start is not None:
                 runs.append((run_start, i - 1))
@@ -208,15 +226,17 @@ def _scan_section(
             continue
         line = lines[i]
         lead = line.lstrip(" \t")[:1]  # sx.lead, inlined: this loop sees every line
-        if lead in _OPAQUE_LEADS:
-            skip_to = _opaque_end(lines, i, end, lead, markup, closers, scan.problems)
+        if lead in _OPAQUE_LEADS and not (i == attached and sx.COMMENT.match(line)):
+            limit = containers[-1] if containers else end
+            skip_to = _opaque_end(lines, i, limit, lead, markup, closers, scan.problems, containers)
             if skip_to is not None:
                 if run_start is not None:
                     runs.append((run_start, i - 1))
                     run_start = None
                 i = skip_to + 1
                 continue
-        if i in markup or not line.strip() or (lead in sx.CLOCK_LEADS and sx.CLOCK.match(line)) or (
+        clock = lead in sx.CLOCK_LEADS and i != attached and sx.CLOCK.match(line)
+        if i in markup or not line.strip() or clock or (
             i == start > 0 and lead in sx.PLANNING_LEADS and sx.PLANNING.match(line)
         ):  # planning only right below a heading
             if run_start is not None:
@@ -230,10 +250,11 @@ def _scan_section(
                 runs.append((run_start, i - 1))
                 run_start = None
             key = kw.group(1).upper()
-            if key not in ("BEGIN", "END"):
+            if key not in _NOT_KEYWORDS:
                 scan.keywords.append((key, kw.group(2), i))
                 affiliated = sx.affiliated_name(key)
-                if affiliated and not _orphaned(lines, i, end):
+                if affiliated and not _orphaned(lines, i, end, markup):
+                    attached = i + 1
                     if affiliated == "CAPTION":
                         runs.append((i, i))
                 elif key != "TRANSCLUDE":
@@ -247,12 +268,14 @@ def _scan_section(
         runs.append((run_start, end - 1))
 
 
-def _orphaned(lines: list[str], i: int, end: int) -> bool:
+def _orphaned(lines: list[str], i: int, end: int, markup: set[int]) -> bool:
     """Whether the affiliated keywords from line `i` on have no element to attach to.
 
     Org then parses each of them as a plain keyword (see
     `org-element--collect-affiliated-keywords`): when a blank line, the end of
-    the section or the end of the enclosing block or drawer follows them.
+    the section or the end of the enclosing block or drawer follows them. Only a
+    real end (`markup`, the delimiters of the blocks and drawers that close): a stray
+    `#+end_quote` is the paragraph they attach to.
     """
     j = i + 1
     while j < end:
@@ -260,23 +283,29 @@ def _orphaned(lines: list[str], i: int, end: int) -> bool:
         if not (kw and sx.affiliated_name(kw.group(1).upper())):
             break
         j += 1
-    return j >= end or not lines[j].strip() or bool(sx.CONTAINER_END.match(lines[j]))
+    return j >= end or not lines[j].strip() or (j in markup and bool(sx.CONTAINER_END.match(lines[j])))
 
 
-_OPAQUE_LEADS = frozenset("#:\\")  # the first characters of what `_opaque_end` looks for
+# `#+KEY:` lines Org does not parse as keywords: a dynamic block's delimiters, and a babel
+# call (`#+call: f()`), whose text holds no links for org-roam.
+_NOT_KEYWORDS = frozenset({"BEGIN", "END", "CALL"})
+
+_OPAQUE_LEADS = frozenset("#:\\%")  # the first characters of what `_opaque_end` looks for
 
 
 def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int], closers: Closers,
-                problems: list[tuple[int, str]]) -> int | None:
+                problems: list[tuple[int, str]], containers: list[int]) -> int | None:
     """If line `i` (starting with `lead` after blanks) starts something whose contents hide links,
     its last line.
 
     Greater blocks and drawers are not opaque: their delimiter lines are
-    recorded in `markup` and their contents scanned as text. Blocks and
-    drawers that do not close before the next heading are read as text, as
-    Org reads them, and noted in `problems`.
+    recorded in `markup`, their closing line pushed on `containers`, and their
+    contents scanned as text. Blocks and drawers that do not close before `end`
+    (the next heading, or the end of the drawer or block around them) are read
+    as text, as Org reads them, and noted in `problems`.
     """
     line = lines[i]
+    before = "inside the drawer or block around it" if containers else "before the next heading"
     if lead == "#":
         if sx.COMMENT.match(line):
             return i
@@ -284,13 +313,16 @@ def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int],
         if m:
             j = closers.block_end(m.group(1), i + 1, end)
             if j is None:
-                problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} before the next heading; "
+                problems.append((i, f"#+begin_{m.group(1)} has no #+end_{m.group(1)} {before}; "
                                     "read as text"))
                 return None
             if m.group(1).lower() in sx.OPAQUE_BLOCKS:
                 return j
             markup.update((i, j))
+            containers.append(j)
         return None
+    if lead == "%":  # a diary sexp, `%%(diary-anniversary ...)`, only at the start of a line
+        return i if line.startswith("%%(") else None
     if lead == "\\":
         m = sx.LATEX_BEGIN.match(line)
         return closers.latex_end(m.group(1), i + 1, end) if m else None
@@ -301,11 +333,12 @@ def _opaque_end(lines: list[str], i: int, end: int, lead: str, markup: set[int],
         j = closers.drawer_end(i + 1, end)
         if j is not None:
             markup.update((i, j))
+            containers.append(j)
         elif m.group(1).upper() == "PROPERTIES":
-            problems.append((i, "property drawer has no :END: before the next heading; "
+            problems.append((i, f"property drawer has no :END: {before}; "
                                 "its properties are ignored, as Emacs does"))
         else:
-            problems.append((i, f"drawer :{m.group(1)}: has no :END: before the next heading; read as text"))
+            problems.append((i, f"drawer :{m.group(1)}: has no :END: {before}; read as text"))
     return None
 
 
@@ -321,6 +354,18 @@ def _todo_keywords(keywords: list[tuple[str, str, int]]) -> tuple[str, ...]:
                 if word != "|":
                     found.append(re.sub(r"\(.*\)$", "", word))
     return tuple(dict.fromkeys(k for k in found if k)) or DEFAULT_TODO
+
+
+def _odd_levels_only(keywords: list[tuple[str, str, int]]) -> bool:
+    """Whether the file's `#+STARTUP:` options turn on `org-odd-levels-only`: each `odd` turns
+    it on and each `oddeven` off, in order, as `org-set-regexps-and-options` applies them."""
+    odd = False
+    for key, value, _ in keywords:
+        if key == "STARTUP":
+            for word in value.lower().split():
+                if word in ("odd", "oddeven"):
+                    odd = word == "odd"
+    return odd
 
 
 def _file_title(keywords: list[tuple[str, str, int]], path: str) -> str:
@@ -339,6 +384,41 @@ def _file_tags(keywords: list[tuple[str, str, int]]) -> list[str]:
             new = [t for word in value.split() for t in word.split(":") if t]
             tags = new + tags
     return tags
+
+
+def _link_abbrevs(keywords: list[tuple[str, str, int]]) -> dict[str, str]:
+    """The file's link abbreviations (`#+LINK: key replacement`), as `org-set-regexps-and-options`
+    reads them: the first word is the key, the rest the replacement; a later line wins."""
+    abbrevs: dict[str, str] = {}
+    for key, value, _ in keywords:
+        if key == "LINK":
+            m = _LINK_ABBREV.match(value)
+            if m:
+                abbrevs[m.group(1)] = m.group(2)
+    return abbrevs
+
+
+def _expand_abbrev(raw: str, abbrevs: dict[str, str]) -> str:
+    """`org-link-expand-abbrev`: `key:tag` (or `key::tag`, or `key`) with the key's
+    replacement, its first `%s` (or else `%h`, URL-encoded) replaced by the tag, or the
+    tag appended.
+
+    A replacement that calls a function (`%(f)`) is left unexpanded: Emacs calls only
+    functions the user's configuration marks safe, and refuses the rest with a warning.
+    """
+    key, colon, tag = raw.partition(":")
+    if key not in abbrevs:
+        return raw
+    if colon and tag.startswith(":"):
+        tag = tag[1:]
+    replacement = abbrevs[key]
+    if "%(" in replacement and re.search(r"%\([^)]+\)", replacement):
+        return raw
+    if "%s" in replacement:
+        return replacement.replace("%s", tag, 1)
+    if "%h" in replacement:
+        return replacement.replace("%h", quote(tag, safe=""), 1)
+    return replacement + tag
 
 
 def _aliases_and_refs(
@@ -374,11 +454,39 @@ def _parse_ref(ref: str) -> list[str]:
     if ref.startswith("@"):
         return [ref]
     if ref.startswith("[cite:"):
-        return ["@" + k for k in _CITE_KEY.findall(ref[len("[cite:"):])]
+        return ["@" + k for k in _cite_keys(ref)]
     m = sx.PLAIN_LINK.search(ref)
     if m:
         return [f"{m['plain_type']}:{m['plain_path']}"]
     return []
+
+
+def _cite_keys(ref: str) -> list[str]:
+    """The keys of the org-cite citations in `ref`, as `org-cite-parse-objects` reads them.
+
+    A citation needs its closing bracket: ROAM_REFS is split at spaces, so in
+    `[cite:@a; @b]` the piece `[cite:@a;` holds no citation (and `@b]` is a key of its own).
+    Each `;`-separated reference gives its first key; parts without one are the
+    citation's prefix or suffix.
+    """
+    keys: list[str] = []
+    pos = 0
+    while m := _CITATION.search(ref, pos):
+        depth, close = 0, None
+        for i in range(m.start(), len(ref)):
+            if ref[i] in "[]":
+                depth += 1 if ref[i] == "[" else -1
+                if depth == 0:
+                    close = i
+                    break
+        if close is None:
+            break
+        for part in ref[m.end():close].split(";"):
+            key = _CITE_KEY.search(part)
+            if key:
+                keys.append(key.group(1))
+        pos = close + 1
+    return keys
 
 
 # --- nodes -------------------------------------------------------------------
@@ -414,7 +522,7 @@ def _parse_heading_line(line: str, h: _Heading, pattern: sx.HeadingPattern) -> N
 
 def _heading_node(
     doc: _Lines, h: _Heading,
-    filetags: list[str], path: str, warnings: list[ParseWarning],
+    filetags: list[str], odd_levels: bool, path: str, warnings: list[ParseWarning],
 ) -> Node | None:
     if not h.props:  # most headings: no property drawer, so no ID
         return None
@@ -436,7 +544,8 @@ def _heading_node(
     aliases, refs = _aliases_and_refs(h.props, first, where, warnings)
     end_index = h.end
     return Node(
-        id=node_id, file=path, level=h.level, pos=doc.starts[h.index] + 1, line=h.index + 1,
+        id=node_id, file=path, level=sx.reduced_level(h.level, odd_levels), pos=doc.starts[h.index] + 1,
+        line=h.index + 1,
         title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
         olp=[_olp_title(a) for a in ancestors],
         tags=_dedupe_keep_last(inherited + h.tags) if inherited or h.tags else [],
@@ -469,8 +578,10 @@ def _dedupe_keep_last(tags: list[str]) -> list[str]:
 # --- links -------------------------------------------------------------------
 
 
-def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[Link]:
-    """Every link org-roam records, with the node it belongs to."""
+def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str,
+           abbrevs: dict[str, str]) -> list[Link]:
+    """Every link org-roam records, with the node it belongs to (`abbrevs`: the file's
+    link abbreviations, which bracket links expand)."""
     owner = _link_owner(scan, file_node)
     links: list[Link] = []
     # Only text holding "[[" (a bracket link) or ":" (the `type:` of an angle or plain link)
@@ -491,12 +602,13 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str) -> list[
             line = doc.line_of(base + m.start())
             source = owner(line)
             if source is not None:
-                links.append(_make_link(m, source, base + m.start() + 1, line + 1, path))
+                links.append(_make_link(m, source, base + m.start() + 1, line + 1, path, abbrevs))
     top_source = owner(0)
     if top_source is not None:
+        # org-roam reads these links again in an empty buffer, without the file's abbreviations.
         for i in scan.extra_link_lines:
             for m in sx.link_matches(doc.lines[i], opaque=False):
-                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path))
+                links.append(_make_link(m, top_source, doc.starts[i] + m.start() + 1, i + 1, path, {}))
     links.sort(key=lambda link: link.pos)
     return links
 
@@ -530,13 +642,15 @@ def _link_owner(scan: _Scan, file_node: Node | None):
     return owner
 
 
-def _make_link(m: re.Match[str], source: str, pos: int, line: int, path: str) -> Link:
-    kind, target = _link_target(m)
+def _make_link(m: re.Match[str], source: str, pos: int, line: int, path: str,
+               abbrevs: dict[str, str]) -> Link:
+    kind, target = _link_target(m, abbrevs)
     return Link(source=source, dest=target, type=kind, pos=pos, line=line, file=path)
 
 
-def _link_target(m: re.Match[str]) -> tuple[str, str]:
-    """(type, dest) of a link match, classified as `org-element-link-parser` does."""
+def _link_target(m: re.Match[str], abbrevs: dict[str, str]) -> tuple[str, str]:
+    """(type, dest) of a link match, classified as `org-element-link-parser` does (a bracket
+    link's abbreviation expanded first; plain and angle links are never abbreviations)."""
     if m.group("angle") is not None:
         kind, path = m.group("angle_type"), re.sub(r"[ \t]*\n[ \t]*", "", m.group("angle_path"))
     elif m.group("plain") is not None:
@@ -544,7 +658,7 @@ def _link_target(m: re.Match[str]) -> tuple[str, str]:
     else:
         raw = re.sub(r"[ \t]*\n[ \t]*", " ", m.group("target"))
         raw = re.sub(r"\\([\]\[])", r"\1", raw)
-        return _classify_raw(raw)
+        return _classify_raw(_expand_abbrev(raw, abbrevs) if abbrevs else raw)
     return _typed(kind, path)
 
 

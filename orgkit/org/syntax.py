@@ -12,9 +12,23 @@ import string
 from collections.abc import Iterator
 from functools import lru_cache
 
+from .emacs_chars import ALNUM_NOT_WORD, NO_WORD_START, NON_WORD, WORD_NOT_ALNUM, char_class
+
 HEADING = re.compile(r"\*+ ")
+
+
+def reduced_level(stars: int, odd_levels: bool) -> int:
+    """`org-reduced-level`: the level Org reports for a heading of `stars` stars. With
+    `#+STARTUP: odd` (`org-odd-levels-only`) only odd star counts are levels: `***` is
+    level 2 and `*****` level 3."""
+    return 1 + stars // 2 if odd_levels and stars else stars
+
 DEFAULT_TODO = ("TODO", "DONE")  # a file's TODO keywords when it declares none
-TAGS = r"(:[\w@#%:]+:)"
+# A tag's characters, Org's `[[:alnum:]_@#%]` with Emacs' `[:alnum:]` (see `emacs_chars`):
+# `:हिंदी:` is a tag, `:x²:` is not.
+_TAG_CHAR = rf"(?:(?![{char_class(WORD_NOT_ALNUM)}])[\w@#%]|[{char_class(ALNUM_NOT_WORD)}])"
+TAG = re.compile(rf"{_TAG_CHAR}+")  # one tag, as `TAG.fullmatch(tag)` tests it
+TAGS = rf"(:(?:{_TAG_CHAR}|:)+:)"  # the tags at the end of a heading line
 
 # Link types known to Emacs with Org, org-id, org-roam and the default `org-modules`.
 LINK_TYPES = (
@@ -34,15 +48,23 @@ _ANGLE = rf"<(?P<angle_type>{_TYPES_RE}):(?P<angle_path>[^>\n]*(?:\n[ \t]*[^> \t
 _NB = r"[^\]\[ \t\n()<>]"
 _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
 _PUNCT = re.escape(string.punctuation)
-_PLAIN = rf"\b(?=[A-Za-z][-+A-Za-z]*:)(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:[^{_PUNCT}\s]|/|{_PAREN}))"
+# `word-start` and `[^[:punct:] \t\n]` of `org-link-plain-re`, by Emacs' syntax table (see
+# `emacs_chars`): no link type starts right after a latin letter or digit, `$`, `%` or `'`;
+# and a link does not end on ASCII punctuation nor on a character Emacs does not see as
+# part of a word (a curly quote, a CJK full stop, a dash).
+_WORD_START = rf"(?<![{char_class(NO_WORD_START)}])"
+_PATH_END = rf"[^{_PUNCT}{char_class(NON_WORD)} \t\n]"
+_PLAIN = rf"(?=[A-Za-z][-+A-Za-z]*:){_WORD_START}(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
 # Objects whose contents are not parsed, so the links inside them do not count:
-# verbatim and code markup (org-verbatim-re), inline source blocks, LaTeX
+# verbatim and code markup (org-verbatim-re), inline source blocks and babel calls, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and
 # targets (`<<x>>`, `<<<x>>>`; radio links themselves are not recorded by org-roam).
 # Each alternative starts with a literal or a cheap test and checks its context
 # after: the combined regexp runs over all the text, and that keeps it fast.
 _VERBATIM = r"(?P<mark>[=~])(?<![^-\s('\"{][=~])(?:\S|\S.*?(?:\n.*?)?\S)(?P=mark)(?=[-\s.,:!?;'\")}\[]|$)"
 _INLINE_SRC = r"src_(?<!\wsrc_)[^\s\[{]+(?:\[[^\]\n]*\])?\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
+# An inline babel call, `call_f[header](args)[header]`: its arguments are not parsed either.
+_INLINE_CALL = r"call_(?<!\wcall_)[^\s\[(]+(?:\[[^\]\n]*\])?\((?:[^()\n]|\([^()\n]*\))*\)(?:\[[^\]\n]*\])?"
 _DOLLAR = r"\$(?<!\$\$)(?![\s,.;$])[^$]*(?<![\s,.])\$(?=[^\w$]|$)"
 _TARGET = r"<<<?(?:[^<>\n\r \t]|[^<>\n\r \t][^<>\n\r]*[^<>\n\r \t])>>>?"
 
@@ -83,7 +105,7 @@ def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
     if opaque:
         latex = [closing("lparen"), closing("lbracket"), closing("dollars"), _DOLLAR]
         macro = [closing("snippet"), closing("macro"), _MACRO_PLAIN]
-        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, *latex, *macro, _TARGET] if p)
+        hidden = "|".join(p for p in [_VERBATIM, _INLINE_SRC, _INLINE_CALL, *latex, *macro, _TARGET] if p)
         parts.append(f"(?P<opaque>{hidden})")
     return re.compile("|".join(parts), re.M)
 
@@ -92,7 +114,8 @@ def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
     """Every link in `text`, left to right, as one `finditer` of Org's regexps would find them.
 
     With `opaque`, verbatim, code, LaTeX, snippets, macros and targets are
-    matched too (group `opaque`), so that the links inside them can be skipped.
+    matched too (group `opaque`), so that the links inside them can be skipped; and a
+    plain link that starts inside a subscript is no link (`_in_subscript`).
     Linear in the text: an opener without a closer is tried once, not once per
     opener (see `_CLOSING`).
     """
@@ -112,8 +135,30 @@ def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
             pattern = _links_pattern(opaque, dead)
             pos = m.start()
             continue
+        if opaque and m.group("plain") is not None and _in_subscript(text, m.start()):
+            pos = m.start() + 1
+            continue
         yield m
         pos = m.end() if m.end() > m.start() else m.end() + 1
+
+
+_SUBSCRIPT_RUN = frozenset(".,\\")  # what a bare subscript holds besides letters and digits
+
+
+def _in_subscript(text: str, start: int) -> bool:
+    r"""Whether position `start` lies in a bare subscript or superscript, `x_1` or `a^b`
+    (Org's `\S-[_^][+-]?[[:alnum:].,\]*[[:alnum:]]`): `snake_id:x` is the subscript `_id`,
+    and the plain link that would start at its `i` is no link.
+
+    Asked only where a plain link starts, rather than matched with the links: a subscript
+    hides nothing else, and most of the `_` in file names and identifiers start one.
+    """
+    i = start
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in _SUBSCRIPT_RUN):
+        i -= 1
+    if i > 0 and text[i - 1] in "+-":
+        i -= 1
+    return i > 1 and text[i - 1] in "_^" and not text[i - 2].isspace()
 
 
 PLAIN_LINK = re.compile(_PLAIN)
