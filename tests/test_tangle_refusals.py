@@ -43,6 +43,8 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
         ('#+begin_src python :tangle "a\\0b"\nx\n#+end_src\n',
          "contains a NUL character"),
         ("#+begin_src python :tangle .\nx\n#+end_src\n", ":tangle . names a directory"),
+        ("#+begin_src fortran :tangle a.f :comments link\nx\n#+end_src\n",
+         "comments with its own function fortran-comment-region"),
     ],
 )
 def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expected: str) -> None:

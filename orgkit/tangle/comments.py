@@ -20,10 +20,17 @@ class NoCommentSyntax(Exception):
     """`comment-region` in a mode without comment syntax (Emacs prompts, then fails)."""
 
 
+class OwnCommentRegion(Exception):
+    """The mode comments through its own `comment-region-function` (its name is the
+    message), which orgkit does not reproduce: Emacs succeeds, orgkit refuses."""
+
+
 def comment_region(text: str, syntax: CommentSyntax | None) -> str:
     """What `comment-region` turns TEXT into."""
     if syntax is None or syntax.start is None:
         raise NoCommentSyntax
+    if syntax.own_region_function:
+        raise OwnCommentRegion(syntax.own_region_function)
     start = syntax.start.rstrip(" \t")
     prefix = start + start[-1:] * syntax.add + " "
     end = syntax.end.lstrip(" \t")

@@ -62,9 +62,14 @@ class CommentSyntax:
     end: str = ""
     add: int = 0
     style: str = "indent"
+    # The mode's own `comment-region-function`, when it is not `comment-region-default`
+    # (or a variant orgkit models through `style`): orgkit does not reproduce it.
+    own_region_function: str | None = None
 
 
-# Major modes of Emacs 28.2 and their comment settings (nil start: none defined).
+# Major modes of Emacs 28.2 and their comment settings (nil start: none defined).  A
+# language whose mode is missing here keeps the previous block's mode, as in Emacs when
+# the mode function does not exist, so every mode Emacs has must be listed.
 MODES: dict[str, CommentSyntax] = {
     "emacs-lisp": CommentSyntax(";", add=1),
     "lisp": CommentSyntax(";", add=1),
@@ -119,8 +124,48 @@ MODES: dict[str, CommentSyntax] = {
     "ld-script": CommentSyntax("/* ", " */"),
     "sieve": CommentSyntax("#"),
     "snmp": CommentSyntax("-- "),
+    "conf-space": CommentSyntax("#"),
+    "conf-colon": CommentSyntax("#"),
+    "conf-toml": CommentSyntax("#"),
+    "conf-javaprop": CommentSyntax("#"),
+    "conf-windows": CommentSyntax(";"),
+    "conf-xdefaults": CommentSyntax("!"),
+    "conf-ppd": CommentSyntax("*%"),
+    "makefile-gmake": CommentSyntax("#"),
+    "makefile-bsdmake": CommentSyntax("#"),
+    "makefile-automake": CommentSyntax("#"),
+    "makefile-imake": CommentSyntax("#"),
+    "makefile-makepp": CommentSyntax("#"),
+    "lisp-interaction": CommentSyntax(";", add=1),
+    "common-lisp": CommentSyntax(";", add=1),
+    "dsssl": CommentSyntax(";", add=1),
+    "idlwave": CommentSyntax(";", add=1),
+    "plain-tex": CommentSyntax("%", add=1),
+    "doctex": CommentSyntax("%", add=1, style="plain"),
+    "bibtex": CommentSyntax("@Comment"),
+    "antlr": CommentSyntax("// "),
+    "opascal": CommentSyntax("// "),
+    "less-css": CommentSyntax("//"),
+    "dns": CommentSyntax(";"),
+    "metafont": CommentSyntax("%"),
+    "metapost": CommentSyntax("%"),
+    "mixal": CommentSyntax("*"),
+    "nroff": CommentSyntax('\\" '),
+    "m2": CommentSyntax("(* ", " *)"),
+    "modula-2": CommentSyntax("(* ", " *)"),
+    "snmpv2": CommentSyntax("-- "),
+    "cfengine3": CommentSyntax("# "),
+    "fortran": CommentSyntax("C", own_region_function="fortran-comment-region"),
+    "rst": CommentSyntax(".. ", own_region_function="rst-comment-region"),
+    "js-jsx": CommentSyntax("// ", own_region_function="js-jsx--comment-region"),
     "text": CommentSyntax(None),
+    "indented-text": CommentSyntax(None),
+    "paragraph-indent-text": CommentSyntax(None),
+    "outline": CommentSyntax(None),
     "fundamental": CommentSyntax(None),
+    "artist": CommentSyntax(None),  # ditaa: the minor mode turns on picture-mode
+    "picture": CommentSyntax(None),
+    "eshell": CommentSyntax(None),
     "diff": CommentSyntax(None),
 }
 

@@ -17,6 +17,7 @@ from .comments import (
     LINK_FORMAT_BEGIN,
     LINK_FORMAT_END,
     NoCommentSyntax,
+    OwnCommentRegion,
     comment_region,
     fill_template,
     insert_comment,
@@ -210,8 +211,8 @@ class _Planner:
                 shebanged = True
             try:
                 out.append(self._spec_text(spec, syntax))
-            except NoCommentSyntax:
-                raise self._fail(spec.block, f"no comment syntax is known for language {spec.lang!r} (Emacs fails here too)") from None
+            except (NoCommentSyntax, OwnCommentRegion) as exc:
+                raise self._uncommentable(spec.block, spec.lang, exc) from None
         target.specs = specs
         target.mode = modes[0] if modes else None
         target.content = "".join(out).encode("utf-8", errors="surrogateescape")
@@ -249,9 +250,17 @@ class _Planner:
         }
         try:
             begin, end = (_trim(comment_region(fill_template(t, data), syntax)) for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
-        except NoCommentSyntax:
-            raise self._fail(outer.block, f"no comment syntax is known for language {outer.block.language!r} (Emacs fails too)") from None
+        except (NoCommentSyntax, OwnCommentRegion) as exc:
+            raise self._uncommentable(outer.block, outer.block.language, exc) from None
         return f"{begin}\n{body}\n{end}"
+
+    def _uncommentable(self, block: SrcBlock, lang: str | None, exc: Exception) -> TangleError:
+        """The error for a comment orgkit cannot write in LANG's major mode: Emacs fails
+        too when the mode has no comment syntax, but not when it has its own way to comment."""
+        if isinstance(exc, OwnCommentRegion):
+            return self._fail(block, f"the major mode of language {lang!r} comments with its own function {exc}, "
+                                     "which orgkit does not reproduce (use :comments no for these blocks)")
+        return self._fail(block, f"no comment syntax is known for language {lang!r} (Emacs fails here too)")
 
 
 def _remove_coderefs(body: str, fmt: str) -> str:
