@@ -43,6 +43,7 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
         ('#+begin_src python :tangle "a\\0b"\nx\n#+end_src\n',
          "contains a NUL character"),
         ("#+begin_src python :tangle .\nx\n#+end_src\n", ":tangle . names a directory"),
+        ("#+begin_src python :tangle out/\nx\n#+end_src\n", ":tangle out/ names a directory"),
         ("#+begin_src fortran :tangle a.f :comments link\nx\n#+end_src\n",
          "comments with its own function fortran-comment-region"),
     ],

@@ -178,8 +178,10 @@ class _Planner:
         return tfile
 
     def _target(self, name: str, specs: list[Spec]) -> Target:
-        target = Target(name=name, path=Path(expand_file_name(name, self.directory)), source=self.doc.path)
-        if target.path.is_dir():
+        full = expand_file_name(name, self.directory)
+        target = Target(name=name, path=Path(full), source=self.doc.path)
+        # A name ending in a slash is a directory even if none exists: Emacs' write fails.
+        if full.endswith("/") or target.path.is_dir():
             raise self._fail(specs[0].block, f":tangle {name} names a directory, not a file (Emacs fails too)")
         out: list[str] = []
         modes: list[int] = []
