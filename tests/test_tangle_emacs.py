@@ -43,6 +43,7 @@ EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
     "no_comment_syntax.org": ("no comment syntax is known for language 'text'", ["first.py"]),
     "noweb_comment_no_syntax.org": ("no comment syntax is known for language 'text'", []),
     "directory_target.org": (":tangle scripts/ names a directory", []),
+    "unterminated_block.org": ("#+begin_src without its own #+end_src", []),
 }
 
 

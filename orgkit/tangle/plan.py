@@ -97,6 +97,12 @@ class _Planner:
         return remove_indentation(value)
 
     def targets(self) -> list[Target]:
+        for line in self.doc.unreadable:
+            heading = self.doc.heading_at(line)
+            if not (self.doc.commented(heading) or self.doc.archived(heading)):
+                raise TangleError(located(str(self.doc.path), line + 1, f"at line {line + 1}",
+                                          "#+begin_src without its own #+end_src: Emacs reads it up to the end "
+                                          "of a later block and fails (Wrong type argument: stringp, nil)"))
         groups: dict[str, list[Spec]] = {}
         for block in self.doc.blocks:
             if self.doc.commented(block.heading) or self.doc.archived(block.heading):
