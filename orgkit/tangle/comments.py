@@ -100,12 +100,16 @@ def fill_template(template: str, data: dict[str, str]) -> str:
 
 
 def remove_indentation(text: str) -> str:
-    """`org-remove-indentation`: remove the common indentation, or leave TEXT as is."""
+    """`org-remove-indentation`: remove the common indentation, or leave TEXT as is.
+
+    Blank lines lose their blanks; text of blank lines only is thus emptied (Org then
+    takes the common indentation to be the buffer's size, which is not zero).
+    """
     lines = text.split("\n")
     widths = [_indent_width(line) for line in lines if not _blank(line)]
-    if not widths or min(widths) == 0:
+    if widths and min(widths) == 0:
         return text
-    n = min(widths)
+    n = min(widths, default=0)
     return "\n".join("" if _blank(line) else _drop_columns(line, n) for line in lines)
 
 
