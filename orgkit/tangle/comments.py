@@ -102,14 +102,15 @@ def fill_template(template: str, data: dict[str, str]) -> str:
 def remove_indentation(text: str) -> str:
     """`org-remove-indentation`: remove the common indentation, or leave TEXT as is.
 
-    Blank lines lose their blanks; text of blank lines only is thus emptied (Org then
-    takes the common indentation to be the buffer's size, which is not zero).
+    Org starts its search for the common indentation from the buffer's size (point-max),
+    so it never removes more columns than TEXT has characters plus one: a short tab-indented
+    line such as "\tls" keeps four columns ("    ls").  Blank lines lose their blanks, and
+    text of blank lines only is emptied.
     """
     lines = text.split("\n")
-    widths = [_indent_width(line) for line in lines if not _blank(line)]
-    if widths and min(widths) == 0:
+    n = min([len(text) + 1] + [_indent_width(line) for line in lines if not _blank(line)])
+    if n == 0:
         return text
-    n = min(widths, default=0)
     return "\n".join("" if _blank(line) else _drop_columns(line, n) for line in lines)
 
 
