@@ -127,20 +127,23 @@ def _drop_columns(line: str, n: int) -> str:
     return head + stripped
 
 
-def org_comment_text(doc: OrgDocument, block: SrcBlock) -> str:
-    """The org text before a block that `:comments org`/`both` turns into a comment.
+def org_comment_text(doc: OrgDocument, line: int) -> str:
+    """The org text that `:comments org`/`both` turns into a comment, with point at LINE.
 
     Emacs takes it from the end of the heading's stars (or the end of the
-    previous block, whichever is later) up to the `#+begin_src` line.
+    previous block, whichever is later) up to point, which is at the block's
+    `#+begin_src` line unless a noweb reference to a heading has left it on that
+    heading's line: the text is then the heading's stars, between point and their end.
     """
-    point = doc.line_starts[block.begin_line]
+    point = doc.line_starts[line]
     begin = 0
-    if block.heading is not None:
-        heading = doc.headings[block.heading]
+    heading_index = doc.heading_at(line)
+    if heading_index is not None:
+        heading = doc.headings[heading_index]
         stars = re.match(r"\*+ ", doc.lines[heading.line]).end()
         begin = doc.line_starts[heading.line] + stars
-    previous = _previous_block_end(doc.text, point)
-    return remove_indentation(doc.text[max(begin, previous) : point])
+    start = max(begin, _previous_block_end(doc.text, point))
+    return remove_indentation(doc.text[min(start, point) : max(start, point)])
 
 
 def _previous_block_end(text: str, point: int) -> int:

@@ -136,7 +136,10 @@ class _Planner:
             params = self._resolve_variables(block, params)
         lang = block.language or ""
         info = Info(block, self.normalize(block), params)
-        body = self.noweb.expand(info) if noweb_p(params, "tangle") else info.body
+        body, point_line = info.body, block.begin_line
+        if noweb_p(params, "tangle"):
+            body = self.noweb.expand(info)
+            point_line = self.noweb.point.line if self.noweb.point else point_line
         if get(params, ":no-expand") is None and not any(k == ":no-expand" for k, _ in params):
             try:
                 body = langs.expand_body(lang, body, params)
@@ -149,7 +152,7 @@ class _Planner:
         else:
             body = _trim(remove_indentation(body))
         comments = get(params, ":comments")
-        comment = org_comment_text(self.doc, block) if comments in ("both", "org") else None
+        comment = org_comment_text(self.doc, point_line) if comments in ("both", "org") else None
         tfile = get(params, ":tangle")
         return Spec(
             block=block,
