@@ -96,7 +96,6 @@ MODES: dict[str, CommentSyntax] = {
     "awk": CommentSyntax("# "),
     "latex": CommentSyntax("%", add=1, style="plain"),
     "tex": CommentSyntax("%", add=1, style="plain"),
-    "conf": CommentSyntax("#"),
     "conf-unix": CommentSyntax("#"),
     "org": CommentSyntax("# "),
     "html": CommentSyntax("<!-- ", " -->"),
@@ -175,9 +174,50 @@ def mode_of(lang: str) -> str:
     return LANG_MODES.get(lang, lang)
 
 
-def comment_syntax(lang: str) -> CommentSyntax | None:
-    """The comment syntax of LANG's major mode, or None when Emacs has no such mode."""
-    return MODES.get(mode_of(lang))
+def comment_syntax(lang: str, buffer: str = "") -> CommentSyntax | None:
+    """The comment syntax of LANG's major mode, or None when Emacs has no such mode.
+
+    BUFFER is the text of the buffer the mode starts in: `conf-mode` picks its variant
+    from it, so `conf` blocks after `;;` comments get `;` comments (`conf-windows-mode`).
+    """
+    mode = mode_of(lang)
+    return MODES.get(_guess_conf_mode(buffer) if mode == "conf" else mode)
+
+
+_CONF_ASSIGNMENT_RE = re.compile(r"[^ \t\n=:]+(?:  ?[^ \t\n=:]+)*[ \t]*[=:]")
+
+
+def _guess_conf_mode(buffer: str) -> str:
+    """`conf--guess-mode`: the variant of `conf-mode` the lines of BUFFER suggest."""
+    unix = win = equal = colon = space = javaprop = 0
+    lines = buffer.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # Emacs stops at the end of the buffer, not on an empty last line
+    for line in lines:
+        rest = line.lstrip(" \t\f")
+        assignment = _CONF_ASSIGNMENT_RE.match(rest)
+        if rest.startswith("#"):
+            unix += 1
+        elif rest.startswith(";"):
+            win += 1
+        elif not rest or rest[0] in "[}":
+            pass
+        elif assignment:
+            if assignment.group(0).endswith("="):
+                equal += 1
+            else:
+                colon += 1
+        elif re.match(r"/[/*]", rest):
+            javaprop += 1
+        elif "{" not in rest:
+            space += 1
+    if javaprop > max(unix, win, 3):
+        return "conf-javaprop"
+    if colon > max(equal, space):
+        return "conf-colon"
+    if space > max(equal, colon):
+        return "conf-space"
+    return "conf-windows" if win > unix else "conf-unix"
 
 
 def extension(lang: str) -> str:

@@ -200,8 +200,9 @@ class _Planner:
         for spec in specs:
             if spec.lang != lang:
                 lang = spec.lang
-                if langs.comment_syntax(lang) is not None:
-                    syntax = langs.comment_syntax(lang)
+                started = langs.comment_syntax(lang, "".join(out))
+                if started is not None:
+                    syntax = started
             shebang = get(spec.params, ":shebang")
             shebang = shebang if isinstance(shebang, str) and shebang else None
             mode = get(spec.params, ":tangle-mode")
