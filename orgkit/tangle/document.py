@@ -101,6 +101,11 @@ class OrgDocument:
     # finds none where it begins and fails.
     unreadable: list[int] = field(default_factory=list)
 
+    @property
+    def utf8(self) -> bool:
+        """Whether the file is valid UTF-8 (`decode` keeps other bytes as lone surrogates)."""
+        return not re.search("[\udc80-\udcff]", self.text)
+
     def line_of(self, pos: int) -> int:
         """0-based line index of character offset `pos`."""
         return bisect_right(self.line_starts, pos) - 1

@@ -227,7 +227,11 @@ class _Planner:
                 raise self._uncommentable(spec.block, spec.lang, exc) from None
         target.specs = specs
         target.mode = modes[0] if modes else None
-        target.content = "".join(out).encode("utf-8", errors="surrogateescape")
+        text = "".join(out)
+        if not self.doc.utf8 and not text.isascii():
+            raise self._fail(specs[0].block, f"{self.doc.path.name} is not valid UTF-8: Emacs would guess its encoding "
+                                             f"(Latin-1, Shift-JIS...) and write {name} as UTF-8; convert the file to UTF-8")
+        target.content = text.encode("utf-8", errors="surrogateescape")
         return target
 
     def _spec_text(self, spec: Spec, syntax: langs.CommentSyntax | None) -> str:
