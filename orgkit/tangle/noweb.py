@@ -42,11 +42,13 @@ class Info:
 
 @dataclass(frozen=True)
 class Point:
-    """Where point is in Emacs during an expansion: the entry, the element's name, the line."""
+    """Where point is in Emacs during an expansion: the entry, the element's name, the line
+    and the column on it."""
 
     heading: int | None
     name: str | None
     line: int
+    column: int = 0
 
 
 @dataclass
@@ -63,7 +65,7 @@ class NowebExpander:
     # (Emacs does not move it back, so the rest of the tangle of the block sees it there).
     point: "Point | None" = None
     _refs: dict[object, list[Info]] | None = None
-    _named: dict[str, Info | None] = field(default_factory=dict)
+    _named: dict[str, tuple[Info, int] | None] = field(default_factory=dict)
 
     def light_info(self, block: SrcBlock) -> Info:
         """Block info without evaluating header values (`light`)."""
@@ -104,11 +106,13 @@ class NowebExpander:
             # `org-babel-ref-goto-headline-id` leaves point on the heading.
             self.point = Point(heading, None, self.doc.headings[heading].line)
             return self._subtree_body(heading)
-        named = self._named_block(ref)
-        if named is not None:
-            # Found by a regexp search that ends after the named block's #+end_src.
+        found = self._named_block(ref)
+        if found is not None:
+            # Found by a regexp search, which leaves point after the block's `#+end_src`.
+            named, end = found
             saved = self.point
-            self.point = Point(named.block.heading, named.block.name, named.block.end_line)
+            line = self.doc.line_of(end)
+            self.point = Point(named.block.heading, named.block.name, line, end - self.doc.line_starts[line])
             try:
                 return self._expand_body(named, info, stack)
             finally:
@@ -130,7 +134,8 @@ class NowebExpander:
             return self.comment_wrap(body, item, outer, self.point)
         return body
 
-    def _named_block(self, ref: str) -> Info | None:
+    def _named_block(self, ref: str) -> tuple[Info, int] | None:
+        """The first block named REF, and where the regexp search that finds it ends."""
         if ref in self._named:
             return self._named[ref]
         pattern = re.compile(
@@ -138,12 +143,12 @@ class NowebExpander:
             re.IGNORECASE | re.MULTILINE,
         )
         match = pattern.search(self.doc.text)
-        found: Info | None = None
+        found: tuple[Info, int] | None = None
         if match:
             line = self.doc.line_of(match.end())
             block = next((b for b in self.doc.blocks if b.begin_line <= line <= b.end_line), None)
             if block is not None and not self.doc.commented(block.heading):
-                found = self.light_info(block)
+                found = (self.light_info(block), match.end())
         self._named[ref] = found
         return found
 

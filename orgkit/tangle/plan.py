@@ -261,7 +261,7 @@ class _Planner:
         data = {
             "start-line": str(item.block.line),
             "file": str(self.doc.path),
-            "link": link_string(self.doc, point.heading, point.name, point.line),
+            "link": link_string(self.doc, point.heading, point.name, point.line, point.column),
             "source-name": item.block.name or "",
         }
         try:
