@@ -42,6 +42,8 @@ EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
     "missing_directory.org": ("add :mkdirp yes", ["first.py"]),
     "no_comment_syntax.org": ("no comment syntax is known for language 'text'", ["first.py"]),
     "noweb_comment_no_syntax.org": ("no comment syntax is known for language 'text'", []),
+    "directory_target.org": (":tangle scripts/ names a directory", []),
+    "unterminated_block.org": ("#+begin_src without its own #+end_src", []),
 }
 
 

@@ -43,6 +43,9 @@ def _refusal(tmp_path: Path, text: str, cls: type[TangleError] = TangleError) ->
         ('#+begin_src python :tangle "a\\0b"\nx\n#+end_src\n',
          "contains a NUL character"),
         ("#+begin_src python :tangle .\nx\n#+end_src\n", ":tangle . names a directory"),
+        ("#+begin_src python :tangle out/\nx\n#+end_src\n", ":tangle out/ names a directory"),
+        ("#+begin_src fortran :tangle a.f :comments link\nx\n#+end_src\n",
+         "comments with its own function fortran-comment-region"),
     ],
 )
 def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expected: str) -> None:
@@ -66,3 +69,14 @@ def test_unsupported_is_refused_naming_the_block(tmp_path: Path, text: str, expe
 def test_evaluation_is_refused_naming_the_form(tmp_path: Path, text: str, culprit: str) -> None:
     message = _refusal(tmp_path, text, NeedsEvaluation)
     assert culprit in message and "evaluat" in message.split(":", 2)[2]
+
+
+def test_non_utf8_file_with_non_ascii_output_is_refused(tmp_path: Path) -> None:
+    """Emacs guesses the encoding of a file that is not UTF-8 (Latin-1 here) and writes the
+    tangled text as UTF-8; orgkit does not guess, so it refuses rather than copy the bytes."""
+    org = tmp_path / "notes.org"
+    org.write_bytes(b"* Caf\xe9\n#+begin_src sh :tangle a.sh\necho caf\xe9\n#+end_src\n")
+    with pytest.raises(TangleError) as info:
+        tangle([org])
+    assert "notes.org is not valid UTF-8" in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.org"]

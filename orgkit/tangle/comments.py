@@ -20,10 +20,17 @@ class NoCommentSyntax(Exception):
     """`comment-region` in a mode without comment syntax (Emacs prompts, then fails)."""
 
 
+class OwnCommentRegion(Exception):
+    """The mode comments through its own `comment-region-function` (its name is the
+    message), which orgkit does not reproduce: Emacs succeeds, orgkit refuses."""
+
+
 def comment_region(text: str, syntax: CommentSyntax | None) -> str:
     """What `comment-region` turns TEXT into."""
     if syntax is None or syntax.start is None:
         raise NoCommentSyntax
+    if syntax.own_region_function:
+        raise OwnCommentRegion(syntax.own_region_function)
     start = syntax.start.rstrip(" \t")
     prefix = start + start[-1:] * syntax.add + " "
     end = syntax.end.lstrip(" \t")
@@ -93,12 +100,17 @@ def fill_template(template: str, data: dict[str, str]) -> str:
 
 
 def remove_indentation(text: str) -> str:
-    """`org-remove-indentation`: remove the common indentation, or leave TEXT as is."""
+    """`org-remove-indentation`: remove the common indentation, or leave TEXT as is.
+
+    Org starts its search for the common indentation from the buffer's size (point-max),
+    so it never removes more columns than TEXT has characters plus one: a short tab-indented
+    line such as "\tls" keeps four columns ("    ls").  Blank lines lose their blanks, and
+    text of blank lines only is emptied.
+    """
     lines = text.split("\n")
-    widths = [_indent_width(line) for line in lines if not _blank(line)]
-    if not widths or min(widths) == 0:
+    n = min([len(text) + 1] + [_indent_width(line) for line in lines if not _blank(line)])
+    if n == 0:
         return text
-    n = min(widths)
     return "\n".join("" if _blank(line) else _drop_columns(line, n) for line in lines)
 
 
@@ -115,20 +127,23 @@ def _drop_columns(line: str, n: int) -> str:
     return head + stripped
 
 
-def org_comment_text(doc: OrgDocument, block: SrcBlock) -> str:
-    """The org text before a block that `:comments org`/`both` turns into a comment.
+def org_comment_text(doc: OrgDocument, line: int) -> str:
+    """The org text that `:comments org`/`both` turns into a comment, with point at LINE.
 
     Emacs takes it from the end of the heading's stars (or the end of the
-    previous block, whichever is later) up to the `#+begin_src` line.
+    previous block, whichever is later) up to point, which is at the block's
+    `#+begin_src` line unless a noweb reference to a heading has left it on that
+    heading's line: the text is then the heading's stars, between point and their end.
     """
-    point = doc.line_starts[block.begin_line]
+    point = doc.line_starts[line]
     begin = 0
-    if block.heading is not None:
-        heading = doc.headings[block.heading]
+    heading_index = doc.heading_at(line)
+    if heading_index is not None:
+        heading = doc.headings[heading_index]
         stars = re.match(r"\*+ ", doc.lines[heading.line]).end()
         begin = doc.line_starts[heading.line] + stars
-    previous = _previous_block_end(doc.text, point)
-    return remove_indentation(doc.text[max(begin, previous) : point])
+    start = max(begin, _previous_block_end(doc.text, point))
+    return remove_indentation(doc.text[min(start, point) : max(start, point)])
 
 
 def _previous_block_end(text: str, point: int) -> int:

@@ -96,6 +96,15 @@ class OrgDocument:
     keyword_properties: list[tuple[str, str]]
     top_drawer: tuple[int, int] | None
     heading_lines: list[int] = field(default_factory=list)
+    # Lines of `#+begin_src` that start no block but whose regexp match ends inside one
+    # (an unterminated block before a real one): Emacs takes the match for a block,
+    # finds none where it begins and fails.
+    unreadable: list[int] = field(default_factory=list)
+
+    @property
+    def utf8(self) -> bool:
+        """Whether the file is valid UTF-8 (`decode` keeps other bytes as lone surrogates)."""
+        return not re.search("[\udc80-\udcff]", self.text)
 
     def line_of(self, pos: int) -> int:
         """0-based line index of character offset `pos`."""
@@ -171,7 +180,7 @@ def parse(path: Path, text: str, todo_keywords: list[str] | None = None) -> OrgD
         top_drawer=top,
         heading_lines=heading_lines,
     )
-    doc.blocks = _src_blocks(doc, kinds)
+    doc.blocks, doc.unreadable = _src_blocks(doc, kinds)
     return doc
 
 
@@ -321,9 +330,16 @@ def _top_drawer(lines: list[str], first_heading: int) -> tuple[int, int] | None:
     return (span[0] + 1, span[1]) if span else None
 
 
-def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[SrcBlock]:
-    """Real source blocks in the order Emacs visits them."""
+def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> tuple[list[SrcBlock], list[int]]:
+    """Real source blocks in the order Emacs visits them, and the unreadable matches.
+
+    Emacs keeps a regexp match when the element where the match ends is a source
+    block, then reads the block where the match begins.
+    """
+    spans = {line: end for line, (kind, end) in kinds.items()
+             if kind == "begin" and BLOCK_BEGIN.match(doc.lines[line]).group(1).lower() == "src"}
     blocks: list[SrcBlock] = []
+    unreadable: list[int] = []
     pos = 0
     last_heading: object = object()
     counter = 0
@@ -333,10 +349,12 @@ def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[Src
             break
         pos = match.end()
         begin = doc.line_of(match.start())
-        kind = kinds.get(begin)
-        if not kind or kind[0] != "begin" or not BLOCK_BEGIN.match(doc.lines[begin]).group(1).lower() == "src":
+        if begin not in spans:
+            stop = doc.line_of(match.end())
+            if any(first <= stop <= last and not first <= begin <= last for first, last in spans.items()):
+                unreadable.append(begin)
             continue
-        block = _element(doc, begin, kind[1], match.end(), len(blocks))
+        block = _element(doc, begin, spans[begin], match.end(), len(blocks))
         heading = doc.heading_at(begin)
         if heading == last_heading:
             counter += 1
@@ -344,7 +362,7 @@ def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> list[Src
             counter, last_heading = 1, heading
         block.counter = counter
         blocks.append(block)
-    return blocks
+    return blocks, unreadable
 
 
 def _element(doc: OrgDocument, begin: int, end: int, regex_end: int, index: int) -> SrcBlock:

@@ -188,19 +188,31 @@ def inherited_property(doc: OrgDocument, heading: int | None, name: str) -> str 
             value = joined + (" " + value if value is not None else "")
             if local[0] is not None:
                 break
-        if entry is None or _top_level_without_top(doc, entry):
+        moved, entry = _up_heading_or_point_min(doc, entry)
+        if not moved:
             glob = _keyword_property(doc, name)
             if glob is not None:
                 value = glob if value is None else glob + " " + value
             break
-        entry = doc.headings[entry].parent
     return None if value == "nil" else value
 
 
-def _top_level_without_top(doc: OrgDocument, entry: int) -> bool:
-    """No parent to climb to: an orphan sub-heading, or a heading on the first line."""
+def _up_heading_or_point_min(doc: OrgDocument, entry: int | None) -> tuple[bool, int | None]:
+    """`org-up-heading-or-point-min`: whether Org climbs from ENTRY, and to which entry.
+
+    A sub-heading climbs to its parent (an orphan one stops).  A first-level heading
+    climbs to the start of the file, a level-0 entry whose drawer is the file's top
+    drawer, unless the file starts with a heading: then Org 9.5 reads that heading's
+    drawer, so every first-level heading inherits the first heading's properties.
+    """
+    if entry is None:
+        return False, None
     heading = doc.headings[entry]
-    return heading.parent is None and (heading.level > 1 or heading.line == 0)
+    if heading.level > 1:
+        return heading.parent is not None, heading.parent
+    if heading.line == 0:
+        return False, None
+    return True, 0 if doc.headings[0].line == 0 else None
 
 
 def _keyword_property(doc: OrgDocument, name: str) -> str | None:

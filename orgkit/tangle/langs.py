@@ -62,9 +62,14 @@ class CommentSyntax:
     end: str = ""
     add: int = 0
     style: str = "indent"
+    # The mode's own `comment-region-function`, when it is not `comment-region-default`
+    # (or a variant orgkit models through `style`): orgkit does not reproduce it.
+    own_region_function: str | None = None
 
 
-# Major modes of Emacs 28.2 and their comment settings (nil start: none defined).
+# Major modes of Emacs 28.2 and their comment settings (nil start: none defined).  A
+# language whose mode is missing here keeps the previous block's mode, as in Emacs when
+# the mode function does not exist, so every mode Emacs has must be listed.
 MODES: dict[str, CommentSyntax] = {
     "emacs-lisp": CommentSyntax(";", add=1),
     "lisp": CommentSyntax(";", add=1),
@@ -91,7 +96,6 @@ MODES: dict[str, CommentSyntax] = {
     "awk": CommentSyntax("# "),
     "latex": CommentSyntax("%", add=1, style="plain"),
     "tex": CommentSyntax("%", add=1, style="plain"),
-    "conf": CommentSyntax("#"),
     "conf-unix": CommentSyntax("#"),
     "org": CommentSyntax("# "),
     "html": CommentSyntax("<!-- ", " -->"),
@@ -119,8 +123,48 @@ MODES: dict[str, CommentSyntax] = {
     "ld-script": CommentSyntax("/* ", " */"),
     "sieve": CommentSyntax("#"),
     "snmp": CommentSyntax("-- "),
+    "conf-space": CommentSyntax("#"),
+    "conf-colon": CommentSyntax("#"),
+    "conf-toml": CommentSyntax("#"),
+    "conf-javaprop": CommentSyntax("#"),
+    "conf-windows": CommentSyntax(";"),
+    "conf-xdefaults": CommentSyntax("!"),
+    "conf-ppd": CommentSyntax("*%"),
+    "makefile-gmake": CommentSyntax("#"),
+    "makefile-bsdmake": CommentSyntax("#"),
+    "makefile-automake": CommentSyntax("#"),
+    "makefile-imake": CommentSyntax("#"),
+    "makefile-makepp": CommentSyntax("#"),
+    "lisp-interaction": CommentSyntax(";", add=1),
+    "common-lisp": CommentSyntax(";", add=1),
+    "dsssl": CommentSyntax(";", add=1),
+    "idlwave": CommentSyntax(";", add=1),
+    "plain-tex": CommentSyntax("%", add=1),
+    "doctex": CommentSyntax("%", add=1, style="plain"),
+    "bibtex": CommentSyntax("@Comment"),
+    "antlr": CommentSyntax("// "),
+    "opascal": CommentSyntax("// "),
+    "less-css": CommentSyntax("//"),
+    "dns": CommentSyntax(";"),
+    "metafont": CommentSyntax("%"),
+    "metapost": CommentSyntax("%"),
+    "mixal": CommentSyntax("*"),
+    "nroff": CommentSyntax('\\" '),
+    "m2": CommentSyntax("(* ", " *)"),
+    "modula-2": CommentSyntax("(* ", " *)"),
+    "snmpv2": CommentSyntax("-- "),
+    "cfengine3": CommentSyntax("# "),
+    "fortran": CommentSyntax("C", own_region_function="fortran-comment-region"),
+    "rst": CommentSyntax(".. ", own_region_function="rst-comment-region"),
+    "js-jsx": CommentSyntax("// ", own_region_function="js-jsx--comment-region"),
     "text": CommentSyntax(None),
+    "indented-text": CommentSyntax(None),
+    "paragraph-indent-text": CommentSyntax(None),
+    "outline": CommentSyntax(None),
     "fundamental": CommentSyntax(None),
+    "artist": CommentSyntax(None),  # ditaa: the minor mode turns on picture-mode
+    "picture": CommentSyntax(None),
+    "eshell": CommentSyntax(None),
     "diff": CommentSyntax(None),
 }
 
@@ -130,9 +174,50 @@ def mode_of(lang: str) -> str:
     return LANG_MODES.get(lang, lang)
 
 
-def comment_syntax(lang: str) -> CommentSyntax | None:
-    """The comment syntax of LANG's major mode, or None when Emacs has no such mode."""
-    return MODES.get(mode_of(lang))
+def comment_syntax(lang: str, buffer: str = "") -> CommentSyntax | None:
+    """The comment syntax of LANG's major mode, or None when Emacs has no such mode.
+
+    BUFFER is the text of the buffer the mode starts in: `conf-mode` picks its variant
+    from it, so `conf` blocks after `;;` comments get `;` comments (`conf-windows-mode`).
+    """
+    mode = mode_of(lang)
+    return MODES.get(_guess_conf_mode(buffer) if mode == "conf" else mode)
+
+
+_CONF_ASSIGNMENT_RE = re.compile(r"[^ \t\n=:]+(?:  ?[^ \t\n=:]+)*[ \t]*[=:]")
+
+
+def _guess_conf_mode(buffer: str) -> str:
+    """`conf--guess-mode`: the variant of `conf-mode` the lines of BUFFER suggest."""
+    unix = win = equal = colon = space = javaprop = 0
+    lines = buffer.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # Emacs stops at the end of the buffer, not on an empty last line
+    for line in lines:
+        rest = line.lstrip(" \t\f")
+        assignment = _CONF_ASSIGNMENT_RE.match(rest)
+        if rest.startswith("#"):
+            unix += 1
+        elif rest.startswith(";"):
+            win += 1
+        elif not rest or rest[0] in "[}":
+            pass
+        elif assignment:
+            if assignment.group(0).endswith("="):
+                equal += 1
+            else:
+                colon += 1
+        elif re.match(r"/[/*]", rest):
+            javaprop += 1
+        elif "{" not in rest:
+            space += 1
+    if javaprop > max(unix, win, 3):
+        return "conf-javaprop"
+    if colon > max(equal, space):
+        return "conf-colon"
+    if space > max(equal, colon):
+        return "conf-space"
+    return "conf-windows" if win > unix else "conf-unix"
 
 
 def extension(lang: str) -> str:

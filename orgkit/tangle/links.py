@@ -52,12 +52,12 @@ def stored_link(doc: OrgDocument, block: SrcBlock) -> str:
     return _store(doc, block.heading, block.name, block.begin_line)[0]
 
 
-def link_string(doc: OrgDocument, heading: int | None, name: str | None, line: int) -> str:
-    """What `org-store-link` returns with point on LINE: `[[link][description]]`.
+def link_string(doc: OrgDocument, heading: int | None, name: str | None, line: int, column: int = 0) -> str:
+    """What `org-store-link` returns with point on LINE at COLUMN: `[[link][description]]`.
 
     HEADING is the entry LINE belongs to, NAME the name of the element at point.
     """
-    link, desc = _store(doc, heading, name, line)
+    link, desc = _store(doc, heading, name, line, column)
     if desc is not None:
         desc = _display_format(desc)
     desc_text = ""
@@ -73,10 +73,11 @@ def _display_format(text: str) -> str:
                   lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
 
 
-def _store(doc: OrgDocument, heading: int | None, name: str | None, line: int) -> tuple[str, str | None]:
+def _store(doc: OrgDocument, heading: int | None, name: str | None, line: int,
+           column: int = 0) -> tuple[str, str | None]:
     """`org-store-link` in a file buffer: the link and its description (None: no description)."""
     path = "file:" + abbreviate_file_name(str(doc.path))
-    target = _target_at(doc, line)
+    target = _target_at(doc, line, column)
     if target is not None:
         return f"{path}::{target}", f"{path}::{target}"
     custom = local_values(doc, heading, "CUSTOM_ID")
@@ -97,13 +98,16 @@ def _store(doc: OrgDocument, heading: int | None, name: str | None, line: int) -
     return f"{path}::{context}", name or heading_desc
 
 
-def _target_at(doc: OrgDocument, line: int) -> str | None:
-    """`org-in-regexp` for a <<target>> around the start of LINE (one line each way)."""
+def _target_at(doc: OrgDocument, line: int, column: int = 0) -> str | None:
+    """`org-in-regexp` for a <<target>> around point, at COLUMN of LINE (one line each way).
+
+    A target whose match ends before point (it may end at the start of LINE) is not at point.
+    """
     first = max(line - 1, 0)
     start = doc.line_starts[first]
     end_line = min(line + 1, len(doc.lines) - 1)
     end = doc.line_starts[end_line] + len(doc.lines[end_line])
-    point = doc.line_starts[line]
+    point = doc.line_starts[line] + column
     pos = start
     while True:
         match = _TARGET_RE.search(doc.text, pos, end)

@@ -42,11 +42,13 @@ class Info:
 
 @dataclass(frozen=True)
 class Point:
-    """Where point is in Emacs during an expansion: the entry, the element's name, the line."""
+    """Where point is in Emacs during an expansion: the entry, the element's name, the line
+    and the column on it."""
 
     heading: int | None
     name: str | None
     line: int
+    column: int = 0
 
 
 @dataclass
@@ -59,9 +61,11 @@ class NowebExpander:
     # expanding block, point) where point is the line and element name `org-store-link` sees.
     comment_wrap: Callable[[str, Info, Info, "Point"], str] | None = None
     _light: dict[int, Info] = field(default_factory=dict)
-    _point: "Point | None" = None
+    # Where Emacs' point is: the expanded block's start, moved by references to headings
+    # (Emacs does not move it back, so the rest of the tangle of the block sees it there).
+    point: "Point | None" = None
     _refs: dict[object, list[Info]] | None = None
-    _named: dict[str, Info | None] = field(default_factory=dict)
+    _named: dict[str, tuple[Info, int] | None] = field(default_factory=dict)
 
     def light_info(self, block: SrcBlock) -> Info:
         """Block info without evaluating header values (`light`)."""
@@ -73,7 +77,7 @@ class NowebExpander:
         """INFO's body with its references expanded."""
         if not stack:
             # Emacs expands with point at the start of the tangled block.
-            self._point = Point(info.block.heading, info.block.name, info.block.begin_line)
+            self.point = Point(info.block.heading, info.block.name, info.block.begin_line)
         if info.block.index in stack:
             raise TangleError(
                 located(str(self.doc.path), info.block.line, _label(info.block), "noweb references form a cycle")
@@ -100,17 +104,19 @@ class NowebExpander:
         heading = self._headline(ref)
         if heading is not None:
             # `org-babel-ref-goto-headline-id` leaves point on the heading.
-            self._point = Point(heading, None, self.doc.headings[heading].line)
+            self.point = Point(heading, None, self.doc.headings[heading].line)
             return self._subtree_body(heading)
-        named = self._named_block(ref)
-        if named is not None:
-            # Found by a regexp search that ends after the named block's #+end_src.
-            saved = self._point
-            self._point = Point(named.block.heading, named.block.name, named.block.end_line)
+        found = self._named_block(ref)
+        if found is not None:
+            # Found by a regexp search, which leaves point after the block's `#+end_src`.
+            named, end = found
+            saved = self.point
+            line = self.doc.line_of(end)
+            self.point = Point(named.block.heading, named.block.name, line, end - self.doc.line_starts[line])
             try:
                 return self._expand_body(named, info, stack)
             finally:
-                self._point = saved
+                self.point = saved
         refs = self._noweb_refs().get(ref)
         if not refs:
             return ""
@@ -124,11 +130,12 @@ class NowebExpander:
 
     def _expand_body(self, item: Info, outer: Info, stack: tuple[int, ...]) -> str:
         body = self.expand(item, stack) if noweb_p(item.params, "eval") else item.body
-        if get(outer.params, ":comments") == "noweb" and self.comment_wrap and self._point is not None:
-            return self.comment_wrap(body, item, outer, self._point)
+        if get(outer.params, ":comments") == "noweb" and self.comment_wrap and self.point is not None:
+            return self.comment_wrap(body, item, outer, self.point)
         return body
 
-    def _named_block(self, ref: str) -> Info | None:
+    def _named_block(self, ref: str) -> tuple[Info, int] | None:
+        """The first block named REF, and where the regexp search that finds it ends."""
         if ref in self._named:
             return self._named[ref]
         pattern = re.compile(
@@ -136,12 +143,12 @@ class NowebExpander:
             re.IGNORECASE | re.MULTILINE,
         )
         match = pattern.search(self.doc.text)
-        found: Info | None = None
+        found: tuple[Info, int] | None = None
         if match:
             line = self.doc.line_of(match.end())
             block = next((b for b in self.doc.blocks if b.begin_line <= line <= b.end_line), None)
             if block is not None and not self.doc.commented(block.heading):
-                found = self.light_info(block)
+                found = (self.light_info(block), match.end())
         self._named[ref] = found
         return found
 

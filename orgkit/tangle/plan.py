@@ -17,6 +17,7 @@ from .comments import (
     LINK_FORMAT_BEGIN,
     LINK_FORMAT_END,
     NoCommentSyntax,
+    OwnCommentRegion,
     comment_region,
     fill_template,
     insert_comment,
@@ -96,6 +97,12 @@ class _Planner:
         return remove_indentation(value)
 
     def targets(self) -> list[Target]:
+        for line in self.doc.unreadable:
+            heading = self.doc.heading_at(line)
+            if not (self.doc.commented(heading) or self.doc.archived(heading)):
+                raise TangleError(located(str(self.doc.path), line + 1, f"at line {line + 1}",
+                                          "#+begin_src without its own #+end_src: Emacs reads it up to the end "
+                                          "of a later block and fails (Wrong type argument: stringp, nil)"))
         groups: dict[str, list[Spec]] = {}
         for block in self.doc.blocks:
             if self.doc.commented(block.heading) or self.doc.archived(block.heading):
@@ -129,7 +136,10 @@ class _Planner:
             params = self._resolve_variables(block, params)
         lang = block.language or ""
         info = Info(block, self.normalize(block), params)
-        body = self.noweb.expand(info) if noweb_p(params, "tangle") else info.body
+        body, point_line = info.body, block.begin_line
+        if noweb_p(params, "tangle"):
+            body = self.noweb.expand(info)
+            point_line = self.noweb.point.line if self.noweb.point else point_line
         if get(params, ":no-expand") is None and not any(k == ":no-expand" for k, _ in params):
             try:
                 body = langs.expand_body(lang, body, params)
@@ -142,7 +152,7 @@ class _Planner:
         else:
             body = _trim(remove_indentation(body))
         comments = get(params, ":comments")
-        comment = org_comment_text(self.doc, block) if comments in ("both", "org") else None
+        comment = org_comment_text(self.doc, point_line) if comments in ("both", "org") else None
         tfile = get(params, ":tangle")
         return Spec(
             block=block,
@@ -177,8 +187,10 @@ class _Planner:
         return tfile
 
     def _target(self, name: str, specs: list[Spec]) -> Target:
-        target = Target(name=name, path=Path(expand_file_name(name, self.directory)), source=self.doc.path)
-        if target.path.is_dir():
+        full = expand_file_name(name, self.directory)
+        target = Target(name=name, path=Path(full), source=self.doc.path)
+        # A name ending in a slash is a directory even if none exists: Emacs' write fails.
+        if full.endswith("/") or target.path.is_dir():
             raise self._fail(specs[0].block, f":tangle {name} names a directory, not a file (Emacs fails too)")
         out: list[str] = []
         modes: list[int] = []
@@ -188,8 +200,9 @@ class _Planner:
         for spec in specs:
             if spec.lang != lang:
                 lang = spec.lang
-                if langs.comment_syntax(lang) is not None:
-                    syntax = langs.comment_syntax(lang)
+                started = langs.comment_syntax(lang, "".join(out))
+                if started is not None:
+                    syntax = started
             shebang = get(spec.params, ":shebang")
             shebang = shebang if isinstance(shebang, str) and shebang else None
             mode = get(spec.params, ":tangle-mode")
@@ -210,11 +223,15 @@ class _Planner:
                 shebanged = True
             try:
                 out.append(self._spec_text(spec, syntax))
-            except NoCommentSyntax:
-                raise self._fail(spec.block, f"no comment syntax is known for language {spec.lang!r} (Emacs fails here too)") from None
+            except (NoCommentSyntax, OwnCommentRegion) as exc:
+                raise self._uncommentable(spec.block, spec.lang, exc) from None
         target.specs = specs
         target.mode = modes[0] if modes else None
-        target.content = "".join(out).encode("utf-8", errors="surrogateescape")
+        text = "".join(out)
+        if not self.doc.utf8 and not text.isascii():
+            raise self._fail(specs[0].block, f"{self.doc.path.name} is not valid UTF-8: Emacs would guess its encoding "
+                                             f"(Latin-1, Shift-JIS...) and write {name} as UTF-8; convert the file to UTF-8")
+        target.content = text.encode("utf-8", errors="surrogateescape")
         return target
 
     def _spec_text(self, spec: Spec, syntax: langs.CommentSyntax | None) -> str:
@@ -244,14 +261,22 @@ class _Planner:
         data = {
             "start-line": str(item.block.line),
             "file": str(self.doc.path),
-            "link": link_string(self.doc, point.heading, point.name, point.line),
+            "link": link_string(self.doc, point.heading, point.name, point.line, point.column),
             "source-name": item.block.name or "",
         }
         try:
             begin, end = (_trim(comment_region(fill_template(t, data), syntax)) for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
-        except NoCommentSyntax:
-            raise self._fail(outer.block, f"no comment syntax is known for language {outer.block.language!r} (Emacs fails too)") from None
+        except (NoCommentSyntax, OwnCommentRegion) as exc:
+            raise self._uncommentable(outer.block, outer.block.language, exc) from None
         return f"{begin}\n{body}\n{end}"
+
+    def _uncommentable(self, block: SrcBlock, lang: str | None, exc: Exception) -> TangleError:
+        """The error for a comment orgkit cannot write in LANG's major mode: Emacs fails
+        too when the mode has no comment syntax, but not when it has its own way to comment."""
+        if isinstance(exc, OwnCommentRegion):
+            return self._fail(block, f"the major mode of language {lang!r} comments with its own function {exc}, "
+                                     "which orgkit does not reproduce (use :comments no for these blocks)")
+        return self._fail(block, f"no comment syntax is known for language {lang!r} (Emacs fails here too)")
 
 
 def _remove_coderefs(body: str, fmt: str) -> str:
