@@ -14,23 +14,20 @@ system's limit; when the name is taken, `-2`, `-3`... is added before `.org`.
 
 from __future__ import annotations
 
-import os
-import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from .errors import NotFound, OrgkitError
+from .locator import Locator, note_ids, rg_locator
 from .org import decode_org
 from .org import syntax as sx
 from .org.escape import escape_lines, link_description, one_line
 from .org.ids import Added, add_ids, id_line, new_id
+from .org.names import fit_name, slugify
 from .org.text import UndecodableFile
 from .org.unique import NoteIds
 from .org.write import AlreadyExists, atomic_write, update_note
-from .retrieve.locate import note_ids
-from .retrieve.read import Locator, rg_locator
 from .vault import read_org_file, require_dir
 
 
@@ -42,16 +39,6 @@ class NewNote:
 
     def to_json(self) -> dict:
         return {"id": self.id, "file": self.file, "title": self.title}
-
-
-def slugify(title: str) -> str:
-    """org-roam's `org-roam-node-slug`: accents dropped, non-alphanumerics to _."""
-    decomposed = unicodedata.normalize("NFD", title)
-    stripped = unicodedata.normalize(
-        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
-    slug = re.sub(r"[\W_]", "_", stripped)
-    slug = re.sub(r"__+", "_", slug).strip("_")
-    return slug.lower()
 
 
 def new_note(
@@ -98,12 +85,6 @@ def _create_unique(root: Path, stem: str, data: bytes) -> str:
     raise OrgkitError(f"{root}: {_MAX_SUFFIX} notes named {stem}.org already; not written")
 
 
-def fit_name(directory: Path, stem: str, ending: str) -> str:
-    """`stem` + `ending` as a file name the file system takes in `directory`: the stem cut
-    (at a character boundary) to keep the name within its limit."""
-    return _fit(stem, name_max(directory) - len(ending.encode())) + ending
-
-
 def utf8_text(text: str, what: str) -> str:
     """`text` if it can be written as UTF-8; an argument that was not UTF-8 (its bytes kept
     as lone surrogates) is refused in one line."""
@@ -112,22 +93,6 @@ def utf8_text(text: str, what: str) -> str:
     except UnicodeEncodeError as exc:
         raise OrgkitError(f"{what} is not valid UTF-8 (at character {exc.start + 1})") from None
     return text
-
-
-def _fit(stem: str, limit: int) -> str:
-    """`stem` cut to at most `limit` bytes of UTF-8, at a character boundary."""
-    encoded = stem.encode("utf-8")
-    if len(encoded) <= limit:
-        return stem
-    return encoded[:limit].decode("utf-8", errors="ignore").rstrip("_")
-
-
-def name_max(root: Path) -> int:
-    """The longest file name (in bytes) the file system of `root` takes."""
-    try:
-        return os.pathconf(root, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255
 
 
 def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:

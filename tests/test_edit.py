@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orgkit.edit import add_ids_to_file, slugify
+from orgkit.edit import add_ids_to_file
+from orgkit.org.names import slugify
 from orgkit.errors import OrgkitError
 from orgkit.org import write as write_module
 from orgkit.vault import Vault

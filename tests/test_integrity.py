@@ -20,7 +20,7 @@ from orgkit.errors import OrgkitError
 from orgkit.org.escape import escape_lines, link_description, one_line
 from orgkit.org.unique import DuplicateId, NoteIds
 from orgkit.org.write import atomic_write, update_note
-from orgkit.retrieve.locate import note_ids, run_note_ids
+from orgkit.locator import note_ids, run_note_ids
 
 ORGKIT = str(Path(sys.executable).with_name("orgkit"))
 # A body that would add a heading holding the tangle note's ID, and a file keyword.

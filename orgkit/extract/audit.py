@@ -20,7 +20,7 @@ from ..files import replace_file
 from ..org import parse_org
 from ..org.escape import read_verbatim_block
 from ..org.write import atomic_write
-from ..retrieve.locate import note_ids
+from ..locator import note_ids
 from .anchor import find_quote
 from .notes import quote_section
 from .sources import decode_source, sources_dir

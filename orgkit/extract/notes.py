@@ -24,7 +24,7 @@ from ..org import parse_org
 from ..org.escape import escape_lines, link_description, one_line, verbatim_block
 from ..org.write import atomic_write
 from ..org.unique import NoteIds
-from ..retrieve.locate import note_ids
+from ..locator import note_ids
 from .schema import Schema
 
 NOTES_DIR = "extractions"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Callable, Sequence
 
-from ..index.schema import FTS_TOKENIZE
 from ..retrieve.search import fts_match
+from ..storage.terms import TOKENIZE
 
 EMBED_BATCH = 16
 EMBED_CHARS = 600  # a unit's first characters say what it is about
@@ -26,7 +26,7 @@ def bm25_scores(units: Sequence[str], queries: Sequence[str]) -> list[list[float
     """
     conn = sqlite3.connect(":memory:")
     try:
-        conn.execute(f"CREATE VIRTUAL TABLE units USING fts5 (body, tokenize = '{FTS_TOKENIZE}')")
+        conn.execute(f"CREATE VIRTUAL TABLE units USING fts5 (body, tokenize = '{TOKENIZE}')")
         conn.executemany("INSERT INTO units (rowid, body) VALUES (?, ?)", enumerate(units))
         out = []
         for query in queries:

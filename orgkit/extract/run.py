@@ -26,7 +26,7 @@ from .anchor import find_quote
 from .audit import verify_source
 from ..org.escape import one_line
 from ..org.unique import NoteIds
-from ..retrieve.locate import run_note_ids
+from ..locator import run_note_ids
 from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline
 from .schema import Schema, parse_schema, resolve_schema

@@ -206,7 +206,7 @@ def init_schema(notes: Path, template: str) -> Schema:
     """Copy template `template` into the overlay with a fresh ID; never overwrites."""
     from ..org.ids import new_id
     from ..org.write import atomic_write
-    from ..retrieve.locate import note_ids
+    from ..locator import note_ids
 
     source = next((t for t in templates() if t.name == template), None)
     if source is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..org.write import atomic_write
-from ..retrieve.locate import note_ids
+from ..locator import note_ids
 from .audit import set_props, read_quote_note, rewrite_quote
 from .store import RunStore, list_runs
 

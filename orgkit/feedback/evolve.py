@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..config import Config
 from ..files import replace_file
 from ..org.write import atomic_write
-from ..retrieve.locate import note_ids
+from ..locator import note_ids
 from .events import Event, load_events, sha256
 from .fields import normalized
 from .guardrail import offending, patterns

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..config import Config, ensure_state_dir
-from ..edit import slugify
+from ..org.names import slugify
 from ..errors import OrgkitError
 from ..files import replace_file
 from ..org import parse_org

@@ -7,7 +7,6 @@ orgkit is refused rather than guessed at (a rebuild makes a fresh one).
 
 from __future__ import annotations
 
-import re
 import sqlite3
 
 from ..errors import OrgkitError
@@ -121,11 +120,6 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
     """,
 )
-
-# The passages' FTS5 tokenizer, as the latest migration declares it: anything else
-# that ranks text by words (extraction's sentence ranking) tokenizes the same way.
-FTS_TOKENIZE = re.findall(r"tokenize = '([^']+)'", "".join(MIGRATIONS))[-1]
-
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the schema up to date (the caller holds the writer's lock)."""

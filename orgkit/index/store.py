@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ..errors import NotFound
-from ..retrieve.files import TextCache
+from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
 from .backend import DB_NAME, PostgresBackend, SqliteBackend, backend_for
 from .db import in_slices

@@ -30,13 +30,14 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from ..config import Config
-from ..edit import fit_name, name_max, slugify, utf8_text
+from ..edit import utf8_text
+from ..org.names import fit_name, name_max, slugify
 from ..errors import NotFound, OrgkitError
 from ..files import LockBusy
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
-from ..retrieve.locate import note_ids
+from ..locator import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .store import Store, dumps, now

@@ -21,8 +21,7 @@ from pathlib import Path
 from ..errors import OrgkitError
 from ..org.ids import new_id
 from ..org.write import atomic_write, remove_note
-from ..retrieve.locate import note_ids
-from ..retrieve.read import rg_locator
+from ..locator import note_ids, rg_locator
 from . import edits, watch
 from .proposals import Proposal
 from .store import Store, dumps, loads, now
@@ -133,7 +132,7 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
 
 
 def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:
-    from ..edit import fit_name, slugify
+    from ..org.names import fit_name, slugify
 
     folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
     stem = slugify(title) or "note"

@@ -24,7 +24,7 @@ def new(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 def id_add(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..edit import add_ids_to_file
-    from ..retrieve.locate import note_ids
+    from ..locator import note_ids
 
     added = add_ids_to_file(ctx.path(args["file"]), line=args["line"], ids=note_ids(ctx.root))
     return [{"id": a.id, "line": a.line, "title": a.title} for a in added]

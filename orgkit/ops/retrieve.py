@@ -21,9 +21,10 @@ LOADING = "the embedding model is still loading"
 
 def scope_of(ctx: OpContext, args: dict[str, Any]):
     """The scope a call asked for, or the configured default."""
+    from ..memory.pending import pending_deposits
     from ..retrieve.scope import resolve
 
-    return resolve(args["scope"], ctx.config)
+    return resolve(args["scope"], ctx.config, pending_deposits)
 
 
 def report(ctx: OpContext, result, embedder) -> None:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
+from ..locator import Locator
 from .candidates import find_candidates, scan_ranked, search_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
-from .read import Locator, ReadDoc, read
+from .read import ReadDoc, read
 from .scope import Scope, narrow
 from .search import VectorCache
 

@@ -7,20 +7,14 @@ each once, nearest first, while they fit in the token budget.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
+from ..locator import Locator, rg_locator
 from ..org import Node, OrgFile, parse_org
-from ..rg import org_files_matching
-from ..vault import older_first, require_dir
-from .files import TextCache
-
-# Maps IDs to the files that may hold them (a superset is fine), in the order a duplicate
-# ID resolves: the first file's node is the one read (the index's first-seen order, else
-# `older_first`).
-Locator = Callable[[list[str]], dict[str, list[str]]]
+from ..texts import TextCache
+from ..vault import require_dir
 
 
 def estimate_tokens(text: str) -> int:
@@ -61,25 +55,6 @@ class ReadResult:
     @property
     def tokens(self) -> int:
         return sum(d.tokens for d in self.docs)
-
-
-def rg_locator(root: Path) -> Locator:
-    """Find `:ID:` lines with one ripgrep call (or a Python walk without rg)."""
-
-    def locate(ids: list[str]) -> dict[str, list[str]]:
-        alternatives = "|".join(re.escape(i) for i in ids)
-        pattern = rf"^[ \t]*:[Ii][Dd]:[ \t]+({alternatives})[ \t]*$"
-        found: dict[str, list[str]] = {}
-        compiled = re.compile(pattern)
-        unread: list[str] = []  # the reader names a file it cannot read when it needs it
-        for rel, lines in org_files_matching(root, [pattern], unread):
-            for _, text in lines:
-                m = compiled.match(text)
-                if m and rel not in found.setdefault(m.group(1), []):
-                    found[m.group(1)].append(rel)
-        return {i: older_first(root, files) if len(files) > 1 else files for i, files in found.items()}
-
-    return locate
 
 
 @dataclass

@@ -5,8 +5,8 @@ has admitted; `extractions` adds the claim, quote, hub, run and source notes
 extraction writes, `pending` the deposits still waiting for review (or
 superseded), `all` everything. A note's kind is decided when it is indexed
 (index/kinds.py); whether a deposit is admitted is the memory database's
-answer, read when the scope is resolved. A claim and its quote say the same
-thing: only the first of the two in rank keeps its place.
+answer, which the caller passes in when the scope is resolved. A claim and its
+quote say the same thing: only the first of the two in rank keeps its place.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
 from ..index.db import in_slices
@@ -48,30 +48,17 @@ class Scope:
         return self.name in ("notes", "extractions")
 
 
-def resolve(name: str | None, config: "Config") -> Scope:
-    """The scope asked for, or the configured default (`search.scope`), with the pending deposits."""
+def resolve(name: str | None, config: "Config", pending: Callable[["Config"], frozenset[str]]) -> Scope:
+    """The scope asked for, or the configured default (`search.scope`), with the pending deposits.
+
+    `pending` answers which deposits review has not admitted: the memory flow
+    knows that (memory/pending.py), and the caller passes it in, so retrieval
+    never reads memory's tables.
+    """
     chosen = name or config["search.scope"]
     if chosen not in SCOPES:
         raise OrgkitError(f"unknown scope {chosen!r} (choose from {', '.join(SCOPES)})")
-    return Scope(chosen, frozenset() if chosen == "all" else _pending(config))
-
-
-def _pending(config: "Config") -> frozenset[str]:
-    """Deposits review has not admitted, or that a newer one supersedes: their IDs and paths."""
-    from ..memory.store import reading
-
-    try:
-        with reading(config) as conn:
-            if conn is None:
-                return frozenset()
-            rows = conn.execute(
-                """SELECT d.id, d.path FROM deposits d
-                   WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
-                       SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
-                       AND p.status = 'accepted'))""").fetchall()
-    except OrgkitError:  # a database not made yet (its tables to come): nothing is pending
-        return frozenset()
-    return frozenset(x for row in rows for x in row)
+    return Scope(chosen, frozenset() if chosen == "all" else pending(config))
 
 
 def scoped(conn: sqlite3.Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:

@@ -15,7 +15,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from ..index.schema import FTS_TOKENIZE as TOKENIZE  # the passage index's own tokenizer
+# The passages' FTS5 tokenizer, as the index's latest migration declares it (a test holds the
+# two together): anything else that ranks text by words (PostgreSQL's terms, extraction's
+# sentence ranking) tokenizes the same way.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 # (chunk, term, positions in the heading column, positions in the body column)
 TermRow = tuple[int, str, list[int], list[int]]

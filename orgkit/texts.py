@@ -1,12 +1,12 @@
-"""Reading note files for retrieval, each at most once per request."""
+"""Decoded note texts, each file read at most once per request (the deep read, the index's stored texts)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import OrgkitError
-from ..vault import read_org_text
+from .errors import OrgkitError
+from .vault import read_org_text
 
 
 @dataclass
