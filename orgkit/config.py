@@ -35,6 +35,11 @@ STATE_DIR_NAME = ".orgkit"
 DATA_DIR_NAME = "orgkit-data"  # "data/" in its name: org-roam's default exclusion skips it too
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 LLM_ROLES = ("extractor", "scribe", "auditor", "librarian", "guidance")
+# The environment variables read outside the settings table (a setting names its own `env`):
+# `orgkit --help` lists these and every setting's, from here.
+RG_VARIABLE = "ORGKIT_RG"
+VARIABLES = {"ORGKIT_NOTES": "notes directory (default ./notes)",
+             RG_VARIABLE: "the ripgrep binary to run (default: the one installed with orgkit, else rg on PATH)"}
 
 # Guidance that recommends one of these makes the extractor say less: extract fewer
 # claims, skip a dimension, drop or shorten quotes, paraphrase instead of quoting, link

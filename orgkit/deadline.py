@@ -16,13 +16,13 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from .errors import OrgkitError
+from .errors import Unavailable
 
 T = TypeVar("T")
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("orgkit_deadline", default=None)
 
 
-class DeadlinePassed(OrgkitError):
+class DeadlinePassed(Unavailable):
     """A call ran past its deadline (serve.call_timeout)."""
 
 

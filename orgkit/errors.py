@@ -15,6 +15,14 @@ class NotFound(OrgkitError):
     """Something asked for by name or ID does not exist."""
 
 
+class Refused(OrgkitError):
+    """The caller's role does not allow what it asked (ops.call decides, for every surface)."""
+
+
+class Unavailable(OrgkitError):
+    """The call could not be served now (busy, past its deadline): the same call may work later."""
+
+
 def say(exc: BaseException, limit: int = 2000) -> str:
     """A failure as one line of at most about `limit` characters: what a user or a client reads.
 

@@ -32,7 +32,8 @@ from mcp.shared.exceptions import MCPError
 from . import __version__
 from .config import SETTINGS, Config
 from .errors import OrgkitError, say
-from .ops import Op, Outcome, OpContext, call_within, capability_on, offered, registry
+from .ops import Op, OpContext, Outcome, call_within, capability_on, offered, refusal, registry
+from .ops.answers import answer, message, reply
 from .tokens import Identity
 
 NODE_URI = "orgkit://node/{id}"
@@ -50,14 +51,9 @@ def offered_tools(config: Config | None, identity: Identity | None = None) -> di
     whose own setting (such as `mcp.allow_review`) is on. For a verified caller of the team
     server, its role decides instead of the setting."""
     if identity is not None:
-        return {name: op for name, op in offered(config).items() if op.mcp and identity.may(op.needed_role)}
+        return {name: op for name, op in offered(config).items() if op.mcp and refusal(op, identity) is None}
     return {name: op for name, op in offered(config).items()
             if op.mcp and (op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
-
-
-def role_refusal(op: Op, identity: Identity) -> str:
-    """Why `identity` may not call `op` (HTTP answers it with 403)."""
-    return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
 
 
 def tools(config: Config | None, identity: Identity | None = None) -> list[types.Tool]:
@@ -77,7 +73,7 @@ def _refusal(name: str, config: Config | None, identity: Identity | None) -> str
         return None
     op = registry().get(name)
     if identity is not None and op is not None and op.mcp and capability_on(op, config):
-        return role_refusal(op, identity)
+        return None  # ops.call refuses a caller without the role, saying which it needs
     if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
         setting = SETTINGS[op.mcp_setting]
         return (f"{name} is offered over MCP only with {op.mcp_setting} = true "
@@ -86,14 +82,6 @@ def _refusal(name: str, config: Config | None, identity: Identity | None) -> str
     if op is not None and op.mcp and not capability_on(op, config):
         return None  # the call itself says how to turn the capability on
     return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_tools(config)))})"
-
-
-def payload(outcome: Outcome) -> dict[str, Any]:
-    """A call's answer as `serve` gives it: result, warnings, and errors when part of it failed."""
-    out: dict[str, Any] = {"result": outcome.result, "warnings": outcome.warnings}
-    if outcome.errors:
-        out["errors"] = outcome.errors
-    return out
 
 
 def _failure(message: str) -> types.CallToolResult:
@@ -135,11 +123,9 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
             return _failure(refused)
         try:
             outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity)
-        except (OrgkitError, OSError, RecursionError) as exc:
-            return _failure(say(exc))
-        except Exception as exc:  # a bug must not end the server; the client hears of it
-            return _failure(f"internal error: {type(exc).__name__}: {exc}")
-        data = payload(outcome)
+        except Exception as exc:  # a bug too must not end the server; the client hears of it
+            return _failure(message(exc))
+        data = reply(outcome)
         text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
 
@@ -157,7 +143,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         try:
             outcome = await run_op(ctx, "skills_prompt", {"name": params.name, "query": query})
         except (OrgkitError, OSError) as exc:
-            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
+            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         prompt = outcome.result
         return types.GetPromptResult(description=f"skill {params.name}", messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt["text"]))])
@@ -183,7 +169,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         try:
             outcome = await run_op(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
         except (OrgkitError, OSError) as exc:
-            raise MCPError(types.INVALID_PARAMS, say(exc)) from None
+            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
 

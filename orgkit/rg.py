@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
+from .config import RG_VARIABLE
 from .deadline import DeadlinePassed, remaining
 from .errors import OrgkitError
 from .vault import is_org_file, iter_org_files, read_org_text
@@ -25,7 +26,7 @@ from .vault import is_org_file, iter_org_files, read_org_text
 @lru_cache(maxsize=1)
 def find_rg() -> str | None:
     """Path of the rg binary to use, or None when there is none."""
-    explicit = os.environ.get("ORGKIT_RG")
+    explicit = os.environ.get(RG_VARIABLE)
     if explicit:
         return explicit if Path(explicit).is_file() or shutil.which(explicit) else None
     beside = os.path.join(os.path.dirname(sys.executable), "rg")

@@ -25,8 +25,9 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .errors import OrgkitError, say
+from .errors import OrgkitError
 from .ops import OpContext, call_within
+from .ops.answers import failure, reply
 
 RESERVED = ("op", "request")  # request fields that are not operation parameters
 
@@ -36,11 +37,7 @@ def answer(ctx: OpContext, request: Any) -> dict:
     if not isinstance(request, dict):
         raise OrgkitError("a request must be a JSON object with an \"op\"")
     params = {k: v for k, v in request.items() if k not in RESERVED}
-    outcome = call_within(ctx, request.get("op"), params)
-    response: dict = {"result": outcome.result, "warnings": outcome.warnings}
-    if outcome.errors:
-        response["errors"] = outcome.errors
-    return response
+    return reply(call_within(ctx, request.get("op"), params))
 
 
 def handle(ctx: OpContext, line: str) -> dict:
@@ -51,12 +48,8 @@ def handle(ctx: OpContext, line: str) -> dict:
         response = answer(ctx, request)
     except json.JSONDecodeError as exc:
         response = {"error": f"not JSON: {exc}"}
-    except (OrgkitError, OSError) as exc:
-        response = {"error": say(exc)}
-    except RecursionError:
-        response = {"error": "request nested too deeply"}
-    except Exception as exc:  # a bug (or a RecursionError) must not end the server
-        response = {"error": f"internal error: {type(exc).__name__}: {str(exc)[:500]}"}
+    except Exception as exc:  # a bug too must not end the server: the one table words every failure
+        response = failure(exc)
     if isinstance(request, dict) and request.get("request") is not None:
         response["request"] = request["request"]
     return response

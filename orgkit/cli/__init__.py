@@ -91,9 +91,9 @@ Examples:
 
 def _epilog() -> str:
     """Examples, then every environment variable with what it sets (from the settings table)."""
-    from ..config import SETTINGS
+    from ..config import SETTINGS, VARIABLES
 
-    rows = [("ORGKIT_NOTES", "notes directory (default ./notes)")]
+    rows = list(VARIABLES.items())
     rows += [(s.env, s.help) for s in SETTINGS.values() if s.env and not s.key.startswith("llm.")]
     rows.append(("ORGKIT_LLM_*", "language-model settings (see `orgkit config`)"))
     width = max(len(name) for name, _ in rows)

@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 import click
 
-from ..errors import OrgkitError, say
+from ..errors import OrgkitError
+from ..ops.answers import answer, message
 
 
 def json_option() -> click.Option:
@@ -50,7 +51,7 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], str]) -> None:
 
 
 def handle_errors(func: Callable) -> Callable:
-    """Turn OrgkitError into a one-line message and exit status 1."""
+    """Turn OrgkitError into a one-line message and the exit status of the one table (ops/answers.py)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -60,7 +61,7 @@ def handle_errors(func: Callable) -> Callable:
             sys.stderr.close()
             sys.exit(0)
         except (OrgkitError, OSError) as exc:
-            click.echo(f"orgkit: error: {say(exc)}", err=True)
-            sys.exit(1)
+            click.echo(f"orgkit: error: {message(exc)}", err=True)
+            sys.exit(answer(exc).exit)
 
     return wrapper

@@ -5,7 +5,8 @@ mcp` are: the same operations, validated the same way, run one at a time on
 one warm `OpContext` in worker threads (so the event loop keeps answering
 other clients), with the verified caller as the actor of whatever they record.
 What is offered is what the registry offers agents (operations marked for
-MCP), each gated by the least role it needs (`Op.needed_role`).
+MCP); `ops.call` refuses a caller without the role an operation needs, and
+failures are answered with the statuses of the one table (ops/answers.py).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import OrgkitError, say
-from ..mcp import build_server, payload, role_refusal, run_op
-from ..ops import Op, OpContext, ParamError, get, offered
+from ..mcp import build_server, run_op
+from ..ops import Op, OpContext, ParamError, get, offered, refusal
+from ..ops.answers import answer, failure, reply
 from ..serve import encode
 from ..tokens import Identity, TokenStore
 from . import page
@@ -46,21 +47,13 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
         op = None
     if op is None or not op.mcp:
         return 404, {"error": f"unknown op {name!r} (GET /ops lists them)"}
-    if not identity.may(op.needed_role):
-        return 403, {"error": role_refusal(op, identity)}
     if not isinstance(params, dict):
         return 400, {"error": "the body must be a JSON object of the operation's parameters"}
     try:
         outcome = await run_op(ctx, op.name, params, identity)
-    except ParamError as exc:
-        return 400, {"error": say(exc)}
-    except (OrgkitError, OSError) as exc:
-        return 422, {"error": say(exc)}
-    except RecursionError:
-        return 400, {"error": "request nested too deeply"}
-    except Exception as exc:  # a bug must not end the server; the client hears of it
-        return 500, {"error": f"internal error: {type(exc).__name__}: {str(exc)[:500]}"}
-    return 200, payload(outcome)
+    except Exception as exc:  # a bug too must not end the server; the client hears of it
+        return answer(exc).http, failure(exc)
+    return 200, reply(outcome)
 
 
 def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
@@ -77,7 +70,7 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
         return json_response({"result": [op.describe(ctx.surface) | {"role": op.needed_role}
-                                         for op in agent_ops(ctx).values() if identity.may(op.needed_role)]})
+                                         for op in agent_ops(ctx).values() if refusal(op, identity) is None]})
 
     async def op_call(request: Request) -> Response:
         try:

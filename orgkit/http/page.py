@@ -25,11 +25,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..memory.proposals import EDITABLE
-from ..ops import OpContext
+from ..ops import OpContext, get, refusal
 from ..tokens import Identity, TokenStore
 from .guard import COOKIE, IDENTITY
 
 CSRF_COOKIE = "orgkit_csrf"
+PAGE_OP = "review_list"  # the operation the page is built on: who may call it may use the page
 CallAs = Callable[[OpContext, Identity, str, Any], Awaitable[tuple[int, dict]]]
 _HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                                        "frame-ancestors 'none'",
@@ -76,8 +77,8 @@ def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
         identity: Identity | None = request.scope.get(IDENTITY)
         if identity is None:
             return login(request)
-        if not identity.may("reviewer"):
-            return login(request, f"this token's role is {identity.role}; the review page needs a reviewer", 403)
+        if (refused := _refusal(identity)) is not None:
+            return login(request, refused, 403)
         sections = await _gather(ctx, identity, call_as)
         message = request.query_params.get("msg", "")
         return html(request, lambda csrf: _review(identity, sections, csrf, message))
@@ -90,8 +91,8 @@ def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
         identity = tokens.verify(token)
         if identity is None:
             return login(request, "that token is not valid", 401)
-        if not identity.may("reviewer"):
-            return login(request, f"this token's role is {identity.role}; the review page needs a reviewer", 403)
+        if (refused := _refusal(identity)) is not None:
+            return login(request, refused, 403)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
@@ -136,10 +137,18 @@ def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
             Route("/undo", undo, methods=["POST"])]
 
 
+def _refusal(identity: Identity) -> str | None:
+    """Why `identity` may not use the page: who may call its listing operation may (ops decides)."""
+    op = get(PAGE_OP)
+    if refusal(op, identity) is None:
+        return None
+    return f"this token's role is {identity.role}; the review page needs a {op.needed_role}"
+
+
 async def _gather(ctx: OpContext, identity: Identity, call_as: CallAs) -> dict[str, Any]:
     """What the page shows, each through its operation: proposals with diffs, deposits, batches, trail."""
     out: dict[str, Any] = {}
-    for key, op, params in (("proposals", "review_list", {"diff": True}), ("deposits", "deposits", {}),
+    for key, op, params in (("proposals", PAGE_OP, {"diff": True}), ("deposits", "deposits", {}),
                             ("batches", "review_batches", {}), ("trail", "review_trail", {"limit": 30})):
         status, body = await call_as(ctx, identity, op, params)
         out[key] = body.get("result") if status == 200 else []

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..deadline import DeadlinePassed, remaining, within
-from ..errors import OrgkitError
+from ..errors import OrgkitError, Refused
 from .boundary import enforce
 from .context import OpContext
 from .spec import Op, Param, ParamError, validate
@@ -102,6 +102,29 @@ def _gate(op: Op, given: Mapping[str, Any], config: Any) -> None:
         raise ParamError(f"a request with a schema needs the {NAME} capability, which is off: {HOW_TO_ENABLE}")
 
 
+def refusal(op: Op, identity: Any, args: Mapping[str, Any] | None = None) -> str | None:
+    """Why `identity` (orgkit.tokens.Identity) may not call `op`, with `args` when known; None when it may.
+
+    The one rule of who may call what: the operation's least role
+    (`Op.needed_role`), and a higher one for the parameter values that need it
+    (`Param.roles`). Adapters ask it only to decide what to show.
+    """
+    if not identity.may(op.needed_role):
+        return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
+    for param in op.params:
+        needed = dict(param.roles).get(args.get(param.name)) if args and param.roles else None
+        if needed is not None and not identity.may(needed):
+            return (f"{param.name} {args[param.name]!r} is for people with the {needed} role "
+                    f"(this token's role is {identity.role})")
+    return None
+
+
+def _authorize(op: Op, identity: Any, args: Mapping[str, Any] | None = None) -> None:
+    refused = refusal(op, identity, args)
+    if refused is not None:
+        raise Refused(refused)
+
+
 @dataclass
 class Outcome:
     """What a call gives back: the result, its warnings, and partial failures."""
@@ -117,12 +140,16 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     """Validate `given` against operation `name` and run it on `ctx`.
 
     `identity` is the verified caller of the team server (orgkit.tokens.Identity):
-    the operation records it as the actor, whatever the request says.
+    a caller whose role does not allow the call is refused here, for every
+    surface, and the operation records it as the actor, whatever the request says.
 
-    Raises ParamError for bad parameters and OrgkitError when the call fails
-    as a whole; the adapters turn both into their own error form.
+    Raises Refused for a caller without the role, ParamError for bad parameters
+    and OrgkitError when the call fails as a whole; the adapters answer each as
+    the one table says (ops/answers.py).
     """
     op = get(name)
+    if identity is not None:
+        _authorize(op, identity)
     if op.cli_only and not ctx.trusted:
         raise OrgkitError(f"{op.name} {op.cli_only}: the command line only")
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
@@ -131,6 +158,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
         raise OrgkitError(f"{op.name} needs the notes, and {config.notes} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
+    if identity is not None:
+        _authorize(op, identity, args)
     left = remaining()
     if not ctx.lock.acquire(timeout=-1 if left is None else left):
         raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
@@ -151,4 +180,4 @@ def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: A
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",
-           "capability_on", "declare", "get", "offered", "registry", "validate"]
+           "capability_on", "declare", "get", "offered", "refusal", "registry", "validate"]

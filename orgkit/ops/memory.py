@@ -68,8 +68,6 @@ def deposit(ctx: OpContext, args: dict[str, Any]) -> dict:
         raise ParamError("give exactly one of 'body' and 'body_file'")
     if body is None:  # the command line only (the parameter is offered nowhere else)
         body = _body_file(ctx, args["body_file"])
-    if ctx.identity is not None and args["lane"] == "human" and not ctx.identity.may("reviewer"):
-        raise ParamError(f"lane 'human' is for people: a {ctx.identity.role} token deposits in the agent lane")
     meta = {}
     for pair in args["meta"] or []:
         key, sep, value = pair.partition("=")
@@ -210,7 +208,8 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    Param("body", "string", "The finding's text ('-' on the command line reads stdin).", stdin=True,
                          max_bytes="deposit.max_bytes"),
                    Param("body_file", "path", "Read the text from this file.", cli_only=True),
-                   Param("lane", "string", "Who deposits.", default="agent", enum=("agent", "human")),
+                   Param("lane", "string", "Who deposits.", default="agent", enum=("agent", "human"),
+                         roles=(("human", "reviewer"),)),
                    Param("path", "string", "Where the note goes, relative to the notes dir "
                          "(default deposits/STAMP-slug.org).", metavar="REL"),
                    Param("meta", "array", "Properties for the note, KEY=VALUE (comma-separated on the command "

@@ -46,6 +46,9 @@ class Param:
     setting `roots`); `max_chars` and `max_bytes` name the setting that bounds
     a string's length; `pattern` is a regular expression the whole value
     must match (an ID that is joined into a path), said as `pattern_help`.
+    `roles` pairs values with the least role a caller of the team server needs
+    to give them (a deposit in the human lane needs a reviewer); `ops.call`
+    checks them with the operation's own role.
     """
 
     name: str
@@ -68,6 +71,7 @@ class Param:
     max_bytes: str | None = None
     pattern: str | None = None
     pattern_help: str = ""
+    roles: tuple[tuple[Any, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
