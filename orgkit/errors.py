@@ -15,6 +15,16 @@ class NotFound(OrgkitError):
     """Something asked for by name or ID does not exist."""
 
 
+class BadParameter(OrgkitError):
+    """A parameter's value is refused. The message starts with the parameter's name
+    (`param`, then `rest`): each surface writes that name its own way (`--path` on the
+    command line, `path` elsewhere), which ops.call does, so no check names a flag."""
+
+    def __init__(self, param: str, rest: str) -> None:
+        super().__init__(param + rest)
+        self.param, self.rest = param, rest
+
+
 class Refused(OrgkitError):
     """The caller's role does not allow what it asked (ops.call decides, for every surface)."""
 

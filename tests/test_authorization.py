@@ -58,21 +58,26 @@ def served(tmp_path_factory, tiny_model_dir):
     from tiny_model import MODEL_NAME
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")}
-    env |= {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir)}
+    env |= {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir), "ORGKIT_DEPOSIT_MAX_BYTES": "1000"}
     notes = make_notes(tmp_path_factory.mktemp("authorization") / "notes")
-    token = orgkit(notes, env, "token", "add", "reader-1", "--role", "reader")["token"]
+    tokens = [orgkit(notes, env, "token", "add", f"{role}-1", "--role", role)["token"] for role in ("reader", "agent")]
     server = HttpServer(notes, env)
-    yield server, token
+    yield server, *tokens
     server.close()
 
 
 def test_the_table_statuses_over_http(served) -> None:
-    server, token = served
+    server, token, agent = served
     unknown = server.op("read", token, ids=["no-such-id"])
     assert unknown.status_code == 404 and "unknown ID" in unknown.json()["error"]
     assert server.op("search", token, query="tangling", limit="many").status_code == 400
     refused = server.op("deposit", token, title="A finding", body="text")
     assert refused.status_code == 403 and "deposit needs the agent role" in refused.json()["error"]
     assert server.op("no_such_op", token).status_code == 404
+    oversized = server.op("deposit", agent, title="A finding", body="x" * 2000)
+    assert oversized.status_code == 400 and "over deposit.max_bytes (1000)" in oversized.json()["error"]
+    outside = server.op("deposit", agent, title="A finding", body="text", path="../../tmp/evil.org")
+    assert outside.status_code == 400
+    assert outside.json()["error"] == "path '../../tmp/evil.org' must be a relative path inside the notes directory"
     assert isinstance(httpx.get(f"{server.url}/ops", headers={"Authorization": f"Bearer {token}"}).json()["result"],
                       list)

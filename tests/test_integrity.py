@@ -183,7 +183,7 @@ def test_serve_and_mcp_new_and_deposit_cannot_take_an_id(cli, notes: Path, tiny_
                 {"op": "new", "title": "bad\udcff"}]
     served = cli("serve", "--notes", str(notes), input="".join(json.dumps(r) + "\n" for r in requests))
     answers = [json.loads(line) for line in served.stdout.splitlines()]
-    assert answers[2:] == [{"error": "--path 'afile/x.org': afile is not a folder"},
+    assert answers[2:] == [{"error": "path 'afile/x.org': afile is not a folder"},
                            {"error": "'title' holds a lone surrogate (U+DCFF) at character 3: not Unicode text"}]
     for made in answers[:2]:
         path = notes / (made["result"].get("file") or made["result"]["path"])

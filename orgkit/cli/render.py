@@ -291,12 +291,31 @@ def audit(report: dict, options: dict) -> str:
     return "\n".join(out)
 
 
+def _token(t: dict) -> str:
+    state = f"revoked {t['revoked']}" if t.get("revoked") else "active"
+    return f"{t['name']}  {t['role']:<8}  created {t['created']}  {state}"
+
+
+def token_add(t: dict, options: dict) -> str:
+    return t["token"]  # alone on stdout, for `TOKEN=$(orgkit token add ...)`; the warning says the rest
+
+
+def token_list(rows: list[dict], options: dict) -> str:
+    return "\n".join(_token(t) for t in rows) or "no tokens"
+
+
+def token_revoke(t: dict, options: dict) -> str:
+    return _token(t)
+
+
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
-    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor, "model_show": model_show, "model_pull": model_pull,
+    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor,
+    "model_show": model_show, "model_pull": model_pull,
     "model_distill": model_distill, "db_status": db_status, "db_migrate": db_status, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
-    "schema_list": schema_list, "schema_init": schema_init, "schema_show": schema_show, "extract": extract, "audit": audit,
+    "schema_list": schema_list, "schema_init": schema_init, "schema_show": schema_show, "extract": extract,
+    "audit": audit, "token_add": token_add, "token_list": token_list, "token_revoke": token_revoke,
     **MEMORY_RENDERERS,
 }

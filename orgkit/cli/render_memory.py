@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 
@@ -53,6 +54,12 @@ def review_batches(rows: list[dict], options: dict) -> str:
                      for r in rows) or "no batches"
 
 
+def review_trail(rows: list[dict], options: dict) -> str:
+    return "\n".join(f"{r['seq']:>5}  {r['at']}  {r['actor']}  {r['action']} {r['subject']}"
+                     + (f"  {json.dumps(r['detail'], ensure_ascii=False)}" if r.get("detail") else "")
+                     for r in rows) or "nothing recorded yet"
+
+
 def recall(doc: dict, options: dict) -> str:
     parts = []
     for d in doc["included"]:
@@ -69,5 +76,5 @@ def recall(doc: dict, options: dict) -> str:
 MEMORY_RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "deposit": deposit, "deposits": deposits, "review_list": review_list, "review_show": review_show,
     "review_accept": decision, "review_edit": decision, "review_reject": decision, "review_undo": decision,
-    "review_batches": review_batches, "recall": recall,
+    "review_batches": review_batches, "review_trail": review_trail, "recall": recall,
 }

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from ..config import Config
 from ..edit import utf8_text
 from ..org.names import fit_name, name_max, slugify
-from ..errors import NotFound, OrgkitError
+from ..errors import BadParameter, NotFound, OrgkitError
 from ..files import LockBusy
 from ..org.escape import escape_lines, one_line
 from ..org.ids import id_line, new_id
@@ -94,7 +94,7 @@ def sha(data: bytes) -> str:
 def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
              meta: dict[str, str]) -> None:
     """Every reason to refuse a deposit, checked before anything is written."""
-    for what, text in (("the title", title), ("the body", body), *((f"--meta {k}", v) for k, v in meta.items())):
+    for what, text in (("the title", title), ("the body", body), *((f"meta {k}", v) for k, v in meta.items())):
         utf8_text(text, what)
     if not one_line(title):
         raise OrgkitError("a deposit needs a title")
@@ -104,12 +104,12 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
         raise OrgkitError(f"unknown lane {lane!r} (choose from {', '.join(LANES)})")
     size = len(body.encode("utf-8"))
     if size > cfg["deposit.max_bytes"]:
-        raise OrgkitError(f"the body is {size} bytes, over deposit.max_bytes ({cfg['deposit.max_bytes']})")
+        raise BadParameter("body", f" is {size} bytes, over deposit.max_bytes ({cfg['deposit.max_bytes']})")
     for key, value in meta.items():
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", key):
-            raise OrgkitError(f"bad --meta key {key!r}: letters, digits, _ and - only")
+            raise BadParameter("meta", f" key {key!r}: letters, digits, _ and - only")
         if key.upper() in RESERVED:
-            raise OrgkitError(f"--meta {key} is set by orgkit itself")
+            raise BadParameter("meta", f" {key} is set by orgkit itself")
     if path is not None:
         check_destination(cfg, path)
 
@@ -118,24 +118,24 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
     or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
     which the exclusive create retries) already exists."""
-    pure = PurePosixPath(utf8_text(rel, "--path").replace("\\", "/"))
+    pure = PurePosixPath(utf8_text(rel, "path").replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
-        raise OrgkitError(f"--path {rel!r} must be a relative path inside the notes directory")
+        raise BadParameter("path", f" {rel!r} must be a relative path inside the notes directory")
     longest = max(pure.parts, key=lambda part: len(part.encode()))
     if len(longest.encode()) > name_max(cfg.notes):
-        raise OrgkitError(f"--path: the name {longest[:40]!r}... is too long for the file system")
+        raise BadParameter("path", f": the name {longest[:40]!r}... is too long for the file system")
     if ".git" in pure.parts or not is_org_file(str(pure)):
-        raise OrgkitError(f"--path {rel!r} must name a .org note outside data/ folders")
+        raise BadParameter("path", f" {rel!r} must name a .org note outside data/ folders")
     root = cfg.notes.resolve()
     target = root.joinpath(*pure.parts)
     _check_folders(rel, root, pure.parts[:-1])
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
-        raise OrgkitError(f"--path {rel!r} leaves the notes directory")
+        raise BadParameter("path", f" {rel!r} leaves the notes directory")
     for name, inside in (("state", cfg.state_dir), ("data", cfg.data_dir)):
         guard = Path(inside).resolve()
         if real == guard or guard in real.parents:
-            raise OrgkitError(f"--path {rel!r} is inside the {name} dir {inside}")
+            raise BadParameter("path", f" {rel!r} is inside the {name} dir {inside}")
     if not taken_ok and os.path.lexists(target):
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
@@ -151,7 +151,7 @@ def _check_folders(rel: str, root: Path, folders: tuple[str, ...]) -> None:
             return
         if not at.is_dir():
             what = "a link to nothing" if at.is_symlink() and not at.exists() else "not a folder"
-            raise OrgkitError(f"--path {rel!r}: {at.relative_to(root).as_posix()} is {what}")
+            raise BadParameter("path", f" {rel!r}: {at.relative_to(root).as_posix()} is {what}")
 
 
 def _resolve_existing(path: Path) -> Path:
@@ -192,7 +192,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         old = store.one("SELECT id, superseded_by FROM deposits WHERE id = ? AND status != 'writing'",
                         (supersedes,))
         if old is None:
-            raise NotFound(f"--supersedes {supersedes}: no such deposit")
+            raise NotFound(f"supersedes {supersedes}: no such deposit")
         if old["superseded_by"]:
             raise AlreadySuperseded(supersedes, old["superseded_by"])
     node_id = new_id()

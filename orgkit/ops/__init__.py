@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..deadline import DeadlinePassed, remaining, within
-from ..errors import OrgkitError, Refused
+from ..errors import BadParameter, OrgkitError, Refused
 from .boundary import enforce
 from .context import OpContext
 from .spec import Op, Param, ParamError, validate
@@ -148,6 +148,21 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     the one table says (ops/answers.py).
     """
     op = get(name)
+    try:
+        return _call(ctx, op, given, from_text, identity)
+    except BadParameter as exc:
+        raise _named(exc, op, ctx.surface) from None
+
+
+def _named(exc: BadParameter, op: Op, surface: str) -> BadParameter:
+    """`exc` naming its parameter as `surface` calls it: the option on the command line."""
+    param = next((p for p in op.params if p.name == exc.param), None)
+    if param is None or surface != "cli" or param.positional:
+        return exc
+    return BadParameter(param.option, exc.rest)
+
+
+def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, identity: Any) -> Outcome:
     if identity is not None:
         _authorize(op, identity)
     if op.cli_only and not ctx.trusted:
@@ -155,7 +170,8 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
     if op.notes and op.name not in FROM_DATABASE and not config.has_notes:
-        raise OrgkitError(f"{op.name} needs the notes, and {config.notes} is not here: this machine answers "
+        where = config.notes.absolute() if ctx.trusted else "the notes directory"  # the path the user gave, in full
+        raise OrgkitError(f"{op.name} needs the notes, and {where} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     if identity is not None:

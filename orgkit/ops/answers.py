@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import NotFound, OrgkitError, Refused, Unavailable, say
+from ..errors import BadParameter, NotFound, OrgkitError, Refused, Unavailable, say
 from .spec import ParamError
 
 # JSON-RPC's own codes, and MCP's for a resource that does not exist.
@@ -39,6 +39,7 @@ ANSWERS: tuple[tuple[type[BaseException], Answer], ...] = (
     (Unavailable, Answer("unavailable", 1, 503, SERVER_UNAVAILABLE)),
     (ParamError, Answer("bad parameters", 2, 400, INVALID_PARAMS)),
     (RecursionError, Answer("bad parameters", 2, 400, INVALID_PARAMS)),
+    (BadParameter, Answer("bad parameters", 1, 400, INVALID_PARAMS)),
     (OrgkitError, Answer("failed", 1, 422, INVALID_PARAMS)),
     (OSError, Answer("failed", 1, 422, INVALID_PARAMS)),
 )

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ..config import without_notes
 from ..confine import confined, looks_like_path
-from ..errors import OrgkitError
+from ..errors import BadParameter, OrgkitError
 from .context import OpContext
 from .spec import Op, Param
 
@@ -47,11 +47,11 @@ def enforce(ctx: OpContext, op: Op, args: dict[str, Any]) -> dict[str, Any]:
 
 def _bounded(ctx: OpContext, op: Op, param: Param, text: str) -> None:
     if param.max_chars and len(text) > (limit := setting(ctx, op, param.max_chars)):
-        raise OrgkitError(f"{param.name!r} is {len(text)} characters long, over {param.max_chars} ({limit})")
+        raise BadParameter(f"{param.name!r}", f" is {len(text)} characters long, over {param.max_chars} ({limit})")
     if param.max_bytes and len(text) > (limit := setting(ctx, op, param.max_bytes)) // 4:
         size = len(text.encode("utf-8"))
         if size > limit:
-            raise OrgkitError(f"{param.name!r} is {size} bytes, over {param.max_bytes} ({limit})")
+            raise BadParameter(f"{param.name!r}", f" is {size} bytes, over {param.max_bytes} ({limit})")
 
 
 def _check_inside(ctx: OpContext, op: Op, param: Param, text: str) -> None:

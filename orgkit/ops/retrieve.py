@@ -44,11 +44,14 @@ def report(ctx: OpContext, result, embedder) -> None:
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..retrieve.scan import scan as scan_notes
 
-    found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"])
+    found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"], count=True)
     for message in found.warnings:
         ctx.warn(message)
     if not found.hits:
         ctx.warn(f"no headline, title or alias matches {args['query']!r}")
+    if found.matches is not None:
+        option = "--limit" if ctx.surface == "cli" else "limit"
+        ctx.warn(f"showing {len(found.hits)} of {found.matches} matches ({option} {args['limit']})")
     return [h.to_json() for h in found.hits]
 
 

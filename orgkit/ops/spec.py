@@ -26,7 +26,11 @@ INT_LIMIT = 2**31 - 1  # the largest integer any parameter takes (a count, a bud
 
 
 class ParamError(OrgkitError):
-    """A request's parameters do not fit the operation (a usage error: exit status 2 on the CLI)."""
+    """A request's parameters do not fit the operation (a usage error: exit status 2 on the CLI).
+
+    A value a later check refuses (outside its bounds, a path that leaves the
+    notes) is an errors.BadParameter, which the table answers alike (HTTP 400).
+    """
 
 
 @dataclass(frozen=True)

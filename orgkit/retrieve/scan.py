@@ -44,6 +44,7 @@ class ScanHit:
 class ScanResult:
     hits: list[ScanHit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    matches: int | None = None  # when the limit cut the hits short: how many headlines match in all
 
 
 def term_patterns(query: str, regex: bool) -> list[str]:
@@ -61,14 +62,15 @@ def term_patterns(query: str, regex: bool) -> list[str]:
 
 
 def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = False,
-         rank: Callable[[str], float] | None = None) -> ScanResult:
+         rank: Callable[[str], float] | None = None, count: bool = False) -> ScanResult:
     """Headlines and `#+title` lines matching every term of `query`.
 
     Hits come in file and line order, or best first by `rank` (smallest first) of
     the matched line's headline text. Resolving a line to its node and outline
     path is the costly part: with a limit only the first `limit` matching lines
     are resolved, and without one each file is resolved as ripgrep hands it
-    over, while it searches on.
+    over, while it searches on. With `count`, a limit still resolves them all, to
+    say how many headlines match (`matches`) when the limit cuts them short.
     """
     require_dir(root)
     patterns = term_patterns(query, regex)
@@ -99,9 +101,12 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
         hit = _hit(outlines[rel], rel, number, text)
         if hit is not None and (hit.file, hit.line) not in seen:
             seen.add((hit.file, hit.line))
-            result.hits.append(hit)
-            if len(result.hits) == limit:
+            if limit is None or len(result.hits) < limit:
+                result.hits.append(hit)
+            elif not count:
                 break
+    if count and len(seen) > len(result.hits):
+        result.matches = len(seen)
     return result
 
 
