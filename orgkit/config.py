@@ -134,7 +134,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS", kind="trust"),
     Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
             default=False, env="ORGKIT_EXTRACTION"),
-    Setting("extraction.min_quote_chars", int, "a quote shorter than this grounds no claim (unless it is a whole line of the source)",
+    Setting("extraction.min_quote_chars", int,
+            "a quote shorter than this grounds no claim (unless it is a whole line of the source)",
             default=12, minimum=0),
     Setting("extract.source_roots", list, "directories outside the notes from which `serve` and MCP clients may "
             "extract sources (the notes dir always; the command line anywhere)", default=[],

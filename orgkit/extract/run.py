@@ -417,7 +417,8 @@ def _write_run_note(ctx: Context, sources: list[dict]) -> None:
     failed = failures(ctx)
     text = nt.run_note_text(info["run_note_id"], ctx.store.run, ctx.schema, sources, audits, failed)
     with _WRITER:
-        written = nt.replace_note(ctx.ids, ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text, info["run_note_id"])
+        written = nt.replace_note(ctx.ids, ctx.notes / nt.NOTES_DIR / ctx.store.run / "run.org", text,
+                                  info["run_note_id"])
     _generated(ctx, "scribe", "run", written, text, ctx.store.run, always=True)
     ctx.store.set_task("run-note", "done")
 

@@ -227,8 +227,8 @@ def with_template_vocabulary(schema: Schema) -> Schema:
     """`schema` with what its dimensions leave unsaid borrowed from same-named template dimensions.
 
     A dimension without `:HEADINGS:` takes the headings of a shipped template's
-    dimension of the same name (or named by one of its words: "alternatives considered") (so a home-made "problem" still knows that ADRs
-    call it "Context"), and a rubric without quoted cue phrases takes that
+    dimension of the same name (or named by one of its words: "alternatives considered") (so a
+    home-made "problem" still knows that ADRs call it "Context"), and a rubric without quoted cue phrases takes that
     dimension's. The schema's own words always come first.
     """
     from dataclasses import replace

@@ -8,8 +8,8 @@ the same note twice) counts once, as its latest event. A cluster with at least
 `guidance`) and cached by the hash of the cluster's members, so an unchanged
 cluster makes no model call on a re-run; with no model, a deterministic
 template, written only when it can say something concrete (what the edits did,
-with two real before/after pairs; else the cluster is `vague`). The guardrail drops bullets that teach saying less. Bullets are
-merged into the guidance file, respecting the user's edits and deletions.
+with two real before/after pairs; else the cluster is `vague`). The guardrail drops bullets that
+teach saying less. Bullets are merged into the guidance file, respecting the user's edits and deletions.
 """
 
 from __future__ import annotations

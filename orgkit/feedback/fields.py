@@ -91,7 +91,7 @@ def note_fields(parsed: OrgFile, text: str, node_id: str) -> NoteFields | None:
             parts.append(text[at:start])
             at = end
     parts.append(text[at:node.end])
-    links = sorted({link_key(l.type, l.dest) for l in parsed.links if l.source == node_id})
+    links = sorted({link_key(link.type, link.dest) for link in parsed.links if link.source == node_id})
     body = (_without_preamble(parts[0], node.level) + "".join(parts[1:])).strip("\n")
     return NoteFields(title=node.title, body=body,
                       tags=tuple(node.tags), links=tuple(links))

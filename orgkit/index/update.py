@@ -215,7 +215,7 @@ def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str
                    seen[(node.id, item.path)], kind)
                   for node, kind in zip(parsed.nodes, node_kinds(parsed))]
         aliases += [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases]
-        links += [(item.path, l.source, l.dest, l.type, l.pos, l.line) for l in parsed.links]
+        links += [(item.path, link.source, link.dest, link.type, link.pos, link.line) for link in parsed.links]
         chunks += [(chunk_row + k, rowids[id(chunk.node)], item.path, chunk.line,
                     sections[chunk.section.line] if chunk.section is not None else None, chunk.body, chunk.hash)
                    for k, chunk in enumerate(item.chunks)]

@@ -3,8 +3,8 @@
 Each function takes a file's text and returns the new text; only the lines the
 change needs are touched. The text a proposal brings (appended text, a new
 note's title and body, a link's description) comes from a model or an agent:
-it is escaped (`org.escape`) so it never becomes structure in the note. Nodes are found with the org layer (`parse_org`), so
-a heading node is changed at the end of its own section (before its first
+it is escaped (`org.escape`) so it never becomes structure in the note. Nodes are found with the
+org layer (`parse_org`), so a heading node is changed at the end of its own section (before its first
 child heading), a file node at the end of its top section or its keywords.
 """
 
@@ -85,8 +85,8 @@ def link_line(dest: str, description: str) -> str:
 
 def add_link(text: str, rel: str, node_id: str, dest: str, description: str) -> str:
     line = link_line(dest, description)
-    if f"[[id:{dest}]" in text and any(l.source == node_id and l.dest == dest
-                                        for l in parse_text(text, rel).links):
+    if f"[[id:{dest}]" in text and any(link.source == node_id and link.dest == dest
+                                        for link in parse_text(text, rel).links):
         raise OrgkitError(f"{rel}: already links to {dest}")
     return _insert_block(text, rel, node_id, line)
 

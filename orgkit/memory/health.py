@@ -74,7 +74,8 @@ def _missing(p: Any, vault: Vault) -> str | None:
     node = vault.by_id.get(node_id)
     if node is None:
         return f"note {node_id} is missing"
-    if p["kind"] == "link" and not any(l.source == node_id and l.dest == payload["dest"] for l in vault.links):
+    if p["kind"] == "link" and not any(link.source == node_id and link.dest == payload["dest"]
+                                         for link in vault.links):
         return f"{node.file} no longer links to {payload['dest']}"
     if p["kind"] == "tag" and payload["tag"] not in node.tags:
         return f"{node.file} is no longer tagged {payload['tag']}"

@@ -205,8 +205,8 @@ declare(Op("schema_init", "Copy a shipped schema template into the notes' schema
                                       required=True, positional=True, metavar="TEMPLATE"),),
            result="{name, id, title, grounded, origin, path, dimensions}", writes=True,
            cli=("schema", "init"), capability=CAP))
-declare(Op("extract", "Extract grounded claims from sources under a schema: a claim note each (its quote inside) linked "
-           "from a hub per source, then audited. --plan prepares and prints the task graph for an external "
+declare(Op("extract", "Extract grounded claims from sources under a schema: a claim note each (its quote inside) "
+           "linked from a hub per source, then audited. --plan prepares and prints the task graph for an external "
            "agent; --commit writes an agent's candidates with every check; --resume finishes a crashed run.",
            extract, params=(
                Param("sources", "array", "Source files (org, markdown, text); a server's clients may name "

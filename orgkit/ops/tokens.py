@@ -41,4 +41,5 @@ declare(Op("token_add", "Make a bearer token for the team server (`serve --http`
 declare(Op("token_list", "The team server's tokens: name, role, created, revoked (never the token).", token_list,
            result="[{name, role, created, revoked}]", cli=("token", "list"), mcp=False, cli_only=TOKENS_CLI_ONLY))
 declare(Op("token_revoke", "Revoke a token: its caller is refused from the next request on.", token_revoke,
-           params=(NAME,), result="{name, role, created, revoked}", writes=True, cli=("token", "revoke"), mcp=False, cli_only=TOKENS_CLI_ONLY))
+           params=(NAME,), result="{name, role, created, revoked}", writes=True, cli=("token", "revoke"), mcp=False,
+           cli_only=TOKENS_CLI_ONLY))

@@ -54,7 +54,8 @@ _PUNCT = re.escape(string.punctuation)
 # part of a word (a curly quote, a CJK full stop, a dash).
 _WORD_START = rf"(?<![{char_class(NO_WORD_START)}])"
 _PATH_END = rf"[^{_PUNCT}{char_class(NON_WORD)} \t\n]"
-_PLAIN = rf"(?=[A-Za-z][-+A-Za-z]*:){_WORD_START}(?P<plain_type>{_TYPES_RE}):(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))"
+_PLAIN = (rf"(?=[A-Za-z][-+A-Za-z]*:){_WORD_START}(?P<plain_type>{_TYPES_RE}):"
+          rf"(?P<plain_path>(?:{_NB}|{_PAREN})+(?:{_PATH_END}|/|{_PAREN}))")
 # Objects whose contents are not parsed, so the links inside them do not count:
 # verbatim and code markup (org-verbatim-re), inline source blocks and babel calls, LaTeX
 # fragments (`\(..\)`, `\[..\]`, `$$..$$`, `$..$`), export snippets, macros and

@@ -6,8 +6,8 @@ relevance floor are dropped (none left: no notes, reason "nothing relevant").
 The best candidates are read in rank order: a short note that fits in what is
 left of the token budget whole, a longer one as an excerpt of its best-matching
 passages (`passages.py`) taking at most a quarter of the budget; what is left
-goes to the notes the included text links to, then widens the excerpts. The result says what was included, what was left out
-and why, so an agent can ask for more.
+goes to the notes the included text links to, then widens the excerpts. The result says what was
+included, what was left out and why, so an agent can ask for more.
 """
 
 from __future__ import annotations

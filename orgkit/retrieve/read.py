@@ -80,7 +80,7 @@ class _Reader:
     def links_in(self, node: Node) -> list[str]:
         """Distinct id-link targets inside the node's text, in order."""
         links = self.parsed[node.file].links
-        targets = (l.dest for l in links if l.type == "id" and node.start < l.pos <= node.end)
+        targets = (link.dest for link in links if link.type == "id" and node.start < link.pos <= node.end)
         return list(dict.fromkeys(t for t in targets if t != node.id))
 
 

@@ -2,8 +2,8 @@
 
 `org-babel-variable-assignments:LANG` (shell family, Python, Ruby, JavaScript, Perl,
 Lua, Haskell) gives lines put before the body; Emacs Lisp, Scheme, Common Lisp and
-Clojure wrap the body in a `let`, C and C++ declare typed variables (ob-C).  Values are Lisp data (see `orgkit.org.lisp`) and are
-printed with each library's own rules, character for character.
+Clojure wrap the body in a `let`, C and C++ declare typed variables (ob-C).  Values are Lisp data
+(see `orgkit.org.lisp`) and are printed with each library's own rules, character for character.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ def _lua(value: object) -> str:
             return _lua(items[0])
         if len(items) == 2 and not _is_list(items[0]):
             if not isinstance(items[0], str):
-                raise AssignmentError(f"ob-lua cannot write {prin1(value)} (a two-element list whose key is not a string)")
+                raise AssignmentError(f"ob-lua cannot write {prin1(value)} "
+                                      "(a two-element list whose key is not a string)")
             return items[0] + "=" + _lua(items[1:])
         return "{" + ", ".join(_lua(v) for v in items) + "}"
     if value == HLINE:
@@ -138,7 +139,8 @@ def _shell(var: Var, params: list[tuple[str, object]]) -> str:
                 raise AssignmentError(f"ob-shell cannot write {var.name} (an hline in an associative array)")
             return f"unset {var.name}\ndeclare -A {var.name}\n" + "\n".join(lines)
         if items:
-            return f"unset {var.name}\ndeclare -a {var.name}=( " + " ".join(_sh_quote(v, sep, hline) for v in items) + " )"
+            quoted = " ".join(_sh_quote(v, sep, hline) for v in items)
+            return f"unset {var.name}\ndeclare -a {var.name}=( {quoted} )"
     return f"{var.name}={_sh_quote(value, sep, hline)}"
 
 
@@ -296,5 +298,6 @@ def _c_header(head: object, variables: list[Var]) -> str:
     type_name = {"integerp": "int", "floatp": "double", "stringp": "const char*"}.get(_c_base_type(table) or "", "")
     names = ",".join(f'"{princ(h)}"' for h in headers)
     return (f"const char* {name}_header[{len(headers)}] = {{{names}}};\n"
-            f"{type_name} {name}_h (int row, const char* col) {{ return {name}[row][get_column_num({len(headers)},{name}_header,col)]; }}")
+            f"{type_name} {name}_h (int row, const char* col) "
+            f"{{ return {name}[row][get_column_num({len(headers)},{name}_header,col)]; }}")
 

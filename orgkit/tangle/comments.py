@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .document import SRC_BLOCK_RE, OrgDocument, SrcBlock
+from .document import SRC_BLOCK_RE, OrgDocument
 from .langs import CommentSyntax
 
 LINK_FORMAT_BEGIN = "[[%link][%source-name]]"

@@ -93,7 +93,8 @@ def detangle(code_file: Path, options: Options | None = None) -> DetangleResult:
             continue
         if not _tangles_verbatim(spec, options):
             result.unmapped.append(
-                (region.line, region.name, "the block's code is assembled or rewritten when tangled (noweb or a language wrapper)")
+                (region.line, region.name,
+                 "the block's code is assembled or rewritten when tangled (noweb or a language wrapper)")
             )
             continue
         edits.setdefault(org, []).append((spec, region.body))

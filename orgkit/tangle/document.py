@@ -235,7 +235,8 @@ def _find_block_end(lines: list[str], begin: int, name: str, limit: int) -> int 
     return None
 
 
-def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]], seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
+def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]],
+              seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
     """Keyword elements in document order, following local #+SETUPFILE files like Org."""
     found: list[tuple[str, str]] = []
     for i, line in enumerate(lines):

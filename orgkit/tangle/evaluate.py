@@ -209,7 +209,8 @@ def _concat(env: Environment, *args: object) -> str:
             continue
         if isinstance(arg, str):
             parts.append(arg)
-        elif isinstance(arg, (list, Vector)) and all(isinstance(c, int) for c in (arg.items if isinstance(arg, Vector) else arg)):
+        elif isinstance(arg, (list, Vector)) and all(isinstance(c, int)
+                                                      for c in (arg.items if isinstance(arg, Vector) else arg)):
             parts.append("".join(chr(c) for c in (arg.items if isinstance(arg, Vector) else arg)))
         else:
             raise LispSignal(f"wrong-type-argument sequencep {prin1(arg)} in concat")

@@ -310,7 +310,8 @@ def _expand_c(body: str, get, variables: list[assign.Var]) -> str:  # type: igno
 def _expand_d(body: str, get) -> str:  # type: ignore[no-untyped-def]
     imports = _words(get(":imports")) + ["std.stdio", "std.conv"]
     main_p = get(":main") != "no"
-    parts = ["module mmm;", "\n".join(f"import {i};" for i in imports), "", "", "", "", _ensure_main(body) if main_p else body]
+    parts = ["module mmm;", "\n".join(f"import {i};" for i in imports), "", "", "", "",
+             _ensure_main(body) if main_p else body]
     return "\n".join(parts) + "\n"
 
 

@@ -188,7 +188,8 @@ class NowebExpander:
             start += 1
         if heading.drawer:
             start = heading.drawer[1] + 1
-        start_pos = self.doc.line_starts[min(start, len(self.doc.lines) - 1)] if start < len(self.doc.lines) else len(self.doc.text)
+        lines = len(self.doc.lines)
+        start_pos = self.doc.line_starts[min(start, lines - 1)] if start < lines else len(self.doc.text)
         # `org-narrow-to-subtree` stops before the newline that ends the subtree.
         end_pos = self.doc.line_starts[end] - 1 if end < len(self.doc.lines) else len(self.doc.text)
         return self.doc.text[start_pos:end_pos]

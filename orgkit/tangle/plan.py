@@ -210,7 +210,8 @@ class _Planner:
                 mode = 0o755
             if mode is not None:
                 if not isinstance(mode, int):
-                    raise self._fail(spec.block, f":tangle-mode {mode} is not a file mode (Org 9.5 wants e.g. (identity #o755))")
+                    raise self._fail(spec.block, f":tangle-mode {mode} is not a file mode "
+                                                 "(Org 9.5 wants e.g. (identity #o755))")
                 if mode not in modes:
                     modes.append(mode)
             mkdirp = get(spec.params, ":mkdirp")
@@ -229,8 +230,9 @@ class _Planner:
         target.mode = modes[0] if modes else None
         text = "".join(out)
         if not self.doc.utf8 and not text.isascii():
-            raise self._fail(specs[0].block, f"{self.doc.path.name} is not valid UTF-8: Emacs would guess its encoding "
-                                             f"(Latin-1, Shift-JIS...) and write {name} as UTF-8; convert the file to UTF-8")
+            raise self._fail(specs[0].block, f"{self.doc.path.name} is not valid UTF-8: Emacs would guess its "
+                                             f"encoding (Latin-1, Shift-JIS...) and write {name} as UTF-8; "
+                                             "convert the file to UTF-8")
         target.content = text.encode("utf-8", errors="surrogateescape")
         return target
 
@@ -265,7 +267,8 @@ class _Planner:
             "source-name": item.block.name or "",
         }
         try:
-            begin, end = (_trim(comment_region(fill_template(t, data), syntax)) for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
+            begin, end = (_trim(comment_region(fill_template(t, data), syntax))
+                          for t in (LINK_FORMAT_BEGIN, LINK_FORMAT_END))
         except (NoCommentSyntax, OwnCommentRegion) as exc:
             raise self._uncommentable(outer.block, outer.block.language, exc) from None
         return f"{begin}\n{body}\n{end}"

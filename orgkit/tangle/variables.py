@@ -22,7 +22,8 @@ from .elisp import LispForm, babel_read, string_to_number
 from .evaluate import Environment
 
 _AFFILIATED = re.compile(
-    r"^[ \t]*#\+(?:CAPTION|RESULTS|DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT|SOURCE|SRCNAME|TBLNAME|ATTR_[-_A-Za-z0-9]+)(?:\[.*\])?:",
+    r"^[ \t]*#\+(?:CAPTION|RESULTS|DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT|SOURCE|SRCNAME|TBLNAME"
+    r"|ATTR_[-_A-Za-z0-9]+)(?:\[.*\])?:",
     re.IGNORECASE,
 )
 _ITEM = re.compile(r"^([ \t]*)([-+]|(?<=[ \t])\*|[0-9]+[.)])([ \t]+|$)(.*)$")
@@ -134,9 +135,11 @@ class _Resolver:
         if re.match(r"^[ \t]*\+-", line):
             raise VarError(f"{ref} is a table.el table, which orgkit does not read")
         if lower.startswith("#+begin_src"):
-            raise VarError(f"{ref} is a source block, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
+            raise VarError(f"{ref} is a source block, whose value needs evaluation (orgkit never runs code)",
+                           needs_evaluation=True)
         if lower.startswith("#+call:"):
-            raise VarError(f"{ref} is a #+call line, whose value needs evaluation (orgkit never runs code)", needs_evaluation=True)
+            raise VarError(f"{ref} is a #+call line, whose value needs evaluation (orgkit never runs code)",
+                           needs_evaluation=True)
         if re.match(r"#\+begin_comment\b", lower):
             raise VarError(f"Reference not found: {ref} is a comment block (Emacs fails too)")
         if re.match(r"#\+begin_\S", lower):
@@ -370,7 +373,8 @@ def _disassemble(variables: list[Var], params: list[tuple[str, object]]) -> tupl
     for var in variables:
         value = var.value
         if isinstance(value, list):
-            if colnames != "no" and (_truthy(colnames) or (len(value) > 1 and value[1] == HLINE and HLINE not in value[2:])):
+            hlined = len(value) > 1 and value[1] == HLINE and HLINE not in value[2:]
+            if colnames != "no" and (_truthy(colnames) or hlined):
                 names.append([Symbol(var.name), *(value[0] if isinstance(value[0], list) else [value[0]])])
                 value = value[2:] if len(value) > 1 and value[1] == HLINE else value[1:]
             if _truthy(rownames) and rownames != "no":
