@@ -267,7 +267,7 @@ def _coerce(setting: Setting, raw: Any, where: str, base: Path) -> Any:
         raise bad()
     if not isinstance(raw, kind) or (kind is int and isinstance(raw, bool)):
         raise bad()
-    if setting.minimum is not None and raw < setting.minimum:
+    if setting.minimum is not None and isinstance(raw, (int, float)) and raw < setting.minimum:
         raise OrgkitError(f"{where}: {setting.key} must be at least {setting.minimum:g}, not {raw!r}")
     return raw
 

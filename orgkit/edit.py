@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Sequence
 
 from .errors import NotFound, OrgkitError
 from .locator import Locator, note_ids, rg_locator
@@ -42,7 +43,7 @@ class NewNote:
 
 
 def new_note(
-    root: Path, title: str, *, tags: list[str] = (), body: str = "",
+    root: Path, title: str, *, tags: Sequence[str] = (), body: str = "",
     link: str | None = None, now: datetime | None = None, locator: Locator | None = None,
 ) -> NewNote:
     """Write a new note file, named as org-roam names them; never overwrites."""

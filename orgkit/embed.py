@@ -404,7 +404,7 @@ def pull(embedder: Embedder) -> Path:
         model = TextEmbedding(embedder.name, lazy_load=True)
     except Exception as exc:
         raise OrgkitError(f"cannot download {embedder.name}: {first_line(exc)}") from None
-    return Path(model.model._model_dir)
+    return Path(getattr(model.model, "_model_dir"))  # fastembed's own attribute, not in its types
 
 
 def describe(embedder: Embedder) -> dict[str, Any]:

@@ -251,7 +251,8 @@ def run_stdio(ctx: OpContext) -> None:
     lines = BoundedLines(sys.stdin.buffer, ctx.config["serve.max_line_bytes"])
 
     async def main() -> None:
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+        # BoundedLines reads as the AsyncFile the SDK would wrap stdin in (its lines, bounded)
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.answer_through(write_stream.clone())
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -15,7 +15,7 @@ import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Any, Iterator
 
 from .config import RG_VARIABLE
 from .deadline import DeadlinePassed, remaining
@@ -170,7 +170,7 @@ def _feed(proc: subprocess.Popen, data: bytes) -> None:
         pass
 
 
-def _records(stream: IO[bytes]) -> Iterator[tuple[str, Lines]]:
+def _records(stream: Any) -> Iterator[tuple[str, Lines]]:  # a buffered binary stream (read1)
     """rg's output read as it comes, grouped into runs of one file's lines."""
     parts: list[bytes] = []
     name: bytes | None = None

@@ -58,6 +58,7 @@ def _op_commands(listing: bool = False, only: str | None = None) -> dict[str, cl
             top[head] = command(op, RENDERERS.get(op.name), head)
             continue
         group = top.setdefault(head, click.Group(head, help=GROUP_HELP.get(head, f"{head} commands.")))
+        assert isinstance(group, click.Group), f"{head} is a command and a group"
         group.add_command(command(op, RENDERERS.get(op.name), rest[0]))
     return top
 

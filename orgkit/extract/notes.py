@@ -18,6 +18,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import OrgkitError
 from ..org import parse_org
@@ -105,7 +106,7 @@ def hub_path(notes: Path, run: str, index: int, name: str) -> Path:
 
 
 def hub_text(hub_id: str, run: str, schema: Schema, source: dict, claims: list[dict],
-             vanished: list[dict] = ()) -> str:
+             vanished: Sequence[dict] = ()) -> str:
     """The hub of one source in one run: a link to every claim by dimension (a claim whose quote
     the audit lost says so), the earlier run's claims no longer found, and the hub it supersedes."""
     name = source["name"]

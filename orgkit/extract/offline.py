@@ -99,7 +99,7 @@ def heading_match(title: str, dim: Dimension) -> int:
     return best
 
 
-def _label_of(title: str, schema: Schema) -> tuple[str | None, int]:
+def _label_of(title: str, schema: "Schema | _OneDim") -> tuple[str | None, int]:
     """The dimension a heading names, and how strongly (ties go to the longer keyword)."""
     best: tuple[str | None, int, int] = (None, 0, 0)
     for dim in schema.dimensions:

@@ -8,7 +8,7 @@ phrases, position) weigh the same whichever ranker ran.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..retrieve.search import fts_match
 from ..storage.terms import TOKENIZE
@@ -42,7 +42,7 @@ def bm25_scores(units: Sequence[str], queries: Sequence[str]) -> list[list[float
         conn.close()
 
 
-def embedding_scores(embed: Callable[[list[str]], "object"], units: Sequence[str],
+def embedding_scores(embed: Callable[[list[str]], Iterable], units: Sequence[str],
                      queries: Sequence[str]) -> list[list[float]]:
     """scores[q][u]: cosine of unit and rubric embeddings, scaled within the document."""
     import numpy as np

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..config import Config
 from ..errors import OrgkitError
@@ -324,7 +324,7 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
     ctx.store.set_task(f"scribe:{index}", "done")
 
 
-def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict], vanished: list[dict] = ()) -> None:
+def _write_hub(ctx: Context, index: int, source: dict, claims: list[dict], vanished: Sequence[dict] = ()) -> None:
     text = nt.hub_text(source["hub_id"], ctx.store.run, ctx.schema, source, claims, vanished)
     with _WRITER:
         written = nt.replace_note(ctx.ids, ctx.notes / source["hub_note"], text, source["hub_id"])

@@ -182,7 +182,8 @@ def _field_events(record: GenerationRecord, current: NoteFields) -> list[Event]:
         before, after = record.fields.value(name), current.value(name)
         if normalized(before) == normalized(after):
             continue
-        if name == "body" and normalized(prose(before)) == normalized(prose(after)):
+        if isinstance(before, str) and isinstance(after, str) and name == "body" \
+                and normalized(prose(before)) == normalized(prose(after)):
             continue  # only links changed: link change events say so
         action = "delete" if normalized(after) == "" else "edit"
         out.append(Event(id=override_id(record.generator.schema_version, record.source_path, record.node_id,

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Sequence
 
 from ..tokens import Identity, TokenStore
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 IDENTITY = "orgkit.identity"  # the scope key the verified caller is kept under
 COOKIE = "orgkit_token"
@@ -82,7 +79,7 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
-async def respond(send: Send, status: int, body: dict, extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def respond(send: Send, status: int, body: dict, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """A JSON answer from the guard itself."""
     data = json.dumps(body).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
@@ -130,7 +127,7 @@ class Guard:
         seen = 0
         limit = self.max_body
 
-        async def bounded() -> dict:
+        async def bounded() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":

@@ -29,8 +29,12 @@ class Index(Protocol):
     """What a backend needs of the index it serves (orgkit.index.store.Index, which holds a backend)."""
 
     state_dir: Path
-    path: Path
-    conn: Any
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def conn(self) -> Any: ...
 
     def close(self) -> None: ...
 

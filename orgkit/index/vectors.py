@@ -274,6 +274,7 @@ def _read_cache(path: Path, fingerprint: str, generation: int, *, mapped: bool =
             header = _read_header(handle, fingerprint)
             if header is None or header[0] != generation:
                 return None
+            body: np.ndarray
             if mapped:
                 body = np.memmap(handle, dtype=np.uint8, mode="r", offset=_HEADER)
             else:
@@ -303,7 +304,8 @@ def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
         np.ascontiguousarray(content.chunks, dtype=np.int64), np.ascontiguousarray(content.nodes, dtype=np.int64),
         hashes, *(np.ascontiguousarray(block, dtype=np.float32) for block in content.blocks)))
     try:
-        replace_file(path, itertools.chain([header], parts), sync=False)  # a cache: SQLite holds the vectors
+        # a cache: SQLite holds the vectors; numpy arrays are buffers, which its types do not say
+        replace_file(path, itertools.chain([header], parts), sync=False)  # type: ignore[arg-type]
     except OSError:
         pass  # no cache this time; the next reader builds it from the database
 

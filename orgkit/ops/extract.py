@@ -19,7 +19,8 @@ from .spec import Op, Param, ParamError
 CAP = "grounded-extraction"
 SCHEMA = Param("schema", "string", "A schema name (the notes' schemas/, then the templates) or a schema file.",
                metavar="NAME|FILE", paths="name")
-RUN = {"pattern": RUN_ID, "pattern_help": "a run ID (letters, digits, '-' and '_'; as `extract` printed it)"}
+RUN: dict[str, Any] = {"pattern": RUN_ID,
+                       "pattern_help": "a run ID (letters, digits, '-' and '_'; as `extract` printed it)"}
 
 
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -155,7 +156,8 @@ class _watching:
     """Collect every prompt sent while the block runs, when asked to."""
 
     def __init__(self, on: bool, into: list[dict]) -> None:
-        self.on, self.into, self.inner = on, into, None
+        self.on, self.into = on, into
+        self.inner: Any = None
 
     def __enter__(self) -> None:
         if self.on:

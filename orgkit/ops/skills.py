@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import declare
 from .context import OpContext
@@ -19,7 +19,8 @@ def _request(ctx: OpContext, args: dict[str, Any]):
 
     embedder = ctx.query_embedder()
     ctx.refresh(embed=embedder is not None)
-    rankers = {"search": search_ranker(ctx.index, embedder, ctx.cache), "scan": scan_ranked}
+    rankers: dict[str, Callable[..., Any]] = {"search": search_ranker(ctx.index, embedder, ctx.cache),
+                                              "scan": scan_ranked}
     return Request(query=args["query"], notes=ctx.root, options=args.get("options") or {}, rankers=rankers)
 
 

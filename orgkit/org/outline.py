@@ -71,6 +71,16 @@ class Outline:
     heading's title and ID are read at most once.
     """
 
+    # Read lazily, at most once (`_caches` empties them).
+    _pattern: sx.HeadingPattern | None
+    _odd_levels: bool | None
+    _titles: dict[int, str | None]
+    _ids: dict[int, str | None]
+    _olp_titles: dict[int, str]
+    _file_id: list[str | None]
+    _closers: Closers | None
+    _opaque: dict[int, list[tuple[int, int]]]
+
     def __init__(self, text: str, through: int | None = None) -> None:
         """The outline of `text`, or with `through`, only of its lines up to line `through`.
 
@@ -135,14 +145,14 @@ class Outline:
         self._closers = None  # the closing lines found so far stopped at `through`
 
     def _caches(self) -> None:
-        self._pattern: sx.HeadingPattern | None = None
-        self._odd_levels: bool | None = None
-        self._titles: dict[int, str | None] = {}
-        self._ids: dict[int, str | None] = {}
-        self._olp_titles: dict[int, str] = {}
-        self._file_id: list[str | None] = []
-        self._closers: Closers | None = None
-        self._opaque: dict[int, list[tuple[int, int]]] = {}
+        self._pattern = None
+        self._odd_levels = None
+        self._titles = {}
+        self._ids = {}
+        self._olp_titles = {}
+        self._file_id = []
+        self._closers = None
+        self._opaque = {}
 
     def place(self, index: int) -> Place:
         """The place of line `index`: a heading there, or e.g. the file's title line."""

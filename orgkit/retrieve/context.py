@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..embed import Embedder
 from ..index.store import Index
 from ..locator import Locator
-from .candidates import find_candidates, scan_ranked, search_ranker
+from .candidates import Ranker, find_candidates, scan_ranked, search_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
 from .read import ReadDoc, read
@@ -62,7 +62,9 @@ def context(
     """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
     result = ContextResult(query=query, budget=budget)
     searcher = search_ranker(index, embedder, cache, scope)
-    rankers = {"search": searcher, "scan": scan_ranked} if index.root.is_dir() else {"search": searcher}
+    rankers: dict[str, Ranker] = {"search": searcher}
+    if index.root.is_dir():
+        rankers["scan"] = scan_ranked
     found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
     result.warnings.extend(found.warnings)
     if searcher.last is not None:

@@ -11,6 +11,7 @@ line range and outline path; `read ID` gives the rest.
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
@@ -57,7 +58,7 @@ class Excerpt:
         return [{"line": p.first, "end_line": p.last, "olp": p.olp, "tokens": p.tokens} for p in self.pieces]
 
 
-def pieces(doc: ReadDoc, cuts: set[int] = frozenset()) -> list[Piece]:
+def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset()) -> list[Piece]:
     """The note cut at its headings and at `cuts` (file lines where a passage starts), in file order."""
     lines = doc.content.split("\n")
     if lines and lines[-1] == "":
@@ -80,7 +81,7 @@ def pieces(doc: ReadDoc, cuts: set[int] = frozenset()) -> list[Piece]:
 
 
 def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embedder | None = None,
-            cache: VectorCache | None = None, skip: list[tuple[int, int]] = (),
+            cache: VectorCache | None = None, skip: Sequence[tuple[int, int]] = (),
             near_best: float = NEAR_BEST) -> Excerpt | None:
     """The best pieces of `doc` for `query` within `room` tokens (None when not even one fits).
 
@@ -96,8 +97,9 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
                             (doc.file, doc.line, last_line)).fetchall()
         lexical = _lexical(conn, index.backend, query, [r[0] for r in rows])
         if index.backend.dense_in_database and embedder is not None and embedder.loaded and rows:
-            dense = index.backend.cosines(conn, embedder.fingerprint, embedder.embed_query(query),
-                                          [r[0] for r in rows], by="rowid")
+            # an engine whose vectors are in the database (dense_in_database) has cosines
+            dense = index.backend.cosines(conn, embedder.fingerprint,  # type: ignore[union-attr]
+                                          embedder.embed_query(query), [r[0] for r in rows], by="rowid")
         else:
             dense = _dense(query, [r[0] for r in rows], embedder, cache)
     top = max(lexical.values(), default=0.0) or 1.0
@@ -118,12 +120,12 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
             chosen.append(piece)
             used += cost
     if not chosen and worth:
-        top = _trimmed(min(worth, key=lambda p: (-p.score, p.first)), room)
-        chosen = [top] if top.tokens >= MIN_TOKENS else []
+        trimmed = _trimmed(min(worth, key=lambda p: (-p.score, p.first)), room)
+        chosen = [trimmed] if trimmed.tokens >= MIN_TOKENS else []
     return Excerpt(_merged(sorted(chosen, key=lambda p: p.first))) if chosen else None
 
 
-def _covered(piece: Piece, skip: list[tuple[int, int]]) -> bool:
+def _covered(piece: Piece, skip: Sequence[tuple[int, int]]) -> bool:
     return any(a <= piece.first and piece.last <= b for a, b in skip)
 
 

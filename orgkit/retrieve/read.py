@@ -67,7 +67,7 @@ class _Reader:
     def nodes(self, node_id: str, files: list[str]) -> list[tuple[Node, str]]:
         """The node in each file that really holds it (not merely an `:ID:` line in a block),
         in the locator's order: the first is the one the ID resolves to."""
-        found = []
+        found: list[tuple[Node, str]] = []
         for rel in files:
             text = self.cache.text(rel)
             if text is None:
@@ -111,7 +111,7 @@ def read(
         texts = TextCache(root)
     reader = _Reader(root, locator or rg_locator(root), texts)
     result = ReadResult()
-    frontier = [(i, None) for i in dict.fromkeys(bare_id(i) for i in ids)]
+    frontier: list[tuple[str, str | None]] = [(i, None) for i in dict.fromkeys(bare_id(i) for i in ids)]
     seen = {i for i, _ in frontier}
     used = 0
     for level in range(depth + 1):

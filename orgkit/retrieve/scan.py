@@ -113,7 +113,12 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
 def _distinct(hits: list[ScanHit]) -> list[ScanHit]:
     """One hit per headline (a node found by its title and by an alias counts once)."""
     seen: set[tuple[str, int]] = set()
-    return [h for h in hits if (h.file, h.line) not in seen and not seen.add((h.file, h.line))]
+    out = []
+    for h in hits:
+        if (h.file, h.line) not in seen:
+            seen.add((h.file, h.line))
+            out.append(h)
+    return out
 
 
 def _wanted(text: str, checks: list[re.Pattern]) -> bool:

@@ -251,10 +251,10 @@ def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder
     backend = index.backend
     if isinstance(backend, PostgresBackend):
         count = conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (embedder.fingerprint,)).fetchone()[0]
-        vectors = DatabaseVectors(backend, conn, embedder.fingerprint, count)
+        vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, embedder.fingerprint, count)
     else:
-        vectors = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
-        count = len(vectors.chunks)
+        cached = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
+        vectors, count = cached, len(cached.chunks)
     if count == 0 and embedder.missing() is not None:
         return _words_only(result, embedder.missing())
     if count == 0:

@@ -24,7 +24,7 @@ import importlib.util
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import NotFound, OrgkitError
 from .model import Capability, Request, Skill
@@ -73,7 +73,7 @@ class Registry:
         return [s for s in self.ordered() if s.trigger(request)]
 
 
-def _load_target(target: str) -> Callable[[], dict]:
+def _load_target(target: str) -> Callable[..., Any]:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
 

@@ -65,18 +65,18 @@ class PgConnection:
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
         """Many rows: a plain `INSERT ... VALUES (?, ...)` goes through COPY (a file's
         thousands of terms in one stream instead of a statement each), anything else row by row."""
-        rows = [tuple(r) for r in rows]
-        if not rows:
+        batch = [tuple(r) for r in rows]
+        if not batch:
             return
         plain = _PLAIN_INSERT.fullmatch(sql)
         with self.raw.cursor() as cur:
             if plain is None:
-                cur.executemany(translate(sql), rows)
+                cur.executemany(translate(sql), batch)
                 return
             table, named = plain.group(1), plain.group(2)
-            columns = [c.strip() for c in named.split(",")] if named else self._table_columns(table)[:len(rows[0])]
+            columns = [c.strip() for c in named.split(",")] if named else self._table_columns(table)[:len(batch[0])]
             with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                for row in rows:
+                for row in batch:
                     copy.write_row(row)
 
     def _table_columns(self, table: str) -> list[str]:
@@ -128,8 +128,8 @@ def connect(url: str, *, named: bool = False) -> PgConnection:
         raise OrgkitError("database.url names PostgreSQL but psycopg is not installed "
                           "(pip install 'orgkit[postgres]')") from None
     try:
-        raw = psycopg.connect(url, autocommit=True, connect_timeout=10,
-                              **({"row_factory": named_rows} if named else {}))
+        raw = (psycopg.connect(url, autocommit=True, connect_timeout=10, row_factory=named_rows) if named
+               else psycopg.connect(url, autocommit=True, connect_timeout=10))
     except psycopg.Error as exc:
         raise OrgkitError(f"cannot connect to {redact(url)}: {first_line(exc)}") from None
     return PgConnection(raw)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import cast
 
 from ..org.lisp import NIL, Symbol, prin1, princ
 
@@ -128,7 +129,7 @@ def _lua(value: object) -> str:
 def _shell(var: Var, params: list[tuple[str, object]]) -> str:
     get = dict(params).get
     sep = get(":separator")
-    hline = (get(":hline-string") or "hline") if get(":hlines") == "yes" else None
+    hline = cast("str | None", (get(":hline-string") or "hline") if get(":hlines") == "yes" else None)
     value = var.value
     if _bash():
         items = _items(value)
@@ -162,7 +163,7 @@ def _sh_string(value: object, sep: object, hline: str | None) -> str:
         items = _items(value)
         if items and (isinstance(items[0], list) or items[0] == HLINE):
             separator = sep if isinstance(sep, str) else "\t"
-            rows = []
+            rows: list[str] = []
             for row in items:
                 if row == HLINE:
                     if hline is not None:

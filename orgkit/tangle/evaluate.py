@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 from ..org.lisp import NIL, T, Cons, Symbol, Vector, prin1, princ
 from .paths import abbreviate_file_name, expand_file_name, file_name_directory, file_relative_name
@@ -211,7 +211,8 @@ def _concat(env: Environment, *args: object) -> str:
             parts.append(arg)
         elif isinstance(arg, (list, Vector)) and all(isinstance(c, int)
                                                       for c in (arg.items if isinstance(arg, Vector) else arg)):
-            parts.append("".join(chr(c) for c in (arg.items if isinstance(arg, Vector) else arg)))
+            codes = cast("list[int]", arg.items if isinstance(arg, Vector) else arg)  # ints: checked just above
+            parts.append("".join(chr(c) for c in codes))
         else:
             raise LispSignal(f"wrong-type-argument sequencep {prin1(arg)} in concat")
     return "".join(parts)
@@ -434,7 +435,7 @@ def _integers(function: str, values: tuple[object, ...]) -> list[int]:
         if all(isinstance(v, (int, float)) for v in values):
             raise NotPure()
         raise LispSignal(f"wrong-type-argument number-or-marker-p in {function}")
-    return [int(v) for v in values]  # type: ignore[arg-type]
+    return [int(v) for v in values if isinstance(v, int)]  # every one, checked above
 
 
 def _plus(env: Environment, *values: object) -> int:

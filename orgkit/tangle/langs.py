@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from ..org.lisp import read_lisp_string
 from . import assign
@@ -238,7 +239,7 @@ _VARS_UNSUPPORTED = {"D", "sql", "latex", "java"}
 def expand_body(lang: str, body: str, params: list[tuple[str, object]]) -> str:
     """The body after `org-babel-expand-body:LANG` (or the generic expansion)."""
     get = dict(reversed(params)).get
-    result_params = get(":result-params") or []
+    result_params = cast("list[str]", get(":result-params") or [])  # the header's words, as parsed
     variables = [v for k, v in params if k == ":var" and isinstance(v, assign.Var)]
     try:
         return _expand(lang, body, params, get, result_params, variables)
