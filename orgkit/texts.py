@@ -1,4 +1,5 @@
-"""Decoded note texts, each file read at most once per request (the deep read, the index's stored texts)."""
+"""Decoded note texts, each file read at most once per request (the deep read, the index's stored texts),
+and what a text costs of a token budget."""
 
 from __future__ import annotations
 
@@ -26,3 +27,7 @@ class TextCache:
                 self.texts[rel] = None
         return self.texts[rel]
 
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: close enough for budgeting English and org."""
+    return (len(text) + 3) // 4

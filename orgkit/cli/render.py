@@ -49,7 +49,7 @@ def scan(hits: list[dict], options: dict) -> str:
 
 
 def _doc(doc: dict, extra: str = "") -> str:
-    from ..retrieve.read import estimate_tokens
+    from ..texts import estimate_tokens
 
     tokens = doc.get("tokens", estimate_tokens(doc["content"]))
     header = f"# {doc['title']}  [{doc['id']}]  ({doc['file']}:{doc['line']}, ~{tokens} tokens{extra})"

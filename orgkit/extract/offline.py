@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..retrieve.search import query_terms
+from ..index.words import query_terms
 from .rank import bm25_scores, embedding_scores
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit

@@ -32,8 +32,10 @@ from ..index import Index, refresh
 from ..index.embedding import embed_small_backlog
 from ..org.drawers import body_text
 from ..retrieve.locate import index_locator
-from ..retrieve.read import estimate_tokens, read
-from ..retrieve.search import query_terms, search
+from ..retrieve.read import read
+from ..texts import estimate_tokens
+from ..index.words import query_terms
+from ..retrieve.search import search
 from .evidence import NoteEvidence, gather
 from .proposals import store_proposals
 from .resolver import Files, digest

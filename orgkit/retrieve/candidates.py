@@ -22,7 +22,8 @@ from ..index.store import Index
 from . import fusion
 from .scan import scan
 from .scope import Scope
-from .search import SearchResult, VectorCache, query_terms, search
+from ..index.words import query_terms
+from .search import SearchResult, VectorCache, search
 
 RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
 

@@ -18,8 +18,10 @@ from ..embed import Embedder
 from ..index.store import Index
 from ..org import syntax as sx
 from ..org.outline import Outline
-from .read import ReadDoc, estimate_tokens
-from .search import HEADING_WEIGHT, VectorCache, query_terms
+from ..texts import estimate_tokens
+from .read import ReadDoc
+from ..index.words import query_terms
+from .search import HEADING_WEIGHT, VectorCache
 
 LEXICAL_SHARE = 0.2  # BM25's weight (scaled to the note's best) beside the cosine, as in search's fusion
 MIN_TOKENS = 12  # less room than this makes no useful excerpt

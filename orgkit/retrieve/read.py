@@ -13,13 +13,8 @@ from typing import Iterable
 
 from ..locator import Locator, rg_locator
 from ..org import Node, OrgFile, parse_org
-from ..texts import TextCache
+from ..texts import TextCache, estimate_tokens
 from ..vault import require_dir
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token: close enough for budgeting English and org."""
-    return (len(text) + 3) // 4
 
 
 @dataclass(slots=True)

@@ -17,7 +17,6 @@ keeps only ranks: a clear dense winner and a marginal one count the same there.
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -30,6 +29,8 @@ from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
 from ..index.vocab import Term
+from ..index.words import STOPWORDS as _STOPWORDS
+from ..index.words import query_terms
 from . import floor, fusion
 from .scope import Scope, scoped
 
@@ -43,11 +44,6 @@ HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.
 POOL = 50  # nodes each ranking contributes to the fusion
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i if in into is it its of on or "
-    "that the their this to was what when where which who why will with you your".split()
-)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts words: `_` separates
 
 
 @dataclass(slots=True)
@@ -270,13 +266,6 @@ def _words_only(result: SearchResult, reason: str) -> tuple[None, None]:
     result.mode, result.reason = "lexical", reason
     result.warnings.append(f"{reason}; ranking by words only")
     return None, None
-
-
-def query_terms(query: str) -> list[str]:
-    """The words of a query that carry meaning (stopwords only when nothing else is left)."""
-    words = [w.lower() for w in _WORD.findall(query)]
-    content = [w for w in words if w not in _STOPWORDS]
-    return list(dict.fromkeys(content or words))
 
 
 def fts_match(query: str) -> str | None:
