@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from memory_notes import make_notes
+from orgkit.cli import main
 from orgkit.deadline import DeadlinePassed
 from orgkit.errors import NotFound, Refused
 from orgkit.ops import OpContext, ParamError, call, registry
 from orgkit.ops.answers import answer
 from orgkit.tokens import Identity
-from test_http import HttpServer, orgkit
+from test_http import HttpServer
 
 
 def minimal_adapter(notes: Path, name: str, params: dict[str, Any], role: str) -> Any:
@@ -60,7 +63,8 @@ def served(tmp_path_factory, tiny_model_dir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")}
     env |= {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir), "ORGKIT_DEPOSIT_MAX_BYTES": "1000"}
     notes = make_notes(tmp_path_factory.mktemp("authorization") / "notes")
-    tokens = [orgkit(notes, env, "token", "add", f"{role}-1", "--role", role)["token"] for role in ("reader", "agent")]
+    tokens = [json.loads(CliRunner().invoke(main, ["token", "add", f"{role}-1", "--role", role, "--notes", str(notes),
+                                                   "--json"], env=env).stdout)["token"] for role in ("reader", "agent")]
     server = HttpServer(notes, env)
     yield server, *tokens
     server.close()

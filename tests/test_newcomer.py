@@ -32,7 +32,8 @@ def test_tokens_and_the_trail_print_text_without_json(cli, tmp_path: Path) -> No
     assert made.exit_code == 0 and made.stdout.startswith("ok_") and len(made.stdout.splitlines()) == 1
     listed = cli("token", "list", "--notes", str(notes)).stdout
     assert listed.startswith("alice  agent") and "active" in listed and "{" not in listed
-    assert cli("deposit", "--notes", str(notes), "--title", "A finding", "--body", FINDING, "--no-process").exit_code == 0
+    deposited = cli("deposit", "--notes", str(notes), "--title", "A finding", "--body", FINDING, "--no-process")
+    assert deposited.exit_code == 0
     trail = cli("review", "trail", "--notes", str(notes)).stdout
     assert "deposit" in trail and not trail.lstrip().startswith("[")
     assert json.loads(cli("review", "trail", "--notes", str(notes), "--json").stdout)
