@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 from .confine import inside
 from .errors import OrgkitError
+from .redact import redact
 
 CONFIG_FILE = "orgkit.toml"
 USER_CONFIG = Path("orgkit") / "config.toml"  # under $XDG_CONFIG_HOME (default ~/.config)
@@ -157,7 +158,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("database.url", str, "PostgreSQL database for the index and the memory store, shared by a team "
             "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state "
             "and data dirs",
-            env="ORGKIT_DATABASE_URL", kind="trust", display=lambda url: _redact_url(url)),
+            env="ORGKIT_DATABASE_URL", kind="trust", display=redact),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
     Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
@@ -223,12 +224,6 @@ class Config:
             if key in self.refused:
                 out[key]["refused"] = self.refused[key]
         return out
-
-
-def _redact_url(url: str) -> str:
-    from .storage.postgres import redact
-
-    return redact(url)
 
 
 def _coerce(setting: Setting, raw: Any, where: str, base: Path) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import declare
 from .context import OpContext
+from .shown import for_caller
 from .spec import Op
 
 
@@ -35,7 +36,7 @@ def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.warn("the server has no pgvector extension (0.5 or later is needed): install it, then `orgkit db migrate`")
     elif behind:
         ctx.warn(f"schema behind: {', '.join(behind)}; `orgkit db migrate` (or any command) brings it up to date")
-    return status
+    return for_caller(ctx, status)
 
 
 def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -57,7 +58,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 declare(Op("db_status", "The storage the index lives in (SQLite in the state dir, or the PostgreSQL database "
            "database.url names, password masked), the server and its pgvector, and each schema's version against "
-           "the latest.", db_status, cli=("db", "status"), mcp=False,
+           "the latest.", db_status, cli=("db", "status"), mcp=False, role="admin",
            result="{backend, location, server, vector, schemas: {NAME: {version, latest}}}"))
 declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
