@@ -126,6 +126,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             env="ORGKIT_QUERY_MAX_CHARS", minimum=1),
     Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",
             default=1.0, env="ORGKIT_RECHECK_AFTER", minimum=0),
+    Setting("notes.follow_roots", list, "directories outside the notes a symlink in them may lead to (other "
+            "links out of the notes are not followed: not listed, indexed, searched or read)", default=[],
+            env="ORGKIT_FOLLOW_ROOTS", kind="trust"),
     Setting("skills.allow_local", bool, "run Python skill files from NOTES/skills/ (this runs code from the notes dir)",
             default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS", kind="trust"),
     Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
