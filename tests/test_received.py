@@ -47,3 +47,23 @@ def test_the_user_config_may_raise_a_limit_and_admit_agents(tmp_path: Path, user
     loaded = config.load(notes)
     assert loaded["http.max_body_bytes"] == 100_000_000
     assert policy(loaded, "deposits/x.org", "agent") == "auto"
+
+
+def test_with_postgresql_tokens_live_in_the_database(cli, pg_url: str, tmp_path: Path) -> None:
+    """A machine without the notes makes, lists and revokes the team server's tokens in the database;
+    a server anywhere else on that database checks them (revocations included)."""
+    from orgkit.tokens import PgTokenStore, store_for
+
+    absent = tmp_path / "not-here"
+    env = {"ORGKIT_DATABASE_URL": pg_url, "ORGKIT_NOTES": str(absent)}
+    made = json.loads(cli("token", "add", "alice", "--role", "admin", "--json", env=env).stdout)
+    assert not absent.exists() and not list(tmp_path.iterdir())
+    elsewhere = write_notes(tmp_path / "notes", NOTES)
+    store = store_for(config.load(elsewhere, env={"ORGKIT_DATABASE_URL": pg_url}), print)
+    assert isinstance(store, PgTokenStore) and store.verify(made["token"]).role == "admin"
+    listed = json.loads(cli("token", "list", "--json", "--notes", str(elsewhere), env=env).stdout)
+    assert [(t["name"], t["revoked"]) for t in listed] == [("alice", None)]
+    assert cli("token", "revoke", "alice", "--json", env=env).exit_code == 0
+    assert store.verify(made["token"]) is None
+    again = cli("token", "add", "alice", "--json", env=env)
+    assert again.exit_code == 0 and store.verify(json.loads(again.stdout)["token"]).role == "reader"

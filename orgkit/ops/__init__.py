@@ -42,7 +42,8 @@ MODULES = ("graph", "retrieve", "index", "database", "edit", "doctor", "model", 
            "tokens")
 
 # What a machine without the notes answers from a shared database (config: has_notes).
-FROM_DATABASE = frozenset({"search", "read", "context", "recall", "db_status", "db_migrate", "config"})
+FROM_DATABASE = frozenset({"search", "read", "context", "recall", "db_status", "db_migrate", "config",
+                           "token_add", "token_list", "token_revoke"})
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
