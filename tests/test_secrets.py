@@ -127,3 +127,20 @@ def test_the_team_server_shows_the_set_up_to_admins_only(pg_secret_url: str, tmp
             assert status == 200 and SECRET not in text and "password=***" in text
         status, text = op("search", "reader", query="text")
         assert status == 200 and SECRET not in text
+
+
+def test_an_error_names_no_database_host_to_an_agent(tmp_path: Path, monkeypatch) -> None:
+    """A database that cannot be reached: the user reads where, an agent only that it failed."""
+    from orgkit.ops import call
+
+    notes = write_notes(tmp_path / "notes", NOTES)
+    monkeypatch.setenv("ORGKIT_DATABASE_URL", f"postgresql://team@db-host.invalid:1/notes?password={SECRET}")
+    ctx = OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True)
+    with pytest.raises(Exception) as refused:
+        call(ctx, "search", {"query": "text"})
+    assert "db-host.invalid" not in str(refused.value) and "postgresql://(hidden)/notes" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    ctx.surface = "cli"
+    with pytest.raises(Exception) as told:
+        call(ctx, "search", {"query": "text"})
+    assert "db-host.invalid" in str(told.value) and SECRET not in str(told.value)
