@@ -12,7 +12,9 @@ from .spec import Op
 
 
 def _status(ctx: OpContext) -> dict:
-    """The index backend's status, with the memory store's schema when it shares the database."""
+    """The index backend's status, with the memory store's and the tokens' schemas when they share the
+    database."""
+    from .. import tokens
     from ..memory.store import PG_MIGRATIONS, PostgresDatabase, place
     from ..storage import postgres
 
@@ -21,8 +23,8 @@ def _status(ctx: OpContext) -> dict:
     if isinstance(memory, PostgresDatabase):
         conn = postgres.connect(memory.url)
         try:
-            status["schemas"]["memory"] = {"version": postgres.schema_version(conn, "memory"),
-                                           "latest": len(PG_MIGRATIONS)}
+            for name, migrations in (("memory", PG_MIGRATIONS), ("tokens", tokens.PG_MIGRATIONS)):
+                status["schemas"][name] = {"version": postgres.schema_version(conn, name), "latest": len(migrations)}
         finally:
             conn.close()
     return status
@@ -44,6 +46,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..config import ensure_state_dir
 
     from ..memory.store import PostgresDatabase, place
+    from ..tokens import PgTokenStore
 
     ensure_state_dir(ctx.config)
     before = _status(ctx)
@@ -51,6 +54,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     memory = place(ctx.config)
     if isinstance(memory, PostgresDatabase):
         memory.connect().close()
+        PgTokenStore(memory.url).listing()
     after = _status(ctx)
     return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
                                   for name, s in after["schemas"].items()}}
