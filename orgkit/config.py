@@ -82,8 +82,6 @@ class Setting:
     kind: str = "notes"
     # A default computed from the notes directory (state and data dirs).
     derive: Callable[[Path], Any] | None = None
-    # Shown by `orgkit config` through this (a URL's password masked).
-    display: Callable[[Any], Any] | None = None
     # Why a notes folder's orgkit.toml may not give this value (None: it may), for a setting
     # the notes may set only in part.
     notes_refuse: Callable[[Any], str | None] | None = None
@@ -177,7 +175,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("database.url", str, "PostgreSQL database for the index and the memory store, shared by a team "
             "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state "
             "and data dirs",
-            env="ORGKIT_DATABASE_URL", kind="trust", display=redact),
+            env="ORGKIT_DATABASE_URL", kind="trust"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
     Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
@@ -231,15 +229,16 @@ class Config:
         return self.values["data_dir"]
 
     def to_json(self) -> dict[str, dict[str, Any]]:
-        """Every value with its kind and origin (and a refused file value), as `orgkit config --json` prints it."""
+        """Every value with its kind and origin (and a refused file value), as `orgkit config --json` prints it;
+        a password in any value (a database URL, an endpoint's user part) masked."""
         out: dict[str, dict[str, Any]] = {"notes": {"value": str(self.notes), "origin": self.notes_origin,
                                                     "kind": "trust"}}
         for key, setting in SETTINGS.items():
             value = self.values[key]
-            if value is not None and setting.display is not None:
-                value = setting.display(value)
-            out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key],
-                        "kind": setting.kind}
+            value = str(value) if isinstance(value, Path) else value
+            value = redact(value) if isinstance(value, str) else [redact(v) for v in value] \
+                if isinstance(value, list) else value
+            out[key] = {"value": value, "origin": self.origins[key], "kind": setting.kind}
             if key in self.refused:
                 out[key]["refused"] = self.refused[key]
         return out

@@ -40,6 +40,7 @@ def test_every_form_of_a_password_is_masked() -> None:
                                                                             "postgresql://t@db/n?password=***: refused",
         f"dbname=postgresql://a:{SECRET}@h/x": "dbname=postgresql://a:***@h/x",
         "postgresql://t@db:5432/n?sslmode=require": "postgresql://t@db:5432/n?sslmode=require",
+        f"https://bob:{SECRET}@llm.example/v1": "https://bob:***@llm.example/v1",
     }
     for text, expected in shown.items():
         assert redact(text) == expected
