@@ -145,3 +145,27 @@ def test_an_error_names_no_database_host_to_an_agent(tmp_path: Path, monkeypatch
     with pytest.raises(Exception) as told:
         call(ctx, "search", {"query": "text"})
     assert "db-host.invalid" in str(told.value) and SECRET not in str(told.value)
+
+
+def test_no_answer_of_the_team_server_carries_the_password(tmp_path: Path, monkeypatch, tiny_model: Path) -> None:
+    """Every form, through POST /ops/NAME as an admin and as a reader: doctor's facts and findings,
+    config, and the error of a search that cannot reach the database."""
+    from starlette.testclient import TestClient
+
+    from orgkit.http.app import build_app
+    from orgkit.http.guard import Allowed
+    from orgkit.tokens import TokenStore
+
+    notes = write_notes(tmp_path / "notes", NOTES)
+    tokens = TokenStore(tmp_path / "tokens")
+    made = {role: tokens.add(role, role) for role in ("reader", "admin")}
+    for url in (URLS[1], URLS[5]):  # the query, and a value libpq echoes alone as it fails to parse it
+        monkeypatch.setenv("ORGKIT_DATABASE_URL", url)
+        ctx = OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True)
+        app = build_app(ctx, tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20, idle_timeout=30,
+                        warm_up=False)
+        with TestClient(app) as http:
+            for role, name, args in (("admin", "doctor", {}), ("admin", "config", {}), ("reader", "doctor", {}),
+                                     ("reader", "search", {"query": "text"}), ("admin", "search", {"query": "x"})):
+                answer = http.post(f"/ops/{name}", json=args, headers={"Authorization": f"Bearer {made[role]}"})
+                assert SECRET not in answer.text, (url, role, name, answer.text)
