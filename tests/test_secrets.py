@@ -50,7 +50,7 @@ def test_every_form_of_a_password_is_masked() -> None:
 
 
 @pytest.mark.parametrize("url", URLS, ids=range(len(URLS)))
-def test_no_command_prints_the_password(cli, tmp_path: Path, url: str) -> None:
+def test_no_command_prints_the_password(cli, tmp_path: Path, url: str, tiny_model: Path) -> None:
     notes = write_notes(tmp_path / "notes", NOTES)
     env = {"ORGKIT_DATABASE_URL": url, "ORGKIT_STATE_DIR": str(tmp_path / "state")}
     for args in (("config",), ("db", "status"), ("doctor", "--json"), ("search", "text")):
