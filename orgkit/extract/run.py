@@ -84,7 +84,9 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
     require_enabled(config)
     if not given:
         raise OrgkitError("no sources given")
-    schema = resolve_schema(config.notes, schema_spec)
+    from ..memory.store import pending_deposit_paths  # deposits waiting for review are no schemas
+
+    schema = resolve_schema(config.notes, schema_spec, pending_deposit_paths(config))
     ingested, repeated = _distinct([ingest(g, config.data_dir) for g in given])
     run = new_run_id()
     store = RunStore.create(config.data_dir, run)

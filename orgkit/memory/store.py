@@ -211,6 +211,26 @@ def reading(cfg: Config) -> Iterator[Any]:
             conn.close()
 
 
+def pending_deposit_paths(cfg: Config) -> frozenset[str]:
+    """The notes (paths relative to the notes dir) that are deposits no person has admitted:
+    not of the human lane and without an accepted `admit` proposal, in whatever state. Such
+    a file is never read as a persona, schema, guidance or skill, whatever its path; empty
+    where the memory flow was never used."""
+    try:
+        with reading(cfg) as conn:
+            if conn is None:
+                return frozenset()
+            rows = conn.execute(
+                """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
+                       SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                       AND p.status = 'accepted')""").fetchall()
+    except OrgkitError as exc:  # a database whose tables are still to come holds no deposit
+        if "no such table" in str(exc) or "does not exist" in str(exc):
+            return frozenset()
+        raise
+    return frozenset(row[0] for row in rows)
+
+
 def in_use(cfg: Config) -> bool:
     """Whether the memory flow was ever used with these notes (its database exists)."""
     with reading(cfg) as conn:

@@ -23,26 +23,32 @@ RUN = {"pattern": RUN_ID, "pattern_help": "a run ID (letters, digits, '-' and '_
 
 
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.store import pending_deposit_paths
     from ..extract.schema import list_schemas
 
-    return [s.summary() for s in list_schemas(ctx.root)]
+    return [s.summary() for s in list_schemas(ctx.root, pending_deposit_paths(ctx.config))]
 
 
 def schema_show(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory.store import pending_deposit_paths
     from ..extract.schema import resolve_schema
 
-    return resolve_schema(ctx.root, _spec(ctx, args["name"])).to_json()
+    return resolve_schema(ctx.root, _spec(ctx, args["name"]), pending_deposit_paths(ctx.config)).to_json()
 
 
 def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     """Each named schema (default: every overlay schema) checked, tags included."""
+    from ..memory.store import pending_deposit_paths
     from ..extract.schema import overlay_dir, resolve_schema
+    from ..instructions import SCHEMAS_DIR
 
-    names = args["names"] or [str(p) for p in sorted(overlay_dir(ctx.root).glob("*.org"))]
+    waiting = pending_deposit_paths(ctx.config)
+    names = args["names"] or [str(p) for p in sorted(overlay_dir(ctx.root).glob("*.org"))
+                              if f"{SCHEMAS_DIR}/{p.name}" not in waiting]
     rows = []
     for name in names:
         try:
-            schema = resolve_schema(ctx.root, _spec(ctx, name))
+            schema = resolve_schema(ctx.root, _spec(ctx, name), waiting)
             rows.append({"schema": name, "ok": True, "name": schema.name, "path": str(schema.path)})
         except OrgkitError as exc:
             ctx.error(str(exc))
