@@ -247,3 +247,24 @@ def test_link_syntax_in_a_deposit_title_links_nowhere(received: Path, cli) -> No
     assert links == []
     node = next(n for n in json.loads(cli("nodes", "--json").stdout) if n["id"] == deposit["id"])
     assert node["title"].replace("\u200b", "") == title  # reads the same
+
+
+# --- extraction runs --------------------------------------------------------------------------
+
+def test_an_extraction_run_writes_no_claim_note_outside(received: Path, cli, monkeypatch) -> None:
+    """A run's claims-N.json names each claim's note; a re-extraction marks the earlier claims it no
+    longer finds (a write to that note). One recorded outside the notes is refused and left alone."""
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    (received / "adr.md").write_text("# Use SQLite\n\n## Status\n\nAccepted\n\n## Decision\n\n"
+                                     "We will keep the cache in SQLite.\n")
+    first = cli("extract", "adr.md", "--schema", "adr", "--json")
+    assert first.exit_code == 0, first.stderr
+    claims_file = received / "orgkit-data" / "extract" / "runs" / json.loads(first.stdout)["run"] / "claims-0.json"
+    written = json.loads(claims_file.read_text())
+    written["claims"][0].update(claim_file="../sibling/keep.org", claim_id="no-such-note", quote="found no more")
+    claims_file.write_text(json.dumps(written))
+    before = outside_state(received.parent)
+    again = cli("extract", "adr.md", "--schema", "adr", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert outside_state(received.parent) == before
+    assert "'../sibling/keep.org' is outside the notes dir; refused" in again.stderr
