@@ -205,7 +205,8 @@ def _trusted(primary: Path, journal: dict, derive: Derive) -> tuple[list[dict], 
     An entry passes when its target is one of the targets its org file (one of
     the run's, each of whose records points at this run) names now, and its
     temporary file is named as orgkit names them, beside that target, and is no
-    symlink. The journal's own word for a path is never enough."""
+    symlink; or when its temporary file is gone (nothing is left to do). The
+    journal's own word for a path is never enough."""
     orgs = {str(primary)} | {o for o in journal.get("orgs", []) if isinstance(o, str) and _points_at(Path(o), primary)}
     named: dict[str, set[str]] = {}
     passed, refused = [], []
@@ -217,6 +218,9 @@ def _trusted(primary: Path, journal: dict, derive: Derive) -> tuple[list[dict], 
         if org not in named:
             named[org] = {os.path.abspath(t) for t in derive(Path(org))} if org in orgs else set()
         target_path, temp_path = Path(os.path.abspath(target)), Path(os.path.abspath(temp))
+        if not os.path.lexists(temp_path):  # renamed already, or never made: nothing to replay
+            passed.append(entry)
+            continue
         if str(target_path) not in named[org] or temp_path.parent != target_path.parent \
                 or not _TEMP_NAME.fullmatch(temp_path.name) or temp_path.is_symlink():
             refused.append(f"{primary}: refused the tangle journal entry {target[:200]!r} (temporary file "
