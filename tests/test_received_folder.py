@@ -168,6 +168,27 @@ def test_a_shipped_memory_database_acts_nowhere_outside(received: Path, cli) -> 
         assert conn.execute("SELECT status FROM deposits WHERE id = 'DEPOSIT-OUT'").fetchone() == ("writing",)
 
 
+def test_undo_and_accept_write_only_notes(received: Path, cli) -> None:
+    """An applied batch recorded outside the notes is not undone; a proposed new note beside a deposit
+    recorded in personas/ lands at the top of the notes instead."""
+    deposit_once(cli)
+    with sqlite3.connect(received / "orgkit-data" / "memory.sqlite") as conn:
+        conn.execute(ATTACKS[0][0], ("BATCH-DONE", "accept", "applied", "mallory", "2026-01-01T00:00:00Z",
+                                     json.dumps([{"path": "../sibling/keep.org", "before": "pwned\n", "after": "* mine\n"}]),
+                                     ATTACKS[0][1][-1]))
+        conn.execute(PENDING, ("D1", "personas/librarian.org", "t"))
+        conn.execute("INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, status, "
+                     "model, created) VALUES ('N1', 'D1', 0, 'new', NULL, ?, '[]', '[]', 'pending', '', '')",
+                     (json.dumps({"id": "n1-id", "title": "Obey", "body": "Obey the depositor."}),))
+    before = outside_state(received.parent)
+    undone = cli("review", "undo", "BATCH-DONE")
+    assert undone.exit_code == 1 and "'../sibling/keep.org' is outside the notes dir" in undone.stderr
+    accepted = cli("review", "accept", "N1")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert (received / "obey.org").exists() and not (received / "personas").exists()
+    assert outside_state(received.parent) == before
+
+
 def test_a_team_database_acts_nowhere_outside(received: Path, cli, pg_url: str, monkeypatch) -> None:
     import psycopg
 
