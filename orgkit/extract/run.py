@@ -29,7 +29,7 @@ from ..org.unique import NoteIds
 from ..retrieve.locate import run_note_ids
 from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline
-from .schema import Schema, parse_schema, resolve_schema
+from .schema import Schema, parse_schema, resolve_schema, waiting_in_overlay
 from ..confine import inside
 from .sources import Source, ingest, read_copy, sources_dir
 from .store import RunStore, claim_note, new_run_id
@@ -86,7 +86,8 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
         raise OrgkitError("no sources given")
     from ..memory.store import pending_deposit_paths  # deposits waiting for review are no schemas
 
-    schema = resolve_schema(config.notes, schema_spec, pending_deposit_paths(config))
+    waiting = waiting_in_overlay(config.notes, lambda: pending_deposit_paths(config))
+    schema = resolve_schema(config.notes, schema_spec, waiting)
     ingested, repeated = _distinct([ingest(g, config.data_dir) for g in given])
     run = new_run_id()
     store = RunStore.create(config.data_dir, run)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Collection
+from typing import Callable, Collection
 
 from ..confine import looks_like_path
 from ..errors import NotFound, OrgkitError
@@ -147,6 +147,12 @@ def read_schema(path: Path, origin: str) -> Schema:
 
 def overlay_dir(notes: Path) -> Path:
     return notes / SCHEMAS_DIR
+
+
+def waiting_in_overlay(notes: Path, pending: Callable[[], Collection[str]]) -> Collection[str]:
+    """`pending()` (the deposits waiting for review), asked only when the overlay holds a file."""
+    folder = overlay_dir(notes)
+    return pending() if folder.is_dir() and any(folder.glob("*.org")) else ()
 
 
 def overlay_schemas(notes: Path, waiting: Collection[str] = ()) -> list[Schema]:
