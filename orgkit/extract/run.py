@@ -289,7 +289,8 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
     found = ctx.store.read(f"candidates-{index}.json", {"grounded": []})
     claims, rejected, declined = [], [], 0
     earlier = source.get("supersedes")
-    before = {key(c): c for c in earlier_claims(ctx.notes, ctx.config.data_dir, earlier, ctx.notices)} if earlier else {}
+    recorded = earlier_claims(ctx.notes, ctx.config.data_dir, earlier, ctx.notices) if earlier else []
+    before = {key(c): c for c in recorded}
     for cand in found["grounded"]:
         dim = ctx.schema.dimension(cand["dimension"])
         old = before.pop(key(cand), None)

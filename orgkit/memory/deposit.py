@@ -14,10 +14,10 @@ concurrent deposits superseding one deposit exactly one wins; the others are
 undone like any failed deposit and refused naming the winner.
 
 What the depositor sends never becomes org structure: the title and `--meta`
-values are folded to one line, the title's link syntax made inert (a title
-`[[id:X][...]]` links to nothing, before review or after), and body lines org would read as a heading, a
-drawer or a keyword are comma-escaped (`org.escape`); the note keeps, and every
-reader shows, the escaped text.
+values are folded to one line, the title's link syntax is made inert (a title
+`[[id:X][...]]` links to nothing, before review or after), and body lines org
+would read as a heading, a drawer or a keyword are comma-escaped
+(`org.escape`); the note keeps, and every reader shows, the escaped text.
 """
 
 from __future__ import annotations
@@ -136,8 +136,9 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
         raise OrgkitError(f"--path {rel!r} leaves the notes directory")
-    rule = instruction_place(PurePosixPath(real.relative_to(root).as_posix()), real, cfg.state_dir, cfg.data_dir) \
-        or instruction_place(pure, real, cfg.state_dir, cfg.data_dir)
+    # Both the path as given and where it leads: a link named `notes` to personas/ is no way in.
+    rule = instruction_place(pure, real, cfg.state_dir, cfg.data_dir) \
+        or instruction_place(PurePosixPath(real.relative_to(root).as_posix()), real, cfg.state_dir, cfg.data_dir)
     if rule:
         raise OrgkitError(f"--path {rel!r} is refused: {rule}")
     if not taken_ok and os.path.lexists(target):

@@ -18,14 +18,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..config import Config
+from ..confine import inside
 from ..errors import OrgkitError
+from ..instructions import instruction_place
 from ..org.ids import new_id
 from ..org.write import atomic_write, remove_note
 from ..retrieve.locate import note_ids
 from ..retrieve.read import rg_locator
-from ..config import Config
-from ..confine import inside
-from ..instructions import instruction_place
 from . import edits, watch
 from .proposals import Proposal
 from .replayed import note_file
@@ -142,7 +142,7 @@ def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: P
     from ..edit import fit_name, slugify
 
     folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
-    if folder and not _note_place(store.cfg, folder + "x.org"):
+    if folder and not _note_place(store.cfg, folder + "note.org"):  # the folder is what is judged
         folder = ""
     stem = slugify(title) or "note"
     n = 1
