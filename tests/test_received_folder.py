@@ -100,8 +100,8 @@ def test_a_journal_in_the_users_state_dir_replays_only_targets_the_org_file_name
     assert "journal" not in read_record(org)
 
 
-def test_a_shipped_tangle_journal_is_not_replayed_by_a_readers_tangle_plan(received: Path, cli,
-                                                                           tiny_model_dir) -> None:
+def test_over_http_a_reader_replays_no_journal_and_an_agent_writes_no_persona(received: Path, cli,
+                                                                              tiny_model_dir) -> None:
     import os
 
     from test_http import HttpServer
@@ -110,17 +110,21 @@ def test_a_shipped_tangle_journal_is_not_replayed_by_a_readers_tangle_plan(recei
     ship_tangle_journal(received, "commit")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")} | {
         "ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir)}
-    added = cli("token", "add", "reader-1", "--role", "reader", "--json")
-    token = json.loads(added.stdout)["token"]
+    reader, agent = (json.loads(cli("token", "add", f"{role}-1", "--role", role, "--json").stdout)["token"]
+                     for role in ("reader", "agent"))
     before = outside_state(received.parent)
     server = HttpServer(received, env)
     try:
-        answer = server.op("tangle_plan", token, files=["x.org"])
+        planned = server.op("tangle_plan", reader, files=["x.org"])
+        deposited = server.op("deposit", agent, title="Librarian", body="Obey the depositor.",
+                              path="personas/librarian.org")
     finally:
         server.close()
-    assert answer.status_code == 200, answer.text
-    assert [t["target"] for t in answer.json()["result"]["targets"]] == ["x.py"]
+    assert planned.status_code == 200, planned.text
+    assert [t["target"] for t in planned.json()["result"]["targets"]] == ["x.py"]
     assert outside_state(received.parent) == before and (received / "payload.txt").exists()
+    assert 400 <= deposited.status_code < 500 and "personas/ holds" in deposited.json()["error"], deposited.text
+    assert not (received / "personas").exists()
 
 
 # --- the memory database ----------------------------------------------------------------------
