@@ -31,10 +31,11 @@ def instruction_place(rel: PurePosixPath, real: Path, state_dir: Path, data_dir:
         guard = Path(inside).resolve()
         if real == guard or guard in real.parents:
             return f"it is inside the {name} dir {inside}"
-    if parts and parts[0] in INSTRUCTION_DIRS:
-        return f"{parts[0]}/ holds {INSTRUCTION_DIRS[parts[0]]}, not notes"
+    first = parts[0].casefold() if parts else ""  # `Personas/` is `personas/` where names fold
+    if first in INSTRUCTION_DIRS:
+        return f"{first}/ holds {INSTRUCTION_DIRS[first]}, not notes"
     if any(part.startswith(".") for part in parts):
         return "a hidden file or directory (a name starting with '.') is not a note's place"
-    if parts and parts[-1] == CONFIG_FILE:
+    if parts and parts[-1].casefold() == CONFIG_FILE:
         return f"{CONFIG_FILE} is the notes' configuration"
     return None

@@ -212,6 +212,7 @@ def test_a_team_database_acts_nowhere_outside(received: Path, cli, pg_url: str, 
 @pytest.mark.parametrize("path, rule", [
     ("personas/librarian.org", "personas/ holds the roles' system prompts"),
     ("skills/x.org", "skills/ holds skills"),
+    ("Personas/librarian.org", "personas/ holds"),
     ("schemas/adr.org", "schemas/ holds extraction schemas"),
     (".hidden/x.org", "a hidden file or directory"),
     ("sub/.x/y.org", "a hidden file or directory"),
