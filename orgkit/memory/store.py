@@ -30,7 +30,7 @@ import os
 import sqlite3
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
@@ -228,7 +228,7 @@ def pending_deposit_paths(cfg: Config) -> frozenset[str]:
         if "no such table" in str(exc) or "does not exist" in str(exc):
             return frozenset()
         raise
-    return frozenset(row[0] for row in rows)
+    return frozenset(PurePosixPath(row[0]).as_posix() for row in rows)  # `./a//b.org` is `a/b.org`
 
 
 def in_use(cfg: Config) -> bool:
