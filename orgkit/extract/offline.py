@@ -13,10 +13,15 @@ table rows, headings) are ranked by four signals, strongest first:
 4. similarity to the rubric (BM25, blended half and half with embeddings when
    a local model is at hand), with a preference for the first units of a
    section and of a paragraph.
-A list-shaped section yields its items (top level first); a prose section
-yields its best few sentences. Each unit goes to one dimension at most, and a
-unit that repeats a quote already picked (an option that is also the
-decision) is skipped.
+Only claims are candidates (`claim.not_a_claim`: statements, not headings,
+questions, lead-ins, list labels or an option's pros and cons); a lead-in and
+the fragments it lists make one claim together. Per source and dimension the
+candidates scoring at least `NEAR_BEST` of the best one's are kept, so a
+dimension gets as many claims as the source has nearly-best statements for it,
+not a fixed count; quotes of one dimension that overlap are merged. Each unit
+goes to one dimension at most, and a unit that repeats a quote already picked
+(an option that is also the decision) is skipped. The model path filters its
+candidates the same way (`ranked_candidates`).
 Every quote is a span of the source, so every quote is grounded.
 """
 
@@ -28,13 +33,12 @@ from typing import Callable
 
 from ..retrieve.search import query_terms
 from .rank import bm25_scores, embedding_scores
+from .claim import not_a_claim
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
-PROSE_CAP = 3  # sentences from a prose section
-LIST_CAP = 6  # items from a list-shaped section
-CUE_CAP = 2  # units admitted by a cue phrase alone
-MIN_WORDS = 4  # a shorter unit is a fragment ("HTTP routes and middleware"), not a point
+NEAR_BEST = 0.42  # keep a dimension's candidates scoring at least this share of its best one's (fitted: bench/README.md)
+JOIN_WORDS = 50  # a lead-in and the fragments it lists make one claim up to this many words
 _NORM = re.compile(r"[^a-z0-9]+")
 _LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,40})[\"”]")
@@ -47,6 +51,7 @@ class Pick:
     end: int
     quote: str
     score: float
+    block: int = -1  # the paragraph or item the quote comes from (-1: none, or several)
 
     @property
     def claim(self) -> str:
@@ -138,10 +143,11 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     labelled = {p.dimension for p in picks}
     for d_index, dim in enumerate(schema.dimensions):
         if dim.name not in labelled:  # a `Status: accepted` line says it all
-            picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
+            picks += _from_sections(doc.text, units, labels, dim, sims[d_index], taken, picks)
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
+    picks = merged(picks, doc.text)
     if demote:
         picks = demoted(picks, demote)
     return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
@@ -203,17 +209,18 @@ def _label_lines(units: list[Unit], dim: Dimension, taken: set[int]) -> list[Pic
     return out
 
 
-def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
+def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
                    sims: list[float], taken: set[int], picked: list[Pick]) -> list[Pick]:
-    """The best units of the sections the dimension labels: their entries when the sections
-    are list-shaped, else their best sentences; near-repeats of quotes already picked are skipped."""
+    """The claims of the sections the dimension labels that score near the best of them (see
+    `near_best`); near-repeats of quotes already picked are skipped."""
     inside = [k for k, (name, generic) in enumerate(labels)
               if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
               and not _is_reference(units[k])]
     wants_questions = "question" in dim.rubric.lower()
     alone = _alone(units, inside)
-    inside = [k for k in inside if (wants_questions or not units[k].text.rstrip("*_ ").endswith("?"))
-              and (k in alone or _says_something(units[k]))]
+    spans = {k: (units[k].start, units[k].end) for k in inside}
+    spans.update(_joined_lead_ins(units, inside, wants_questions))
+    inside = [k for k in inside if k in alone or k in spans and _is_claim(units[k], wants_questions, k, spans, units)]
     if not inside:
         return []
     cues = _cues(dim)
@@ -221,7 +228,7 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     entries = {k for k in inside if _is_entry(units[k])}
     top = {g: min((units[k].depth for k in entries if groups[k] == g), default=0) for g in set(groups.values())}
     first_entries = [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
-    listy = len(first_entries) >= 2  # the first section lists things: take its entries
+    listy = len(first_entries) >= 2  # the first section lists things: its entries lead
     rank_in_section: dict[int, int] = {}
     seen: dict[tuple[str, ...], int] = {}
     for k in inside:
@@ -236,25 +243,58 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
         s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
         if listy and k in entries and u.depth == top[groups[k]]:
             s += 0.4
-        if u.kind == "sentence" and u.text.rstrip().endswith(":"):
-            s -= 0.8 if listy else 0.2  # a list's lead-in says little of its own
-        if len(u.text.split()) < 4:
-            s -= 0.4
         if u.kind == "row":
             s -= 0.5
         return s
 
-    cap = min(LIST_CAP, max(PROSE_CAP, len(first_entries))) if listy else PROSE_CAP
-    if len(inside) > 12:
-        cap += 1
     out: list[Pick] = []
-    for k in sorted(inside, key=score, reverse=True):
-        if len(out) >= cap:
-            break
-        if any(_repeats(units[k].text, p.quote) for p in picked + out):
+    for k, s in near_best([(k, score(k)) for k in inside]):
+        start, end = spans[k]
+        quote = text[start:end]
+        if any(_repeats(quote, p.quote) for p in picked + out):
             continue
         taken.add(k)
-        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
+        own = (start, end) == (units[k].start, units[k].end)
+        out.append(Pick(dim.name, start, end, quote, s, units[k].block if own else -1))
+    return out
+
+
+def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> list[tuple[int, float]]:
+    """The candidates whose score is at least `ratio` of the best one's, best first: how many
+    claims a source gives for a dimension follows how many of its candidates are nearly as
+    good as its best, not a fixed count (`NEAR_BEST`, fitted on the development annotation)."""
+    if not scored:
+        return []
+    ratio = NEAR_BEST if ratio is None else ratio
+    best = max(s for _, s in scored)
+    return sorted(((k, s) for k, s in scored if s >= ratio * best), key=lambda ks: -ks[1])
+
+
+def _is_claim(unit: Unit, questions: bool, k: int, spans: dict[int, tuple[int, int]], units: list[Unit]) -> bool:
+    """Whether a unit (a lead-in joined with its items) is a claim: a statement, not a heading or a row."""
+    if unit.kind in ("heading", "row"):
+        return False
+    if (unit.start, unit.end) != spans[k]:
+        return True  # a lead-in completed by its items
+    return not_a_claim(unit.text, questions) is None
+
+
+def _joined_lead_ins(units: list[Unit], inside: list[int], questions: bool) -> dict[int, tuple[int, int]]:
+    """Lead-ins ("In the following cases, code ownership may be omitted:") with the fragments
+    listed after them, as one span when the whole is short: the items complete the sentence."""
+    out = {}
+    for k in inside:
+        if units[k].kind == "heading" or not units[k].text.rstrip(" *_").endswith(":"):
+            continue
+        if not_a_claim(units[k].text.rstrip(" *_")[:-1] + ".", questions) is not None:
+            continue
+        j = k + 1
+        while j < len(units) and units[j].kind == "item" and units[j].section == units[k].section \
+                and not_a_claim(units[j].text, questions) in ("fragment", "subordinate"):
+            j += 1
+        whole_list = j == len(units) or units[j].kind != "item" or units[j].section != units[k].section
+        if j > k + 1 and whole_list and len(words_of(" ".join(u.text for u in units[k:j]))) <= JOIN_WORDS:
+            out[k] = (units[k].start, units[j - 1].end)
     return out
 
 
@@ -265,14 +305,6 @@ def _alone(units: list[Unit], inside: list[int]) -> set[int]:
         if units[k].kind != "heading":
             count[units[k].section] = count.get(units[k].section, 0) + 1
     return {k for k in inside if units[k].kind != "heading" and count[units[k].section] == 1}
-
-
-def _says_something(unit: Unit) -> bool:
-    """Whether a unit can stand as a claim: not a heading, a table row, a list's lead-in or a fragment."""
-    if unit.kind in ("heading", "row"):
-        return False
-    text = unit.text.rstrip("*_ ")
-    return not text.endswith(":") and len(words_of(text)) >= MIN_WORDS
 
 
 def _repeats(text: str, earlier: str) -> bool:
@@ -326,14 +358,33 @@ def _is_label_line(unit: Unit, dim: Dimension) -> bool:
 
 
 def _from_cues(units: list[Unit], dim: Dimension, sims: list[float], taken: set[int]) -> list[Pick]:
+    """Claims outside any section the dimension names, admitted by one of its cue phrases."""
     cues = _cues(dim)
     if not cues:
         return []
+    wants_questions = "question" in dim.rubric.lower()
     hits = [k for k, u in enumerate(units)
-            if k not in taken and u.kind != "heading" and not u.text.rstrip("*_ ").endswith("?")
+            if k not in taken and u.kind not in ("heading", "row") and not_a_claim(u.text, wants_questions) is None
             and any(c.search(u.text.lower()) for c in cues)]
     out = []
-    for k in sorted(hits, key=lambda k: sims[k], reverse=True)[:CUE_CAP]:
+    for k, s in near_best([(k, 0.5 + sims[k]) for k in hits]):
         taken.add(k)
-        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 0.5 + sims[k]))
+        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, s, units[k].block))
+    return out
+
+
+def merged(picks: list[Pick], text: str) -> list[Pick]:
+    """Picks with those of one dimension that overlap made one: they quote one point. (Joining
+    the next sentence of a paragraph too, when it goes on about the one before, lost more
+    points than it saved on the development annotation; see bench/README.md.)"""
+    out: list[Pick] = []
+    for pick in sorted(picks, key=lambda p: (p.dimension, p.start)):
+        last = out[-1] if out else None
+        if last and last.dimension == pick.dimension and (
+                pick.start < last.end):
+            end = max(last.end, pick.end)
+            out[-1] = Pick(last.dimension, last.start, end, text[last.start:end], max(last.score, pick.score),
+                           last.block)
+            continue
+        out.append(pick)
     return out
