@@ -21,7 +21,7 @@ dimension gets as many claims as the source has nearly-best statements for it,
 not a fixed count; quotes of one dimension that overlap are merged. Each unit
 goes to one dimension at most, and a unit that repeats a quote already picked
 (an option that is also the decision) is skipped. The model path filters its
-candidates the same way (`ranked_candidates`).
+candidates the same way (`held_to_claims`).
 Every quote is a span of the source, so every quote is grounded.
 """
 
@@ -267,7 +267,8 @@ def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> li
         return []
     ratio = NEAR_BEST if ratio is None else ratio
     best = max(s for _, s in scored)
-    return sorted(((k, s) for k, s in scored if s >= ratio * best), key=lambda ks: -ks[1])
+    floor = ratio * best if best > 0 else best
+    return sorted(((k, s) for k, s in scored if s >= floor), key=lambda ks: -ks[1])
 
 
 def _is_claim(unit: Unit, questions: bool, k: int, spans: dict[int, tuple[int, int]], units: list[Unit]) -> bool:
@@ -388,3 +389,86 @@ def merged(picks: list[Pick], text: str) -> list[Pick]:
             continue
         out.append(pick)
     return out
+
+
+def held_to_claims(doc: Document, schema: Schema, grounded: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A model's grounded candidates put through the offline extractor's discipline: (kept, cut).
+
+    A candidate is cut when its quote is not a claim (a label, question, lead-in or pro/con
+    taken out of its frame; a label line naming the dimension, or all a section says, is
+    kept), when it scores below `NEAR_BEST` of its dimension's best candidate for the source
+    (the same signals: the section it sits in, cue phrases, similarity to the rubric,
+    position), or when it quotes what a better candidate of its dimension already quotes.
+    Candidates of dimensions the schema lacks, and quotes not found, pass untouched (the
+    scribe refuses the one, the audit counts the other)."""
+    schema = with_template_vocabulary(schema)
+    units = [u for u in doc.units if not u.extra.get("title")]
+    dims = {d.name: d for d in schema.dimensions}
+    if not units:
+        return grounded, []
+    sims = bm25_scores([u.text for u in units], [f"{d.name}. {' '.join(d.headings)}. {d.rubric}"
+                                                 for d in schema.dimensions])
+    labels = [_section_label(u, schema) for u in units]
+    scored: dict[str, list[tuple[int, float]]] = {}
+    verdict: dict[int, str | None] = {}  # candidate -> why it is cut (None: kept)
+    for n, cand in enumerate(grounded):
+        dim = dims.get(cand["dimension"])
+        if dim is None or cand["start"] < 0:
+            verdict[n] = None
+            continue
+        covered = [k for k, u in enumerate(units) if u.start < cand["end"] and cand["start"] < u.end]
+        reason = _why_not(doc.text, cand, units, covered, dim)
+        if reason:
+            verdict[n] = f"not a claim: {reason}"
+            continue
+        d_index = schema.dimensions.index(dim)
+        best = max((_support(units, labels, sims[d_index], k, dim) for k in covered), default=0.0)
+        scored.setdefault(dim.name, []).append((n, best))
+        verdict[n] = "far below the best"
+    for pairs in scored.values():
+        spans: list[tuple[int, int]] = []
+        for n, _ in near_best(pairs):
+            start, end = grounded[n]["start"], grounded[n]["end"]
+            if any(start < e and s < end for s, e in spans):
+                verdict[n] = "repeats a better quote"
+                continue
+            spans.append((start, end))
+            verdict[n] = None
+    kept = [c for n, c in enumerate(grounded) if verdict[n] is None]
+    cut = [{**c, "reason": verdict[n]} for n, c in enumerate(grounded) if verdict[n] is not None]
+    return kept, cut
+
+
+def _why_not(text: str, cand: dict, units: list[Unit], covered: list[int], dim: Dimension) -> str | None:
+    """Why a model's quote is not a claim, or None: a label line of its dimension, or the whole of
+    what its section says (a bare `Accepted` under "Status"), is one."""
+    line_start = text.rfind("\n", 0, cand["start"]) + 1
+    line_end = text.find("\n", cand["end"])
+    line = text[line_start:line_end if line_end >= 0 else len(text)]
+    label = _LABEL.match(line.strip())
+    if label and _norm(label.group(1)) in set(_keywords(dim)):
+        return None
+    if len(covered) == 1 and units[covered[0]].kind != "heading" \
+            and sum(u.section == units[covered[0]].section and u.kind != "heading" for u in units) == 1:
+        return None
+    if any(units[k].kind == "heading" and units[k].start <= cand["start"] and cand["end"] <= units[k].end
+           for k in covered):
+        return "heading"
+    return not_a_claim(cand["quote"], "question" in dim.rubric.lower())
+
+
+def _support(units: list[Unit], labels: list[tuple[str | None, bool]], sims: list[float], k: int,
+             dim: Dimension) -> float:
+    """How well unit `k` answers `dim`, on the scale of the section ranking: similarity to the
+    rubric, cue phrases, leading its paragraph, and the section it sits in (first of a section
+    named for the dimension best; a section named for another dimension counts against)."""
+    unit = units[k]
+    score = sims[k] + (0.2 if unit.lead else 0.0)
+    score += 0.5 if any(c.search(unit.text.lower()) for c in _cues(dim)) else 0.0
+    name = labels[k][0]
+    if name == dim.name:
+        rank = sum(u.section == unit.section and u.kind != "heading" for u in units[:k])
+        score += 0.4 / (1 + rank) + (0.4 if rank == 0 else 0.0)
+    elif name:
+        score -= 0.6
+    return score
