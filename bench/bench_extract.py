@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.environ.get("ORGKIT_BENCH_CODE", str(REPO)))  # another checkout's orgkit: "before"
 CORPUS = Path(os.environ.get("ORGKIT_ADR_CORPUS", REPO.parent / "shared" / "corpora" / "adr"))
 MODEL = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2-int8"
 SETS = {"development": "extract_gold.json", "held-out": "extract_heldout.json"}
@@ -65,15 +65,19 @@ def _pairs(preds: list[Span], spans: list[Span], strict_mode: bool) -> tuple[int
     return len(used), len(used)
 
 
+def sources(gold: dict) -> list[str]:
+    """The annotated source files of an annotation (its other keys, `_about`, `schema`, are about it)."""
+    return [k for k in gold if not k.startswith("_") and k != "schema"]
+
+
 def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict_mode: bool = False) -> dict:
     """Micro precision/recall per dimension and overall, and coverage overall."""
     from orgkit.extract.anchor import find_quote
 
     rows: dict[str, list[int]] = {}  # dim -> [matched predictions, predictions, matched gold, gold]
     covered = wanted = 0
-    for name, dims in gold.items():
-        if name.startswith("_"):
-            continue
+    for name in sources(gold):
+        dims = gold[name]
         text = (CORPUS / name).read_text(encoding="utf-8")
         for dim, fragments in dims.items():
             spans = []
@@ -148,7 +152,7 @@ def fit(corpus: Path, golds: list[dict], schema) -> None:
     run on the development annotation only; the constant is chosen from this table."""
     from orgkit.extract import offline
 
-    names = sorted({n for g in golds for n in g if not n.startswith("_")})
+    names = sorted({n for g in golds for n in sources(g)})
     print(f"{'near_best':>9}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}")
     for step in range(10, 101, 2):
         offline.NEAR_BEST = step / 100
@@ -162,7 +166,7 @@ def score_all(corpus: Path, predictions: dict, golds: list[dict], strict_mode: b
     CORPUS = corpus
     merged: dict = {}
     for gold in golds:
-        merged.update({k: v for k, v in gold.items() if not k.startswith("_")})
+        merged.update({k: gold[k] for k in sources(gold)})
     return score(predictions, merged, strict_mode=strict_mode)
 
 
@@ -185,7 +189,7 @@ def main() -> None:
         return
     corpus = args["corpus"]
     names = sorted(p.name for p in corpus.glob("[0-9]*.md")) if corpus == CORPUS else \
-        sorted({n for g in golds.values() for n in g if not n.startswith("_")})
+        sorted({n for g in golds.values() for n in sources(g)})
     predictions, elapsed = extract_all(corpus, names, schema, embed)
     for path, gold in golds.items():
         for mode in ("lenient", "strict"):

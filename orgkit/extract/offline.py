@@ -144,6 +144,8 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     for d_index, dim in enumerate(schema.dimensions):
         if dim.name not in labelled:  # a `Status: accepted` line says it all
             picks += _from_sections(doc.text, units, labels, dim, sims[d_index], taken, picks)
+    if not any(label for label, _ in labels) and not picks:  # no section named for any dimension
+        picks = _by_similarity(units, schema, sims)
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
@@ -356,6 +358,29 @@ def _is_label_line(unit: Unit, dim: Dimension) -> bool:
     if not m or _norm(m.group(1)) not in set(_keywords(dim)):
         return False
     return unit.kind != "heading" or _norm(m.group(1)) == _norm(dim.name)
+
+
+def _by_similarity(units: list[Unit], schema: Schema, sims: list[list[float]]) -> list[Pick]:
+    """The claims of a source whose sections follow none of the schema's dimensions (a note
+    summarising a paper under headings of its own): each claim goes to the dimension it is most
+    like (rubric similarity, cue phrases), and each dimension keeps its claims near its best."""
+    by_dim: dict[int, list[tuple[int, float]]] = {}
+    for k, unit in enumerate(units):
+        if unit.kind in ("heading", "row") or _is_reference(unit):
+            continue
+        scores = []
+        for d_index, dim in enumerate(schema.dimensions):
+            if not_a_claim(unit.text, "question" in dim.rubric.lower()) is None:
+                cue = any(c.search(unit.text.lower()) for c in _cues(dim))
+                scores.append((sims[d_index][k] + (0.5 if cue else 0.0) + (0.2 if unit.lead else 0.0), d_index))
+        if scores:
+            score, d_index = max(scores)
+            by_dim.setdefault(d_index, []).append((k, score))
+    out = []
+    for d_index, scored in by_dim.items():
+        out += [Pick(schema.dimensions[d_index].name, units[k].start, units[k].end, units[k].text, s, units[k].block)
+                for k, s in near_best(scored)]
+    return out
 
 
 def _from_cues(units: list[Unit], dim: Dimension, sims: list[float], taken: set[int]) -> list[Pick]:
