@@ -36,6 +36,7 @@ _PREP = frozenset("to for on in with from by at as into upon over under about th
 _PRON = frozenset("us them it him her me you we they i he she there".split())
 _PERSONAL = frozenset("we they i you".split())
 _ADVERB = frozenset("well better best only also not still never always often already now then just".split())
+_VERB_PREP = frozenset("at into upon through across via against between".split())  # after a verb, seldom a noun
 _PARTICIPLE_NEXT = frozenset("by as with in for from under via".split())
 _SUBJECT = frozenset("we they it he she i you this that there which who".split())
 _RELATIVE = frozenset("that which who whose whom where".split())
@@ -97,9 +98,9 @@ def has_verb(words: list[str]) -> bool:
             return True
         if before in _PERSONAL and word.isalpha() and word not in _ADVERB:
             return True  # "we keep", "they want"
-        if i > 1 and before.endswith("s") and after in _DET | _PREP and word.isalpha() and word not in _DET | _PREP \
-                and lower[i - 2] not in _PREP | {"of"}:
-            return True  # a plural subject's verb: "these rules apply to"
+        if i > 1 and before.endswith("s") and word.isalpha() and word not in _DET | _PREP | _RELATIVE | {"and", "or"} \
+                and (after in _DET | _PREP and lower[i - 2] not in _PREP | {"of"} or lower[i - 2] in _DET - {"of"}):
+            return True  # a plural subject's verb: "these rules apply to", "these integrations allow users"
     return _imperative(lower, words)
 
 
@@ -127,7 +128,7 @@ def _verb_s(word: str, before: str, after: str, i: int, named: bool) -> bool:
         return True
     if i == 0 and (after in _RELATIVE | {"and", "or", "of"} or _NOUN_ENDING.search(word[:-1])):
         return False  # "Integrations that ...", "Contributions to ..."
-    if (after in _DET or (i == 0 and after in _PREP) or after in _PRON or after in _ADVERB
+    if (after in _DET or (after in _PREP and (i == 0 or after in _VERB_PREP)) or after in _PRON or after in _ADVERB
             or (after.endswith("ly") and len(after) > 5) or after.startswith("`") or named):
         return after not in ("of", "and", "or")
     if i == 0:
