@@ -51,7 +51,6 @@ class Pick:
     end: int
     quote: str
     score: float
-    block: int = -1  # the paragraph or item the quote comes from (-1: none, or several)
 
     @property
     def claim(self) -> str:
@@ -222,7 +221,7 @@ def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, 
     alone = _alone(units, inside)
     spans = {k: (units[k].start, units[k].end) for k in inside}
     spans.update(_joined_lead_ins(units, inside, wants_questions))
-    inside = [k for k in inside if k in alone or k in spans and _is_claim(units[k], wants_questions, k, spans, units)]
+    inside = [k for k in inside if k in alone or _is_claim(units[k], wants_questions, spans[k])]
     if not inside:
         return []
     cues = _cues(dim)
@@ -256,8 +255,7 @@ def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, 
         if any(_repeats(quote, p.quote) for p in picked + out):
             continue
         taken.add(k)
-        own = (start, end) == (units[k].start, units[k].end)
-        out.append(Pick(dim.name, start, end, quote, s, units[k].block if own else -1))
+        out.append(Pick(dim.name, start, end, quote, s))
     return out
 
 
@@ -273,11 +271,12 @@ def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> li
     return sorted(((k, s) for k, s in scored if s >= floor), key=lambda ks: -ks[1])
 
 
-def _is_claim(unit: Unit, questions: bool, k: int, spans: dict[int, tuple[int, int]], units: list[Unit]) -> bool:
-    """Whether a unit (a lead-in joined with its items) is a claim: a statement, not a heading or a row."""
+def _is_claim(unit: Unit, questions: bool, span: tuple[int, int]) -> bool:
+    """Whether a unit quoted as `span` (a lead-in with its items) is a claim: a statement, not a
+    heading or a row."""
     if unit.kind in ("heading", "row"):
         return False
-    if (unit.start, unit.end) != spans[k]:
+    if (unit.start, unit.end) != span:
         return True  # a lead-in completed by its items
     return not_a_claim(unit.text, questions) is None
 
@@ -378,7 +377,7 @@ def _by_similarity(units: list[Unit], schema: Schema, sims: list[list[float]]) -
             by_dim.setdefault(d_index, []).append((k, score))
     out = []
     for d_index, scored in by_dim.items():
-        out += [Pick(schema.dimensions[d_index].name, units[k].start, units[k].end, units[k].text, s, units[k].block)
+        out += [Pick(schema.dimensions[d_index].name, units[k].start, units[k].end, units[k].text, s)
                 for k, s in near_best(scored)]
     return out
 
@@ -395,7 +394,7 @@ def _from_cues(units: list[Unit], dim: Dimension, sims: list[float], taken: set[
     out = []
     for k, s in near_best([(k, 0.5 + sims[k]) for k in hits]):
         taken.add(k)
-        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, s, units[k].block))
+        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, s))
     return out
 
 
@@ -406,11 +405,9 @@ def merged(picks: list[Pick], text: str) -> list[Pick]:
     out: list[Pick] = []
     for pick in sorted(picks, key=lambda p: (p.dimension, p.start)):
         last = out[-1] if out else None
-        if last and last.dimension == pick.dimension and (
-                pick.start < last.end):
+        if last and last.dimension == pick.dimension and pick.start < last.end:
             end = max(last.end, pick.end)
-            out[-1] = Pick(last.dimension, last.start, end, text[last.start:end], max(last.score, pick.score),
-                           last.block)
+            out[-1] = Pick(last.dimension, last.start, end, text[last.start:end], max(last.score, pick.score))
             continue
         out.append(pick)
     return out
@@ -485,7 +482,7 @@ def _why_not(text: str, cand: dict, units: list[Unit], covered: list[int], dim: 
 def _support(units: list[Unit], labels: list[tuple[str | None, bool]], sims: list[float], k: int,
              dim: Dimension) -> float:
     """How well unit `k` answers `dim`, on the scale of the section ranking: similarity to the
-    rubric, cue phrases, leading its paragraph, and the section it sits in (first of a section
+    rubric, cue phrases, leading its paragraph, and the section it sits in (early in a section
     named for the dimension best; a section named for another dimension counts against)."""
     unit = units[k]
     score = sims[k] + (0.2 if unit.lead else 0.0)
