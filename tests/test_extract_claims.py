@@ -131,3 +131,13 @@ def test_a_model_that_over_generates_is_cut_like_the_offline_extractor(tmp_path:
     assert {"Accepted", "The cache is rebuilt on every start, which takes minutes"} <= quotes
     assert out["audit"]["dropped"] == len(claims) - len(out["claims"])
     assert all(SOURCE[c["start"]:c["end"]] == c["quote"] for c in out["claims"])
+
+
+def test_a_source_whose_sections_follow_no_dimension_still_gives_claims(tmp_path: Path) -> None:
+    method = "The model is trained on a data set of robot episodes, with a procedure that replays goals."
+    findings = "The results beat the baselines on every task, with numbers twice as high."
+    text = (f"#+title: Hindsight replay\n\n* Key ideas\n\n{method}\n\n* Numbers\n\n{findings}\n\n"
+            "* Reading\n\nThe authors keep a page of videos.\n")
+    picks = extract_offline(segment(text, "org"), resolve_schema(tmp_path, "paper"))
+    assert {(p.dimension, p.quote) for p in picks} >= {("method", method), ("findings", findings)}
+    assert all(text[p.start:p.end] == p.quote for p in picks)
