@@ -47,8 +47,8 @@ _NOT_VERB_S = re.compile(r"(?:ss|us|is|ics|'s|’s)$")
 _ENUMERATOR = re.compile(r"^(?:[(\[]?(?:[A-Za-z]\d*|\d{1,3}|[ivx]{1,4})[.):\]]\s+|Option\s+\w+\s*:\s*)", re.I)
 _ASIDE = re.compile(r"\([^()]*\)")  # a parenthesis is an aside: its verb is not the sentence's
 _MARKUP = re.compile(r"[*_~=]+")
-_PRO_CON = re.compile(r"^(?:good|bad|neutral|pros?|cons?|positive|negative|plus|minus|upside|downside)\b\s*[,:;—–-]",
-                      re.I)
+_PRO_CON = re.compile(
+    r"^(?:good|bad|neutral|pros?|cons?|positive|negative|plus|minus|upside|downside)\b\s*[,:;—–-]", re.I)
 
 
 def plain(text: str) -> str:
@@ -98,9 +98,8 @@ def has_verb(words: list[str]) -> bool:
             return True
         if before in _PERSONAL and word.isalpha() and word not in _ADVERB:
             return True  # "we keep", "they want"
-        if i > 1 and before.endswith("s") and word.isalpha() and word not in _DET | _PREP | _RELATIVE | {"and", "or"} \
-                and (after in _DET | _PREP and lower[i - 2] not in _PREP | {"of"} or lower[i - 2] in _DET - {"of"}):
-            return True  # a plural subject's verb: "these rules apply to", "these integrations allow users"
+        if i > 1 and _plural_verb(word, lower[i - 2], before, after):
+            return True
     return _imperative(lower, words)
 
 
@@ -133,8 +132,17 @@ def _verb_s(word: str, before: str, after: str, i: int, named: bool) -> bool:
         return after not in ("of", "and", "or")
     if i == 0:
         return bool(after) and after.isalpha()
-    return after.isalpha() and after not in _RELATIVE | _PREP | {"and", "or", "of"} and before not in _PREP | _DET | {"of"} \
-        and before not in ("and", "or")  # "the intermediary adds latency", not "of experiments early"
+    # "the intermediary adds latency", not "of experiments early"
+    return (after.isalpha() and after not in _RELATIVE | _PREP | {"and", "or", "of"}
+            and before not in _PREP | _DET | {"of", "and", "or"})
+
+
+def _plural_verb(word: str, two_before: str, before: str, after: str) -> bool:
+    """A verb in its plain form after a plural subject: "these rules apply to", "these
+    integrations allow users" (not "contributions to integrations marked as ...")."""
+    if not before.endswith("s") or not word.isalpha() or word in _DET | _PREP | _RELATIVE | {"and", "or"}:
+        return False
+    return two_before in _DET - {"of"} or (after in _DET | _PREP and two_before not in _PREP | {"of"})
 
 
 def _imperative(lower: list[str], words: list[str]) -> bool:

@@ -37,7 +37,7 @@ from .claim import not_a_claim
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
-NEAR_BEST = 0.42  # keep a dimension's candidates scoring at least this share of its best one's (fitted: bench/README.md)
+NEAR_BEST = 0.42  # a dimension keeps its candidates scoring this share of its best one's (bench/README.md)
 JOIN_WORDS = 50  # a lead-in and the fragments it lists make one claim up to this many words
 _NORM = re.compile(r"[^a-z0-9]+")
 _LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
