@@ -70,7 +70,8 @@ def sources(gold: dict) -> list[str]:
     return [k for k in gold if not k.startswith("_") and k != "schema"]
 
 
-def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict_mode: bool = False) -> dict:
+def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict_mode: bool = False,
+          corpus: Path | None = None) -> dict:
     """Micro precision/recall per dimension and overall, and coverage overall."""
     from orgkit.extract.anchor import find_quote
 
@@ -78,7 +79,7 @@ def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict
     covered = wanted = 0
     for name in sources(gold):
         dims = gold[name]
-        text = (CORPUS / name).read_text(encoding="utf-8")
+        text = ((corpus or CORPUS) / name).read_text(encoding="utf-8")
         for dim, fragments in dims.items():
             spans = []
             for fragment in fragments:
@@ -162,12 +163,11 @@ def fit(corpus: Path, golds: list[dict], schema) -> None:
 
 
 def score_all(corpus: Path, predictions: dict, golds: list[dict], strict_mode: bool) -> dict:
-    global CORPUS
-    CORPUS = corpus
+    """`score` over several annotations of sources in `corpus` at once."""
     merged: dict = {}
     for gold in golds:
         merged.update({k: gold[k] for k in sources(gold)})
-    return score(predictions, merged, strict_mode=strict_mode)
+    return score(predictions, merged, strict_mode, corpus)
 
 
 def main() -> None:

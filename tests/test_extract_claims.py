@@ -141,3 +141,21 @@ def test_a_source_whose_sections_follow_no_dimension_still_gives_claims(tmp_path
     picks = extract_offline(segment(text, "org"), resolve_schema(tmp_path, "paper"))
     assert {(p.dimension, p.quote) for p in picks} >= {("method", method), ("findings", findings)}
     assert all(text[p.start:p.end] == p.quote for p in picks)
+
+
+def test_the_blind_decision_review_annotation_holds_its_floor() -> None:
+    """A floor under the held-out figures of bench/README.md, not a target: nothing is fitted on it."""
+    import sys
+
+    from conftest import REPO, shared_path
+
+    corpus = shared_path("corpora", "adr")
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench_extract
+
+    blind = REPO / "bench" / "extract_blind"
+    gold = json.loads((blind / "adr_decision_review.json").read_text(encoding="utf-8"))
+    schema = resolve_schema(REPO, str(blind / "decision_review_schema.org"))
+    predictions, _ = bench_extract.extract_all(corpus, bench_extract.sources(gold), schema)
+    strict = bench_extract.score_all(corpus, predictions, [gold], True)["all"]
+    assert strict["precision"] >= 0.65 and strict["recall"] >= 0.6 and strict["predicted"] < strict["gold"], strict
