@@ -74,6 +74,8 @@ def not_a_claim(text: str, questions: bool = False) -> str | None:
         return "fragment"
     if words[0].lower() in _SUBORDINATE and "," not in flat:
         return "subordinate"
+    if all(w[0].isupper() for w in words if w[0].isalpha()):
+        return "fragment"  # a name in title case ("Amazon Simple Queue Service"), not a statement
     if bare.endswith("?"):
         return None
     return None if has_verb(words) else "fragment"
