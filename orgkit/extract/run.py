@@ -28,7 +28,7 @@ from ..org.escape import one_line
 from ..org.unique import NoteIds
 from ..retrieve.locate import run_note_ids
 from .model import extract_with_model, judge_with_model
-from .offline import Demotions, extract_offline
+from .offline import Demotions, extract_offline, held_to_claims
 from .schema import Schema, parse_schema, resolve_schema, waiting_in_overlay
 from ..confine import inside
 from .sources import Source, ingest, read_copy, sources_dir
@@ -221,8 +221,11 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
         try:
             text = read_copy(Path(source["copy"]))
             raw = candidates_for(index, source, text) if candidates_for else _extract(ctx, source, text)
-            store.write(f"candidates-{index}.json",
-                        ground(ctx.schema, text, raw, ctx.config["extraction.min_quote_chars"]))
+            found = ground(ctx.schema, text, raw, ctx.config["extraction.min_quote_chars"])
+            if candidates_for is None and ctx.use_model:  # a model's candidates are held to the offline rules
+                found["grounded"], cut = held_to_claims(segment(text, source["fmt"]), ctx.schema, found["grounded"])
+                found["dropped"] += cut
+            store.write(f"candidates-{index}.json", found)
             store.set_task(f"extract:{index}", "done")
         except OrgkitError as exc:
             store.set_task(f"extract:{index}", "failed", str(exc))
