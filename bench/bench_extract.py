@@ -1,10 +1,16 @@
 """The offline extractor against hand annotations of ADRs: precision, recall, coverage, time.
 
-    python bench/bench_extract.py [--embed] [--schema NAME|FILE]
+    python bench/bench_extract.py [--gold FILE]... [--schema NAME|FILE] [--corpus DIR]
+                                  [--embed] [--near-best R] [--fit]
 
-Two annotations: bench/extract_gold.json (eight ADRs, the development set the
-extractor was tuned on) and bench/extract_heldout.json (three more, held out).
-The corpus is ../shared/corpora/adr, or the directory $ORGKIT_ADR_CORPUS names.
+Each --gold FILE is an annotation ({source file: {dimension: [fragments]}}, the
+source files named relative to the corpus) scored under --schema (default `adr`).
+Without --gold: bench/extract_gold.json (eight ADRs, the development set the
+extractor is fitted on) and bench/extract_heldout.json (three more, held out).
+The corpus is ../shared/corpora/adr, or the directory $ORGKIT_ADR_CORPUS names, or
+--corpus DIR (then only the annotated sources are extracted). `--fit` prints the
+strict scores for each share of the best score kept per source and dimension
+(`NEAR_BEST`); it is meant for the development annotation only.
 
 Two ways of matching a predicted quote with a gold fragment of the same dimension:
 - lenient: their spans overlap by at least half of the shorter one (a whole
@@ -26,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.environ.get("ORGKIT_BENCH_CODE", str(REPO)))  # another checkout's orgkit: "before"
 CORPUS = Path(os.environ.get("ORGKIT_ADR_CORPUS", REPO.parent / "shared" / "corpora" / "adr"))
 MODEL = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2-int8"
 SETS = {"development": "extract_gold.json", "held-out": "extract_heldout.json"}
@@ -59,16 +65,21 @@ def _pairs(preds: list[Span], spans: list[Span], strict_mode: bool) -> tuple[int
     return len(used), len(used)
 
 
-def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict_mode: bool = False) -> dict:
+def sources(gold: dict) -> list[str]:
+    """The annotated source files of an annotation (its other keys, `_about`, `schema`, are about it)."""
+    return [k for k in gold if not k.startswith("_") and k != "schema"]
+
+
+def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict_mode: bool = False,
+          corpus: Path | None = None) -> dict:
     """Micro precision/recall per dimension and overall, and coverage overall."""
     from orgkit.extract.anchor import find_quote
 
     rows: dict[str, list[int]] = {}  # dim -> [matched predictions, predictions, matched gold, gold]
     covered = wanted = 0
-    for name, dims in gold.items():
-        if name.startswith("_"):
-            continue
-        text = (CORPUS / name).read_text(encoding="utf-8")
+    for name in sources(gold):
+        dims = gold[name]
+        text = ((corpus or CORPUS) / name).read_text(encoding="utf-8")
         for dim, fragments in dims.items():
             spans = []
             for fragment in fragments:
@@ -96,35 +107,94 @@ def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict
     return out
 
 
-def main() -> None:
+def _args(argv: list[str]) -> dict:
+    """--gold FILE (repeatable), --schema S, --corpus DIR, --embed, --near-best R, --fit."""
+    out: dict = {"gold": [], "schema": "adr", "corpus": CORPUS, "embed": False, "near_best": None, "fit": False}
+    it = iter(argv)
+    for arg in it:
+        if arg == "--gold":
+            out["gold"].append(Path(next(it)))
+        elif arg in ("--schema", "--corpus", "--near-best"):
+            value = next(it)
+            out[arg[2:].replace("-", "_")] = Path(value) if arg == "--corpus" else (
+                float(value) if arg == "--near-best" else value)
+        elif arg in ("--embed", "--fit"):
+            out[arg[2:]] = True
+        else:
+            raise SystemExit(__doc__)
+    out["gold"] = out["gold"] or [REPO / "bench" / f for f in SETS.values()]
+    return out
+
+
+def extract_all(corpus: Path, names: list[str], schema, embed=None) -> tuple[dict, float]:
+    """{source name: [(dimension, start, end)]} for the named sources, and the seconds it took."""
     from orgkit.extract.offline import extract_offline
-    from orgkit.extract.schema import resolve_schema
     from orgkit.extract.units import segment
 
+    started = time.perf_counter()
+    predictions = {}
+    for name in names:
+        text = (corpus / name).read_text(encoding="utf-8")
+        picks = extract_offline(segment(text, "org" if name.endswith(".org") else "markdown"), schema, embed)
+        assert all(text[p.start:p.end] == p.quote for p in picks)  # every quote grounded
+        predictions[name] = [(p.dimension, p.start, p.end) for p in picks]
+    return predictions, time.perf_counter() - started
+
+
+def _print(label: str, report: dict) -> None:
+    print(f"\n{label} (coverage {report['all']['coverage']:.3f})")
+    print(f"{'dimension':<14}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}{'gold':>6}")
+    for dim, r in report.items():
+        print(f"{dim:<14}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}{r['predicted']:>6}{r['gold']:>6}")
+
+
+def fit(corpus: Path, golds: list[dict], schema) -> None:
+    """Strict scores on the given annotations for each share of the best score kept (`NEAR_BEST`):
+    run on the development annotation only; the constant is chosen from this table."""
+    from orgkit.extract import offline
+
+    names = sorted({n for g in golds for n in sources(g)})
+    print(f"{'near_best':>9}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}")
+    for step in range(10, 101, 2):
+        offline.NEAR_BEST = step / 100
+        predictions, _ = extract_all(corpus, names, schema)
+        r = score_all(corpus, predictions, golds, True)["all"]
+        print(f"{step / 100:>9.2f}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}{r['predicted']:>6}")
+
+
+def score_all(corpus: Path, predictions: dict, golds: list[dict], strict_mode: bool) -> dict:
+    """`score` over several annotations of sources in `corpus` at once."""
+    merged: dict = {}
+    for gold in golds:
+        merged.update({k: gold[k] for k in sources(gold)})
+    return score(predictions, merged, strict_mode, corpus)
+
+
+def main() -> None:
+    from orgkit.extract import offline
+    from orgkit.extract.schema import resolve_schema
+
+    args = _args(sys.argv[1:])
     embed = None
-    if "--embed" in sys.argv:
+    if args["embed"]:
         from orgkit.embed import Embedder
 
         embed = Embedder("sentence-transformers/all-MiniLM-L6-v2", MODEL).embed
-    schema = resolve_schema(REPO, sys.argv[sys.argv.index("--schema") + 1] if "--schema" in sys.argv else "adr")
-    started = time.perf_counter()
-    predictions = {}
-    for path in sorted(CORPUS.glob("[0-9]*.md")):
-        text = path.read_text(encoding="utf-8")
-        picks = extract_offline(segment(text), schema, embed)
-        assert all(text[p.start:p.end] == p.quote for p in picks)
-        predictions[path.name] = [(p.dimension, p.start, p.end) for p in picks]
-    elapsed = time.perf_counter() - started
-    for label, file in SETS.items():
-        gold = json.loads((REPO / "bench" / file).read_text(encoding="utf-8"))
+    if args["near_best"] is not None:
+        offline.NEAR_BEST = args["near_best"]
+    schema = resolve_schema(REPO, args["schema"])
+    golds = {path: json.loads(path.read_text(encoding="utf-8")) for path in args["gold"]}
+    if args["fit"]:
+        fit(args["corpus"], list(golds.values()), schema)
+        return
+    corpus = args["corpus"]
+    names = sorted(p.name for p in corpus.glob("[0-9]*.md")) if corpus == CORPUS else \
+        sorted({n for g in golds.values() for n in sources(g)})
+    predictions, elapsed = extract_all(corpus, names, schema, embed)
+    for path, gold in golds.items():
         for mode in ("lenient", "strict"):
-            report = score(predictions, gold, strict_mode=mode == "strict")
-            print(f"\n{label}, {mode} (coverage {report['all']['coverage']:.3f})")
-            print(f"{'dimension':<14}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}{'gold':>6}")
-            for dim, r in report.items():
-                print(f"{dim:<14}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}"
-                      f"{r['predicted']:>6}{r['gold']:>6}")
-    print(f"\n15 ADRs extracted in {elapsed:.2f} s ({'embeddings' if embed else 'BM25'}), "
+            _print(f"{path.name} ({schema.name}), {mode}", score_all(corpus, predictions, [gold], mode == "strict"))
+    print(f"\n{len(names)} sources extracted in {elapsed:.2f} s ({'embeddings' if embed else 'BM25'}), "
           f"{sum(len(p) for p in predictions.values())} quotes")
 
 

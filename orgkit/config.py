@@ -9,13 +9,17 @@ alone shows the settings anyway, with the problem as a warning, since the
 error sends the user there).
 
 A notes folder may come from someone else, so its `orgkit.toml` sets only
-settings of the kind "notes" (ranking, budgets, folders, schemas, admission).
-Settings of the kind "trust" run code, reach out to a server, send a key, or
-let agents decide: they come only from flags, the environment and the user's
-own config file (`$XDG_CONFIG_HOME/orgkit/config.toml`). Settings of the kind
-"inside" (the state and data dirs) may be set by the notes only to a path
-inside the notes dir. A refused key is ignored with one warning line on stderr
-naming it and where it may be set: a received notes folder stays usable.
+settings of the kind "notes" (ranking, budgets, folders, schemas, admission
+for review). Settings of the kind "trust" run code, reach out to a server,
+send a key, or let agents decide: they come only from flags, the environment
+and the user's own config file (`$XDG_CONFIG_HOME/orgkit/config.toml`).
+Settings of the kind "inside" (the state and data dirs) may be set by the
+notes only to a path inside the notes dir, and those of the kind "bound"
+(limits, timeouts, caps) only below their default: a folder may make a server
+stricter, never looser. A value a setting's `notes_refuse` names (admission
+`auto` for agents) is the user's to give too. A refused key is ignored with
+one warning line on stderr naming it and where it may be set: a received notes
+folder stays usable.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any, Callable, Mapping
 
 from .confine import inside
 from .errors import OrgkitError
+from .redact import redact
 
 CONFIG_FILE = "orgkit.toml"
 USER_CONFIG = Path("orgkit") / "config.toml"  # under $XDG_CONFIG_HOME (default ~/.config)
@@ -63,6 +68,7 @@ KINDS = {
     "notes": "a notes folder's orgkit.toml may set it",
     "trust": "grants trust or reaches outside the notes: only flags, the environment and the user config file",
     "inside": "a notes folder's orgkit.toml may set it only to a path inside the notes dir",
+    "bound": "a limit: a notes folder's orgkit.toml may lower it, never raise it above the default",
 }
 _TRUE = {"1", "true", "yes", "on", "t"}
 _FALSE = {"0", "false", "no", "off", "nil", ""}
@@ -81,8 +87,9 @@ class Setting:
     kind: str = "notes"
     # A default computed from the notes directory (state and data dirs).
     derive: Callable[[Path], Any] | None = None
-    # Shown by `orgkit config` through this (a URL's password masked).
-    display: Callable[[Any], Any] | None = None
+    # Why a notes folder's orgkit.toml may not give this value (None: it may), for a setting
+    # the notes may set only in part.
+    notes_refuse: Callable[[Any], str | None] | None = None
 
     def type_name(self) -> str:
         return {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
@@ -105,6 +112,14 @@ def _role_settings() -> list[Setting]:
     return out
 
 
+def _agents_admitted(table: Any) -> str | None:
+    """Why a notes folder may not give this admission table: it lets agents' deposits in unreviewed."""
+    if isinstance(table, dict) and any(isinstance(lanes, dict) and lanes.get("agent") == "auto"
+                                       for lanes in table.values()):
+        return "a notes folder's orgkit.toml cannot admit agents' deposits without review (agent = \"auto\")"
+    return None
+
+
 SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("state_dir", Path, "derived data (index, vectors, caches); deletable, `orgkit index` rebuilds it",
             env="ORGKIT_STATE_DIR", derive=lambda notes: notes / STATE_DIR_NAME, kind="inside"),
@@ -114,22 +129,25 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("model_path", Path, "local copy of the embedding model (fastembed's specific_model_path)",
             env="ORGKIT_MODEL_PATH", kind="trust"),
     Setting("search.inline_embed_limit", int, "passages a CLI search embeds inline before asking for `orgkit index`",
-            default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0),
+            default=64, env="ORGKIT_INLINE_EMBED_LIMIT", minimum=0, kind="bound"),
     Setting("search.min_score", float, "leave out search hits whose relevance is below this (0: keep every hit, "
             "marking those below the relevance floor not relevant)", default=0.0, env="ORGKIT_SEARCH_MIN_SCORE",
             minimum=0),
     Setting("search.scope", str, "what search, context and recall answer from by default: notes (yours and admitted "
             "memory), extractions, pending or all", default="notes", env="ORGKIT_SCOPE"),
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
-            default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
+            default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64, kind="bound"),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "
             "(ripgrep is stopped then; other work finishes in the background, and calls after it wait for it "
             "within their own deadline)",
-            default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1),
+            default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1, kind="bound"),
     Setting("query.max_chars", int, "longest query an operation accepts", default=2000,
-            env="ORGKIT_QUERY_MAX_CHARS", minimum=1),
+            env="ORGKIT_QUERY_MAX_CHARS", minimum=1, kind="bound"),
     Setting("serve.recheck_after", float, "seconds between the server's checks for changed files",
             default=1.0, env="ORGKIT_RECHECK_AFTER", minimum=0),
+    Setting("notes.follow_roots", list, "directories outside the notes a symlink in them may lead to (other "
+            "links out of the notes are not followed: not listed, indexed, searched or read)", default=[],
+            env="ORGKIT_FOLLOW_ROOTS", kind="trust"),
     Setting("skills.allow_local", bool, "run Python skill files from NOTES/skills/ (this runs code from the notes dir)",
             default=False, env="ORGKIT_ALLOW_LOCAL_SKILLS", kind="trust"),
     Setting("extraction.enabled", bool, "turn on the grounded-extraction capability",
@@ -148,22 +166,22 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("llm.gguf", Path, "GGUF model file run in-process (needs `pip install orgkit[llm]`)",
             env="ORGKIT_LLM_GGUF", kind="trust"),
     Setting("llm.timeout", float, "seconds a model call may take", default=300.0, env="ORGKIT_LLM_TIMEOUT",
-            minimum=1),
+            minimum=1, kind="bound"),
     Setting("llm.max_tokens", int, "longest reply a model call may produce", default=2048,
-            env="ORGKIT_LLM_MAX_TOKENS", minimum=16),
+            env="ORGKIT_LLM_MAX_TOKENS", minimum=16, kind="bound"),
     *_role_settings(),
     Setting("librarian.folders", list, "folders whose new or changed notes the librarian also files "
             "(taken in as human-lane deposits)", default=[], env="ORGKIT_LIBRARIAN_FOLDERS"),
     Setting("deposit.max_bytes", int, "largest deposit body", default=1 << 20, env="ORGKIT_DEPOSIT_MAX_BYTES",
-            minimum=1),
-    Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}}",
-            default={}),
+            minimum=1, kind="bound"),
+    Setting("admission", dict, "admission policy: {\"FOLDER\" = {agent = \"review\"|\"auto\", human = ...}} "
+            "(agent = \"auto\" only from the user config file)", default={}, notes_refuse=_agents_admitted),
     Setting("mcp.allow_review", bool, "offer review decisions (accept, reject, undo) as MCP tools",
             default=False, env="ORGKIT_MCP_ALLOW_REVIEW", kind="trust"),
     Setting("database.url", str, "PostgreSQL database for the index and the memory store, shared by a team "
             "(postgresql://USER@HOST/DB; the password from PGPASSWORD or ~/.pgpass); unset: SQLite in the state "
             "and data dirs",
-            env="ORGKIT_DATABASE_URL", kind="trust", display=lambda url: _redact_url(url)),
+            env="ORGKIT_DATABASE_URL", kind="trust"),
     Setting("feedback.min_events", int, "corrections a cluster needs before it earns a guidance bullet",
             default=3, env="ORGKIT_FEEDBACK_MIN_EVENTS", minimum=1),
     Setting("feedback.use_guidance", bool, "add the guidance file's matching bullets to the extractor's and the "
@@ -178,9 +196,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             "(e.g. https://memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_ORIGINS",
             kind="trust"),
     Setting("http.max_body_bytes", int, "largest request body the team server reads", default=4 << 20,
-            env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024),
+            env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024, kind="bound"),
     Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open", default=30.0,
-            env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1),
+            env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1, kind="bound"),
 ]}
 
 
@@ -217,24 +235,19 @@ class Config:
         return self.values["data_dir"]
 
     def to_json(self) -> dict[str, dict[str, Any]]:
-        """Every value with its kind and origin (and a refused file value), as `orgkit config --json` prints it."""
+        """Every value with its kind and origin (and a refused file value), as `orgkit config --json` prints it;
+        a password in any value (a database URL, an endpoint's user part) masked."""
         out: dict[str, dict[str, Any]] = {"notes": {"value": str(self.notes), "origin": self.notes_origin,
                                                     "kind": "trust"}}
         for key, setting in SETTINGS.items():
             value = self.values[key]
-            if value is not None and setting.display is not None:
-                value = setting.display(value)
-            out[key] = {"value": str(value) if isinstance(value, Path) else value, "origin": self.origins[key],
-                        "kind": setting.kind}
+            value = str(value) if isinstance(value, Path) else value
+            value = redact(value) if isinstance(value, str) else [redact(v) for v in value] \
+                if isinstance(value, list) else value
+            out[key] = {"value": value, "origin": self.origins[key], "kind": setting.kind}
             if key in self.refused:
                 out[key]["refused"] = self.refused[key]
         return out
-
-
-def _redact_url(url: str) -> str:
-    from .storage.postgres import redact
-
-    return redact(url)
 
 
 def _coerce(setting: Setting, raw: Any, where: str, base: Path) -> Any:
@@ -353,10 +366,21 @@ def _admitted(from_notes: dict[str, Any], file: Path, root: Path, user_file: Pat
     refused: dict[str, str] = {}
     for key, raw in from_notes.items():
         setting = SETTINGS.get(key)
-        if setting is None or setting.kind == "notes":
+        why = setting.notes_refuse(raw) if setting is not None and setting.notes_refuse else None
+        if setting is None or (setting.kind == "notes" and why is None):
             kept[key] = raw
             continue
-        if setting.kind == "inside":
+        if setting.kind == "bound":
+            try:
+                value = _coerce(setting, raw, str(file), root)
+            except OrgkitError as exc:
+                problems.append(str(exc))
+                continue
+            if value <= setting.default:
+                kept[key] = raw
+                continue
+            why = f"a notes folder's orgkit.toml may lower this limit, not raise it above {setting.default}"
+        elif setting.kind == "inside":
             try:
                 value = _coerce(setting, raw, str(file), root)
                 within = value is None or inside(value, root)
@@ -367,7 +391,7 @@ def _admitted(from_notes: dict[str, Any], file: Path, root: Path, user_file: Pat
                 kept[key] = raw
                 continue
             why = "a notes folder's orgkit.toml may set it only inside the notes dir"
-        else:
+        elif why is None:
             why = "a notes folder's orgkit.toml cannot set a trust-granting setting"
         refused[key] = str(file)
         _warn_once(f"{file}: {key} ignored ({why}); set it in {_where_else(setting, user_file)}")

@@ -43,7 +43,11 @@ def check_ripgrep(setup: Setup, report: Report) -> None:
 
 def check_notes(setup: Setup, report: Report) -> None:
     """Read every file as a full load would, and look at the graph it makes."""
-    vault = Vault.load(setup.root)
+    outside: list[tuple[str, str]] = []
+    vault = Vault.load(setup.root, list(iter_org_files(setup.root, outside)))
+    for rel, target in outside:
+        report.add("warning", "symlink", f"a symlink to {target}, outside the notes: not followed "
+                   "(notes.follow_roots in your own config adds a root)", rel)
     for rel, why in vault.skipped:
         report.add("error", "parse", why.removeprefix(f"{rel}: "), rel)
     for parsed in vault.files:

@@ -1,5 +1,7 @@
 """Errors that reach the user as one line (exit status 1), never as a traceback."""
 
+from .redact import redact
+
 
 def first_line(exc: BaseException) -> str:
     """An exception's message cut to its first line (its type's name when it has none), for a one-line error."""
@@ -37,7 +39,7 @@ def say(exc: BaseException, limit: int = 2000) -> str:
     """A failure as one line of at most about `limit` characters: what a user or a client reads.
 
     A file system error names the file; a value echoed back (a 100,000-character
-    ID) is cut, so the line stays a line.
+    ID) is cut, so the line stays a line; a password in it is masked (orgkit.redact).
     """
     if isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename is not None else exc.strerror
@@ -45,5 +47,5 @@ def say(exc: BaseException, limit: int = 2000) -> str:
         text = "nested too deeply to handle"
     else:
         text = str(exc)
-    text = " ".join(text.splitlines())
+    text = redact(" ".join(text.splitlines()))
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from .config import RG_VARIABLE
 from .deadline import DeadlinePassed, remaining
 from .errors import OrgkitError
-from .vault import is_org_file, iter_org_files, read_org_text
+from .vault import follow_roots, is_org_file, iter_org_files, read_org_text, reachable
 
 
 @lru_cache(maxsize=1)
@@ -52,13 +52,16 @@ def _rg_args(rg: str, patterns: list[str], ignore_case: bool) -> tuple[list[str]
 
     Hidden directories are searched (org-roam reads them too) except orgkit's
     state directory; .gitignore files are not honoured, for the same reason.
+    Symlinks are followed only when the user's `notes.follow_roots` adds a root
+    (and a hit outside every root is dropped then): a link out of the notes is
+    never searched.
     Patterns go through stdin so no query or ID list is too long for the
     command line; one that holds a newline (which rg refuses there) goes as an
     argument.
     """
     args = [
         rg, "--no-config", "--null", "--line-number", "--no-heading", "--with-filename",
-        "--color=never", "--hidden", "--no-ignore", "--follow",
+        "--color=never", "--hidden", "--no-ignore", *(["--follow"] if follow_roots() else []),
         "-g", "*.org", "-g", "!.orgkit/", "-g", "!.git/",
     ]
     if ignore_case:
@@ -210,7 +213,7 @@ def org_files_matching(root: Path, patterns: list[str], warnings: list[str], *, 
     else:
         found = _python_org_files(root, patterns, warnings, ignore_case)
     for rel, lines in found:
-        if is_org_file(rel):
+        if is_org_file(rel) and reachable(root, rel):
             yield rel, lines
 
 

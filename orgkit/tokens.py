@@ -1,9 +1,18 @@
 """Bearer tokens of the team server: who is calling, and what their role lets them do.
 
 A token is shown once, when it is made; only its SHA-256 is kept (a token is
-32 random bytes, so a fast hash is as good as a slow one), in `tokens.json` in
-the data dir beside the review queue it guards. Its name is the caller's
-identity everywhere the server records one (audit log, depositor, approver).
+32 random bytes, so a fast hash is as good as a slow one). Its name is the
+caller's identity everywhere the server records one (audit log, depositor,
+approver).
+
+Tokens belong to the machine that serves, never to the notes: the notes and
+their data dir travel (a clone, a copy, an archive), and a tokens file that
+came with them would let its author in. So they live in the user's data dir
+(`$XDG_DATA_HOME/orgkit/tokens/`, one file per notes dir, keyed by its
+resolved path), or, with PostgreSQL (`database.url`), in the database's
+`tokens` table, so a server on a machine without the notes serves a team. A
+`tokens.json` found in the notes' data dir (where older versions kept them) is
+ignored, with one warning line.
 
 Roles are ordered; each can do what the ones before it can:
 reader (read operations and recall) < agent (+ deposit) < reviewer (+ review
@@ -12,19 +21,25 @@ decisions and undo) < admin (+ index, tangle, tokens, everything else).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import OrgkitError
 from .files import replace_file
 from .org.write import directory_lock
+
+if TYPE_CHECKING:
+    from .config import Config
 
 ROLES = ("reader", "agent", "reviewer", "admin")
 FILE_NAME = "tokens.json"
@@ -54,14 +69,48 @@ def check_role(role: str) -> str:
     return role
 
 
-class TokenStore:
-    """The tokens of one data dir; reads are cached until the file changes."""
+def data_home() -> Path:
+    """The user's data dir (XDG): `$XDG_DATA_HOME/orgkit` (default ~/.local/share/orgkit)."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share"
+    return root / "orgkit"
 
-    def __init__(self, data_dir: Path) -> None:
-        self.dir = data_dir
-        self.path = data_dir / FILE_NAME
+
+def tokens_dir(notes: Path) -> Path:
+    """Where the tokens of the notes dir `notes` live on this machine: keyed by its resolved path."""
+    resolved = Path(notes).expanduser().resolve()
+    return data_home() / "tokens" / f"{resolved.name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:16]}"
+
+
+def store_for(config: "Config", warn: Callable[[str], None]) -> "TokenStore":
+    """The tokens a server over `config` checks: the database's with PostgreSQL, else this user's
+    file for the notes dir. A tokens file in the notes' data dir is named in `warn` and ignored."""
+    from .storage.postgres import is_postgres_url
+
+    shipped = config.data_dir / FILE_NAME
+    if shipped.exists():
+        warn(f"{shipped}: ignored (a tokens file that travels with the notes is never trusted; tokens live in "
+             "the user's data dir or the database: make them afresh with `orgkit token add`)")
+    url = config["database.url"]
+    return PgTokenStore(url) if is_postgres_url(url) else TokenStore(tokens_dir(config.notes))
+
+
+class TokenStore:
+    """The tokens kept in one directory of the user's data dir; reads are cached until the file changes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.path = directory / FILE_NAME
         self._seen: tuple[int, int] | None = None
         self._records: list[dict] = []
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the store's write lock (one writer at a time), reading afresh under it."""
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with directory_lock(self.dir):
+            self._seen = None
+            yield
 
     def _load(self) -> list[dict]:
         try:
@@ -70,8 +119,7 @@ class TokenStore:
             self._seen, self._records = None, []
             return []
         if st.st_uid != os.getuid() or st.st_mode & 0o077:
-            # The data dir sits in the notes folder: a tokens file that came with the folder (a
-            # clone, a copy) would let its author in. Only a file this user made privately counts.
+            # Only a file this user made privately counts, wherever it is found.
             raise OrgkitError(f"{self.path}: not trusted: the tokens file must belong to you with mode 600 "
                               "(one made by `orgkit token add` is; delete this one and make tokens afresh)")
         key = (st.st_mtime_ns, st.st_size)
@@ -93,10 +141,8 @@ class TokenStore:
         if not _NAME.fullmatch(name):
             raise OrgkitError(f"invalid token name {name!r}: letters, digits and . _ @ - (at most 64)")
         check_role(role)
-        self.dir.mkdir(parents=True, exist_ok=True)
         token = PREFIX + secrets.token_urlsafe(32)
-        with directory_lock(self.dir):
-            self._seen = None
+        with self._writing():
             records = self._load()
             if any(r.get("name") == name and not r.get("revoked") for r in records):
                 raise OrgkitError(f"a token named {name!r} exists; revoke it first (orgkit token revoke {name})")
@@ -107,10 +153,7 @@ class TokenStore:
 
     def revoke(self, name: str) -> dict:
         """Revoke the live token called `name`."""
-        if not self.path.exists():
-            raise OrgkitError(f"no live token named {name!r} (orgkit token list)")
-        with directory_lock(self.dir):
-            self._seen = None
+        with self._writing():
             records = self._load()
             live = [r for r in records if r.get("name") == name and not r.get("revoked")]
             if not live:
@@ -144,3 +187,66 @@ class TokenStore:
 def _public(record: dict) -> dict:
     return {k: record.get(k) for k in ("name", "role", "created", "revoked")}
 
+
+
+# The tokens table, one numbered migration list of its own (component "tokens").
+PG_MIGRATIONS = (
+    "CREATE TABLE tokens (name TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT PRIMARY KEY, "
+    "created TEXT NOT NULL, revoked TEXT); "
+    "CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked IS NULL",
+)
+_COLUMNS = ("name", "role", "sha256", "created", "revoked")
+
+
+class PgTokenStore(TokenStore):
+    """The tokens in the PostgreSQL database `url` names: the same records, read on every check
+    (so a revocation on any machine holds from the next request on) over one kept connection."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: Any = None
+        self._guard = threading.Lock()
+
+    def _query(self, run: Callable[[Any], Any]) -> Any:
+        """`run(conn)` on the kept connection, made (and the table prepared) anew when it broke."""
+        from .storage.postgres import prepared
+
+        with self._guard:
+            for attempt in (1, 2):
+                if self._conn is None:
+                    self._conn = prepared(self.url, "tokens", PG_MIGRATIONS, "the tokens table")
+                try:
+                    return run(self._conn)
+                except Exception as exc:  # noqa: BLE001 - a closed connection, a restarted server
+                    conn, self._conn = self._conn, None
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                    if attempt == 2 or isinstance(exc, OrgkitError):
+                        raise OrgkitError(f"cannot read the tokens from the database: {exc}") from None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        from .storage.postgres import advisory_lock
+
+        with advisory_lock(self.url, "orgkit tokens", wait=True):
+            yield
+
+    def _load(self) -> list[dict]:
+        rows = self._query(lambda conn: conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM tokens ORDER BY created, name").fetchall())
+        return [dict(zip(_COLUMNS, row)) for row in rows]
+
+    def _save(self, records: list[dict]) -> None:
+        def replace(conn: Any) -> None:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("DELETE FROM tokens")
+                for record in records:
+                    conn.execute(f"INSERT INTO tokens ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?)",
+                                 tuple(record.get(c) for c in _COLUMNS))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+        self._query(replace)

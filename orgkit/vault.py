@@ -4,12 +4,19 @@ Which files count follows org-roam (`org-roam-file-p` with its defaults):
 every `*.org` file below the directory, following symlinks, except paths that
 match `org-attach-id-dir` ("data/"), Emacs backup/auto-save/lock files, and
 orgkit's own state directory.
+
+A symlink is followed only where it leads inside the notes dir (or a root the
+user's `notes.follow_roots` adds): a notes folder may come from someone else,
+and a link in it to `~/.ssh/config` must not make that file a note that
+search, read and the team server hand out. Such links are left out of every
+listing, and a file read by name through one is refused (`reachable`).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -23,10 +30,64 @@ if TYPE_CHECKING:
 _EXCLUDED_DIRS = {STATE_DIR_NAME, ".git"}
 
 
-def iter_org_files(root: Path) -> Iterator[str]:
-    """Relative paths (forward slashes) of the org files org-roam would index, sorted."""
+def follow_roots() -> tuple[str, ...]:
+    """The directories outside the notes the user's `notes.follow_roots` lets a symlink lead to
+    (a trust setting: the environment or the user's config file, never the notes)."""
+    from .config import SETTINGS, user_config_file
+
+    setting = SETTINGS["notes.follow_roots"]
+    user_file = user_config_file(os.environ)
+    try:
+        stamp = user_file.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _follow_roots(os.environ.get(setting.env or "", ""), str(user_file), stamp)
+
+
+@lru_cache(maxsize=8)
+def _follow_roots(env_value: str, user_file: str, stamp: int | None) -> tuple[str, ...]:
+    """Resolved once per value of the variable and version of the user's file."""
+    from .config import without_notes
+
+    try:
+        roots = without_notes("notes.follow_roots")
+    except OrgkitError:  # a broken user file: `orgkit config` says why; nothing outside is followed
+        return ()
+    return tuple(os.path.realpath(os.path.expanduser(r)) for r in roots)
+
+
+def _within(real: str, roots: Iterable[str]) -> bool:
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def reachable(root: Path, rel: str) -> bool:
+    """Whether the file `rel` of the notes resolves inside them (or a root `notes.follow_roots` adds).
+
+    A path with no symlink in it below the notes dir is inside (one `lstat` a
+    part: a scan asks this of every file it reads); one with a link is resolved.
+    """
+    path = os.fspath(root)
+    parts = rel.split("/")
+    if ".." not in parts:
+        for part in parts:
+            path = os.path.join(path, part)
+            if os.path.islink(path):
+                break
+        else:
+            return True
+    real = os.path.realpath(os.path.join(root, rel))
+    return _within(real, (os.path.realpath(root), *follow_roots()))
+
+
+def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None) -> Iterator[str]:
+    """Relative paths (forward slashes) of the org files org-roam would index, sorted.
+
+    A symlink leading out of the notes (and the roots `notes.follow_roots` adds)
+    is not followed; each is added to `outside` as (its path, where it leads).
+    """
     found: list[str] = []
     seen_dirs: set[tuple[int, int]] = set()
+    roots = (os.path.realpath(root), *follow_roots())
 
     def walk(directory: str, rel: str) -> None:
         try:
@@ -43,6 +104,12 @@ def iter_org_files(root: Path) -> Iterator[str]:
             sub = f"{rel}{name}"
             try:
                 is_dir = entry.is_dir()
+                if entry.is_symlink() and (is_dir or is_org_file(sub)):
+                    target = os.path.realpath(entry.path)
+                    if not _within(target, roots):
+                        if outside is not None:
+                            outside.append((sub + "/" * is_dir, target))
+                        continue
             except OSError:
                 continue
             if is_dir:
@@ -87,6 +154,8 @@ def read_org_bytes(root: Path, rel: str) -> bytes:
     """A note file's bytes; an unreadable file is an OrgkitError naming it, in one line."""
     # Plain file descriptors, not pathlib or buffered files: a scan reads a thousand of these
     # while ripgrep runs, and this is half the cost of each.
+    if not reachable(root, rel):
+        raise OrgkitError(f"{rel}: a symlink leading outside the notes, not read (notes.follow_roots adds a root)")
     try:
         fd = os.open(os.path.join(root, rel), os.O_RDONLY)
         try:

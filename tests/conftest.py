@@ -57,6 +57,14 @@ def user_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     return home
 
 
+@pytest.fixture(autouse=True)
+def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private $XDG_DATA_HOME for every test (the team server's tokens live there)."""
+    home = tmp_path_factory.mktemp("xdg-data")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def braindump(tmp_path: Path) -> Path:
     """A private copy of the braindump corpus, safe to write into."""

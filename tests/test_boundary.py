@@ -201,10 +201,12 @@ def test_schema_files_a_server_reads_lie_in_the_notes(notes: Path, tmp_path: Pat
 
 def test_a_server_client_cannot_mint_see_or_revoke_tokens(notes: Path, cli) -> None:
     """A `serve` client asking for an admin token would hold the team server's keys."""
+    from orgkit.tokens import tokens_dir
+
     assert cli("token", "add", "rita", "--role", "reviewer", "--notes", str(notes)).exit_code == 0
-    before = (notes / "orgkit-data" / "tokens.json").read_bytes()
+    before = (tokens_dir(notes) / "tokens.json").read_bytes()
     answers = served(notes, {"op": "token_add", "name": "evil", "role": "admin"}, {"op": "token_list"},
                      {"op": "token_revoke", "name": "rita"}, {"op": "detangle", "code_file": "x.sh"})
     for answer, name in zip(answers, ("token_add", "token_list", "token_revoke", "detangle")):
         assert answer["error"].startswith(f"{name} ") and answer["error"].endswith(": the command line only")
-    assert (notes / "orgkit-data" / "tokens.json").read_bytes() == before
+    assert (tokens_dir(notes) / "tokens.json").read_bytes() == before

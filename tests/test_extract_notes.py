@@ -117,7 +117,7 @@ def test_deleted_shapes_are_demoted_offline_only_with_the_flag(workspace: Path, 
     (workspace / "orgkit.toml").write_text("[feedback]\nmin_events = 2\n", encoding="utf-8")
     pros = ["it needs no server at all", "the team knows Postgres well", "backups are simple files",
             "the license allows every use"]
-    options = "".join(f"- Option {n}: good, because {why}.\n" for n, why in enumerate(pros))
+    options = "".join(f"- Option {n} would mean that {why}.\n" for n, why in enumerate(pros))
     doc = SOURCE_A.replace("## Consequences", "## Considered Options\n\n" + options + "\n## Consequences")
     for name in ("c.md", "d.md", "e.md"):
         (workspace.parent / name).write_text(doc.replace("cache", "cache " + name), encoding="utf-8")

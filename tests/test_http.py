@@ -63,7 +63,7 @@ def env(tmp_path_factory, tiny_model_dir) -> dict:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")}
     return env | {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir),
-                  "ORGKIT_HTTP_IDLE_TIMEOUT": "1"}
+                  "ORGKIT_HTTP_IDLE_TIMEOUT": "1", "XDG_DATA_HOME": str(tmp_path_factory.mktemp("data-home"))}
 
 
 @pytest.fixture(scope="module")
@@ -87,37 +87,48 @@ def payload(result) -> dict:
     return json.loads(result.content[0].text)
 
 
-def test_tokens_are_shown_once_and_stored_only_as_hashes(tmp_path: Path, env: dict) -> None:
+def test_tokens_are_shown_once_and_stored_only_as_hashes(tmp_path: Path, env: dict, monkeypatch) -> None:
+    from orgkit.tokens import TokenStore, tokens_dir
+
+    monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
     notes = make_notes(tmp_path / "notes")
     made = orgkit(notes, env, "token", "add", "alice", "--role", "agent")
     assert made["token"].startswith("ok_") and made["role"] == "agent"
-    stored = (notes / "orgkit-data" / "tokens.json").read_text()
+    where = tokens_dir(notes)  # the user's data dir, keyed by the notes dir: never in the notes
+    assert where.is_relative_to(env["XDG_DATA_HOME"]) and not (notes / "orgkit-data" / "tokens.json").exists()
+    stored = (where / "tokens.json").read_text()
     assert made["token"] not in stored and "alice" in stored
-    assert oct((notes / "orgkit-data" / "tokens.json").stat().st_mode & 0o777) == "0o600"
+    assert oct((where / "tokens.json").stat().st_mode & 0o777) == "0o600"
     assert [t["name"] for t in orgkit(notes, env, "token", "list")] == ["alice"]
     again = subprocess.run([ORGKIT, "token", "add", "alice", "--notes", str(notes)], env=env, capture_output=True,
                            text=True, timeout=60)
     assert again.returncode == 1 and "exists" in again.stderr and "Traceback" not in again.stderr
+    assert TokenStore(where).verify(made["token"]).name == "alice"
     assert orgkit(notes, env, "token", "revoke", "alice")["revoked"]
-    from orgkit.tokens import TokenStore
-
-    assert TokenStore(notes / "orgkit-data").verify(made["token"]) is None
+    assert TokenStore(where).verify(made["token"]) is None
 
 
-def test_a_tokens_file_that_came_with_the_notes_is_not_trusted(tmp_path: Path, env: dict) -> None:
-    """A cloned or copied notes folder may carry a tokens file whose tokens its author knows."""
+def test_a_tokens_file_that_came_with_the_notes_is_not_trusted(tmp_path: Path, env: dict, monkeypatch) -> None:
+    """A cloned or copied notes folder may carry a tokens file whose tokens its author knows: it is
+    ignored even when its owner and mode look right (as `cp -r` or `tar --no-same-owner` leave them)."""
+    import shutil
+
+    from orgkit import config
+    from orgkit.tokens import store_for, tokens_dir
+
+    monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
     notes = make_notes(tmp_path / "notes")
-    made = orgkit(notes, env, "token", "add", "alice", "--role", "agent")
-    stored = notes / "orgkit-data" / "tokens.json"
-    assert stored.stat().st_mode & 0o777 == 0o600
-    from orgkit.tokens import TokenStore
-
-    assert TokenStore(stored.parent).verify(made["token"]).name == "alice"
-    stored.chmod(0o644)  # as a clone or a copy leaves it
-    assert TokenStore(stored.parent).verify(made["token"]) is None
-    started = subprocess.run([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
-                             capture_output=True, text=True, timeout=60)
-    assert started.returncode == 1 and "not trusted" in started.stderr and started.stderr.count("\n") == 1
+    made = orgkit(notes, env, "token", "add", "alice", "--role", "admin")
+    shipped = notes / "orgkit-data" / "tokens.json"
+    shipped.parent.mkdir(exist_ok=True)
+    shutil.move(tokens_dir(notes) / "tokens.json", shipped)  # the sender's tokens, arrived with the notes
+    assert shipped.stat().st_mode & 0o777 == 0o600 and shipped.stat().st_uid == os.getuid()
+    warned: list[str] = []
+    assert store_for(config.load(notes), warned.append).verify(made["token"]) is None
+    assert len(warned) == 1 and str(shipped) in warned[0] and "ignored" in warned[0]
+    listed = subprocess.run([ORGKIT, "token", "list", "--notes", str(notes), "--json"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert json.loads(listed.stdout) == [] and "ignored" in listed.stderr and listed.stderr.count("\n") == 1
 
 
 def test_no_token_is_refused_without_detail(team) -> None:

@@ -169,8 +169,8 @@ def test_edit_accepts_the_proposal_as_edited(cli, notes: Path, monkeypatch) -> N
     assert edit["after"]["payload"]["description"] == "NOWEB references"
 
 
-def test_auto_policy_admits_without_review(cli, notes: Path) -> None:
-    (notes / "orgkit.toml").write_text('[admission]\ndeposits = { agent = "auto" }\n')
+def test_auto_policy_admits_without_review(cli, notes: Path, user_config) -> None:
+    user_config('[admission]\ndeposits = { agent = "auto" }\n')
     dep = deposit(cli, notes)
     assert pending(cli, notes) == []
     text = (notes / dep["path"]).read_text()
@@ -182,11 +182,11 @@ def test_auto_policy_admits_without_review(cli, notes: Path) -> None:
     assert prov["approved_by"] == "admission policy"
 
 
-def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path) -> None:
+def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path, user_config) -> None:
     dep = deposit(cli, notes)
     link = next(p for p in pending(cli, notes) if p["kind"] == "link" and p["payload"]["dest"] == NOWEB)
     (notes / "noweb.org").unlink()
-    (notes / "orgkit.toml").write_text('[admission]\n"" = { agent = "auto" }\n')
+    user_config('[admission]\n"" = { agent = "auto" }\n')
     left = pending(cli, notes)
     assert [p["id"] for p in left] == [link["id"]]
     assert "auto-approval refused: evidence note" in left[0]["reason"] and "deleted" in left[0]["reason"]
@@ -194,8 +194,8 @@ def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path) ->
     assert f"[[id:{NOWEB}]" not in (notes / dep["path"]).read_text()
 
 
-def test_a_superseded_deposit_is_not_recalled(cli, notes: Path) -> None:
-    (notes / "orgkit.toml").write_text('[admission]\ndeposits = { agent = "auto" }\n')
+def test_a_superseded_deposit_is_not_recalled(cli, notes: Path, user_config) -> None:
+    user_config('[admission]\ndeposits = { agent = "auto" }\n')
     old = deposit(cli, notes)
     new = deposit(cli, notes, "--supersedes", old["id"], title="Tangling and var, corrected")
     assert new["supersedes"] == old["id"]

@@ -39,8 +39,8 @@ def proposals_of(notes: Path, deposit_id: str) -> list[dict]:
     return rows(notes, "SELECT * FROM proposals WHERE deposit = ? ORDER BY seq", (deposit_id,))
 
 
-def test_a_deposit_repeating_a_note_is_a_duplicate_never_admitted_by_policy(cli, notes: Path) -> None:
-    (notes / "orgkit.toml").write_text('[admission.""]\nagent = "auto"\n')
+def test_a_deposit_repeating_a_note_is_a_duplicate_never_admitted_by_policy(cli, notes: Path, user_config) -> None:
+    user_config('[admission.""]\nagent = "auto"\n')
     dep = deposit(cli, notes, "Noweb, again", NOWEB_BODY)
     found = proposals_of(notes, dep["id"])
     twin = next(p for p in found if p["kind"] == "duplicate-of")

@@ -125,9 +125,9 @@ def test_mcp_deposit_review_recall_with_the_loopback_model(tmp_path: Path, env: 
     assert any(r["actor"] == "agent-2" and new_id in r["detail"]["returned"] for r in logged)
 
 
-def test_mcp_flow_with_the_auto_policy(tmp_path: Path, env: dict, llm_server) -> None:
+def test_mcp_flow_with_the_auto_policy(tmp_path: Path, user_config, env: dict, llm_server) -> None:
     notes = make_notes(tmp_path / "notes")
-    (notes / "orgkit.toml").write_text('[admission]\ndeposits = { agent = "auto" }\n')
+    user_config('[admission]\ndeposits = { agent = "auto" }\n')
     env["ORGKIT_LLM_ENDPOINT"] = llm_server.url
     llm_server.reply(MODEL_REPLY)
 

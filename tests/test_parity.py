@@ -134,14 +134,18 @@ class Surfaces:
         body = self._http.post(f"/ops/{op.name}", json=args).json()
         return ("error", body["error"]) if "error" in body else ("result", body["result"])
 
-    def all(self, op: Op, args: dict) -> list[tuple[str, Any]]:
-        answers = [self.via_serve(op, args)]
+    def labelled(self, op: Op, args: dict) -> dict[str, tuple[str, Any]]:
+        """Each surface's answer by the surface's name."""
+        answers = {"serve": self.via_serve(op, args)}
         if op.command is not None:
-            answers.append(self.via_cli(op, args))
+            answers["cli"] = self.via_cli(op, args)
         if op.mcp:
-            answers.append(self.via_mcp(op, args))
-            answers.append(self.via_http(op, args))
-        return [(kind, _steady(value)) for kind, value in answers]
+            answers["mcp"] = self.via_mcp(op, args)
+            answers["http"] = self.via_http(op, args)
+        return {surface: (kind, _steady(value)) for surface, (kind, value) in answers.items()}
+
+    def all(self, op: Op, args: dict) -> list[tuple[str, Any]]:
+        return list(self.labelled(op, args).values())
 
 
 CLI_ONLY = {p.name for op in registry().values() for p in op.params if p.cli_only}
@@ -164,12 +168,23 @@ def surfaces(cli, tmp_path: Path, tiny_model: Path) -> Surfaces:
     surfaces.close()
 
 
+# What describes the machine: the user (cli) and an admin (http) see it whole, an agent (serve,
+# MCP over stdio) with paths relative to the notes and hosts hidden.
+SETUP = {"doctor", "config", "db_status"}
+
+
 @pytest.mark.parametrize("op", READ_ONLY, ids=lambda op: op.name)
 def test_every_surface_gives_the_same_answer(surfaces: Surfaces, op: Op) -> None:
     for args in variants(op):
-        first, *others = surfaces.all(op, args)
-        for other in others:
-            assert other == first, f"{op.name} {args}"
+        answers = surfaces.labelled(op, args)
+        groups = [["cli", "http"], ["serve", "mcp"]] if op.name in SETUP else [list(answers)]
+        for group in groups:
+            first, *others = [answers[surface] for surface in group if surface in answers]
+            for other in others:
+                assert other == first, f"{op.name} {args}"
+        if op.name in SETUP:
+            assert str(surfaces.notes.parent) in json.dumps(answers["cli"])
+            assert str(surfaces.notes.parent) not in json.dumps(answers["serve"]), answers["serve"]
 
 
 @pytest.mark.parametrize("op", [op for op in READ_ONLY if bad_values(op)], ids=lambda op: op.name)

@@ -169,10 +169,11 @@ def test_an_outline_cut_after_a_line_places_it_as_the_whole_file_does() -> None:
 
 
 def test_odd_file_names_and_ripgrep_complaints(cli, tmp_path: Path) -> None:
-    """A name holding a newline is one file, not a broken record; a dangling link is a warning."""
+    """A name holding a newline is one file, not a broken record; a dangling link (where the user
+    lets links lead: notes.follow_roots) is a warning."""
     notes = write_notes(tmp_path / "notes", {"a\nb.org": "* Compost one\n", "c.org": "* compost two\n"})
     (notes / "broken.org").symlink_to(tmp_path / "nowhere.org")
-    result = cli("scan", "compost", "--notes", str(notes), "--json")
+    result = cli("scan", "compost", "--notes", str(notes), "--json", env={"ORGKIT_FOLLOW_ROOTS": str(tmp_path)})
     assert result.exit_code == 0, result.stderr
     assert [(h["file"], h["title"]) for h in json.loads(result.stdout)] == [
         ("a\nb.org", "Compost one"), ("c.org", "compost two")]
@@ -210,10 +211,11 @@ def test_a_caller_that_stops_early_stops_ripgrep(tmp_path: Path) -> None:
     assert warnings == []
 
 
-def test_a_flood_of_ripgrep_complaints_does_not_stall_it(tmp_path: Path) -> None:
+def test_a_flood_of_ripgrep_complaints_does_not_stall_it(tmp_path: Path, monkeypatch) -> None:
     """rg's complaints are drained as it writes them: more than a pipe holds must not block it."""
     import threading
 
+    monkeypatch.setenv("ORGKIT_FOLLOW_ROOTS", str(tmp_path))  # links followed: rg complains of each dangling one
     from orgkit.retrieve.scan import scan
 
     notes = write_notes(tmp_path / "notes", {"real.org": "* Compost\n"})

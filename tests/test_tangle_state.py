@@ -88,8 +88,9 @@ def test_in_a_notes_dir_the_record_survives_deleting_the_state_dir(tmp_path: Pat
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(main, ["index", "--no-embed", "--quiet", "--notes", "notes"]).exit_code == 0
     assert tangle("notes/code/lit.org").exit_code == 0
-    assert record_path(notes / "code" / "lit.org").is_relative_to(notes / "orgkit-data" / "tangle")
-    assert not (user_state_home / "orgkit").exists()
+    # In the user's state dir, keyed by the notes dir: never in a folder that travels with the notes.
+    assert record_path(notes / "code" / "lit.org").is_relative_to(user_state_home / "orgkit" / "tangle")
+    assert not (notes / "orgkit-data" / "tangle").exists()
     (notes / "code" / "a.py").write_text("x = 2  # by hand\n")
     shutil.rmtree(notes / ".orgkit")  # the deletable state dir, index and all
     result = tangle("notes/code/lit.org")

@@ -24,6 +24,7 @@ from ..locator import note_ids
 from .anchor import find_quote
 from .notes import quote_section
 from .sources import decode_source, sources_dir
+from .store import claim_note, refused_claim
 
 _DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.M | re.I)
 
@@ -72,7 +73,11 @@ def verify_source(notes: Path, data_dir: Path, source: dict, claims: list[dict],
               "missing": 0, "coverage": {d: 0 for d in dimensions}, "problems": []}
     for claim in claims:
         report["coverage"][claim["dimension"]] = report["coverage"].get(claim["dimension"], 0) + 1
-        path = notes / claim["claim_file"]
+        path = claim_note(notes, claim)
+        if path is None:
+            report["missing"] += 1
+            report["problems"].append(refused_claim(claim.get("run", "?"), claim))
+            continue
         note = read_quote_note(path, claim["quote_id"])
         if note is None:
             report["missing"] += 1

@@ -13,10 +13,15 @@ table rows, headings) are ranked by four signals, strongest first:
 4. similarity to the rubric (BM25, blended half and half with embeddings when
    a local model is at hand), with a preference for the first units of a
    section and of a paragraph.
-A list-shaped section yields its items (top level first); a prose section
-yields its best few sentences. Each unit goes to one dimension at most, and a
-unit that repeats a quote already picked (an option that is also the
-decision) is skipped.
+Only claims are candidates (`claim.not_a_claim`: statements, not headings,
+questions, lead-ins, list labels or an option's pros and cons); a lead-in and
+the fragments it lists make one claim together. Per source and dimension the
+candidates scoring at least `NEAR_BEST` of the best one's are kept, so a
+dimension gets as many claims as the source has nearly-best statements for it,
+not a fixed count; quotes of one dimension that overlap are merged. Each unit
+goes to one dimension at most, and a unit that repeats a quote already picked
+(an option that is also the decision) is skipped. The model path filters its
+candidates the same way (`held_to_claims`).
 Every quote is a span of the source, so every quote is grounded.
 """
 
@@ -28,13 +33,12 @@ from typing import Callable
 
 from ..index.words import query_terms
 from .rank import bm25_scores, embedding_scores
+from .claim import not_a_claim
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
-PROSE_CAP = 3  # sentences from a prose section
-LIST_CAP = 6  # items from a list-shaped section
-CUE_CAP = 2  # units admitted by a cue phrase alone
-MIN_WORDS = 4  # a shorter unit is a fragment ("HTTP routes and middleware"), not a point
+NEAR_BEST = 0.42  # a dimension keeps its candidates scoring this share of its best one's (bench/README.md)
+JOIN_WORDS = 50  # a lead-in and the fragments it lists make one claim up to this many words
 _NORM = re.compile(r"[^a-z0-9]+")
 _LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,40})[\"”]")
@@ -138,10 +142,13 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     labelled = {p.dimension for p in picks}
     for d_index, dim in enumerate(schema.dimensions):
         if dim.name not in labelled:  # a `Status: accepted` line says it all
-            picks += _from_sections(units, labels, dim, sims[d_index], taken, picks)
+            picks += _from_sections(doc.text, units, labels, dim, sims[d_index], taken, picks)
+    if not any(label for label, _ in labels) and not picks:  # no section named for any dimension
+        picks = _by_similarity(units, schema, sims)
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
+    picks = merged(picks, doc.text)
     if demote:
         picks = demoted(picks, demote)
     return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
@@ -203,17 +210,18 @@ def _label_lines(units: list[Unit], dim: Dimension, taken: set[int]) -> list[Pic
     return out
 
 
-def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
+def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, bool]], dim: Dimension,
                    sims: list[float], taken: set[int], picked: list[Pick]) -> list[Pick]:
-    """The best units of the sections the dimension labels: their entries when the sections
-    are list-shaped, else their best sentences; near-repeats of quotes already picked are skipped."""
+    """The claims of the sections the dimension labels that score near the best of them (see
+    `near_best`); near-repeats of quotes already picked are skipped."""
     inside = [k for k, (name, generic) in enumerate(labels)
               if name == dim.name and not generic and k not in taken and not _is_label_line(units[k], dim)
               and not _is_reference(units[k])]
     wants_questions = "question" in dim.rubric.lower()
     alone = _alone(units, inside)
-    inside = [k for k in inside if (wants_questions or not units[k].text.rstrip("*_ ").endswith("?"))
-              and (k in alone or _says_something(units[k]))]
+    spans = {k: (units[k].start, units[k].end) for k in inside}
+    spans.update(_joined_lead_ins(units, inside, wants_questions))
+    inside = [k for k in inside if k in alone or _is_claim(units[k], wants_questions, spans[k])]
     if not inside:
         return []
     cues = _cues(dim)
@@ -221,7 +229,7 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
     entries = {k for k in inside if _is_entry(units[k])}
     top = {g: min((units[k].depth for k in entries if groups[k] == g), default=0) for g in set(groups.values())}
     first_entries = [k for k in entries if groups[k] == 0 and units[k].depth == top[0]]
-    listy = len(first_entries) >= 2  # the first section lists things: take its entries
+    listy = len(first_entries) >= 2  # the first section lists things: its entries lead
     rank_in_section: dict[int, int] = {}
     seen: dict[tuple[str, ...], int] = {}
     for k in inside:
@@ -236,25 +244,59 @@ def _from_sections(units: list[Unit], labels: list[tuple[str | None, bool]], dim
         s += 0.5 if any(c.search(u.text.lower()) for c in cues) else 0.0
         if listy and k in entries and u.depth == top[groups[k]]:
             s += 0.4
-        if u.kind == "sentence" and u.text.rstrip().endswith(":"):
-            s -= 0.8 if listy else 0.2  # a list's lead-in says little of its own
-        if len(u.text.split()) < 4:
-            s -= 0.4
         if u.kind == "row":
             s -= 0.5
         return s
 
-    cap = min(LIST_CAP, max(PROSE_CAP, len(first_entries))) if listy else PROSE_CAP
-    if len(inside) > 12:
-        cap += 1
     out: list[Pick] = []
-    for k in sorted(inside, key=score, reverse=True):
-        if len(out) >= cap:
-            break
-        if any(_repeats(units[k].text, p.quote) for p in picked + out):
+    for k, s in near_best([(k, score(k)) for k in inside]):
+        start, end = spans[k]
+        quote = text[start:end]
+        if any(_repeats(quote, p.quote) for p in picked + out):
             continue
         taken.add(k)
-        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 1.0 + score(k)))
+        out.append(Pick(dim.name, start, end, quote, s))
+    return out
+
+
+def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> list[tuple[int, float]]:
+    """The candidates whose score is at least `ratio` of the best one's, best first: how many
+    claims a source gives for a dimension follows how many of its candidates are nearly as
+    good as its best, not a fixed count (`NEAR_BEST`, fitted on the development annotation)."""
+    if not scored:
+        return []
+    ratio = NEAR_BEST if ratio is None else ratio
+    best = max(s for _, s in scored)
+    floor = ratio * best if best > 0 else best
+    return sorted(((k, s) for k, s in scored if s >= floor), key=lambda ks: -ks[1])
+
+
+def _is_claim(unit: Unit, questions: bool, span: tuple[int, int]) -> bool:
+    """Whether a unit quoted as `span` (a lead-in with its items) is a claim: a statement, not a
+    heading or a row."""
+    if unit.kind in ("heading", "row"):
+        return False
+    if (unit.start, unit.end) != span:
+        return True  # a lead-in completed by its items
+    return not_a_claim(unit.text, questions) is None
+
+
+def _joined_lead_ins(units: list[Unit], inside: list[int], questions: bool) -> dict[int, tuple[int, int]]:
+    """Lead-ins ("In the following cases, code ownership may be omitted:") with the fragments
+    listed after them, as one span when the whole is short: the items complete the sentence."""
+    out = {}
+    for k in inside:
+        if units[k].kind == "heading" or not units[k].text.rstrip(" *_").endswith(":"):
+            continue
+        if not_a_claim(units[k].text.rstrip(" *_")[:-1] + ".", questions) is not None:
+            continue
+        j = k + 1
+        while j < len(units) and units[j].kind == "item" and units[j].section == units[k].section \
+                and not_a_claim(units[j].text, questions) in ("fragment", "subordinate"):
+            j += 1
+        whole_list = j == len(units) or units[j].kind != "item" or units[j].section != units[k].section
+        if j > k + 1 and whole_list and len(words_of(" ".join(u.text for u in units[k:j]))) <= JOIN_WORDS:
+            out[k] = (units[k].start, units[j - 1].end)
     return out
 
 
@@ -265,14 +307,6 @@ def _alone(units: list[Unit], inside: list[int]) -> set[int]:
         if units[k].kind != "heading":
             count[units[k].section] = count.get(units[k].section, 0) + 1
     return {k for k in inside if units[k].kind != "heading" and count[units[k].section] == 1}
-
-
-def _says_something(unit: Unit) -> bool:
-    """Whether a unit can stand as a claim: not a heading, a table row, a list's lead-in or a fragment."""
-    if unit.kind in ("heading", "row"):
-        return False
-    text = unit.text.rstrip("*_ ")
-    return not text.endswith(":") and len(words_of(text)) >= MIN_WORDS
 
 
 def _repeats(text: str, earlier: str) -> bool:
@@ -325,15 +359,138 @@ def _is_label_line(unit: Unit, dim: Dimension) -> bool:
     return unit.kind != "heading" or _norm(m.group(1)) == _norm(dim.name)
 
 
+def _by_similarity(units: list[Unit], schema: Schema, sims: list[list[float]]) -> list[Pick]:
+    """The claims of a source whose sections follow none of the schema's dimensions (a note
+    summarising a paper under headings of its own): each claim goes to the dimension it is most
+    like (rubric similarity, cue phrases), and each dimension keeps its claims near its best."""
+    by_dim: dict[int, list[tuple[int, float]]] = {}
+    for k, unit in enumerate(units):
+        if unit.kind in ("heading", "row") or _is_reference(unit):
+            continue
+        scores = []
+        for d_index, dim in enumerate(schema.dimensions):
+            if not_a_claim(unit.text, "question" in dim.rubric.lower()) is None:
+                cue = any(c.search(unit.text.lower()) for c in _cues(dim))
+                scores.append((sims[d_index][k] + (0.5 if cue else 0.0) + (0.2 if unit.lead else 0.0), d_index))
+        if scores:
+            score, d_index = max(scores)
+            by_dim.setdefault(d_index, []).append((k, score))
+    out = []
+    for d_index, scored in by_dim.items():
+        out += [Pick(schema.dimensions[d_index].name, units[k].start, units[k].end, units[k].text, s)
+                for k, s in near_best(scored)]
+    return out
+
+
 def _from_cues(units: list[Unit], dim: Dimension, sims: list[float], taken: set[int]) -> list[Pick]:
+    """Claims outside any section the dimension names, admitted by one of its cue phrases."""
     cues = _cues(dim)
     if not cues:
         return []
+    wants_questions = "question" in dim.rubric.lower()
     hits = [k for k, u in enumerate(units)
-            if k not in taken and u.kind != "heading" and not u.text.rstrip("*_ ").endswith("?")
+            if k not in taken and u.kind not in ("heading", "row") and not_a_claim(u.text, wants_questions) is None
             and any(c.search(u.text.lower()) for c in cues)]
     out = []
-    for k in sorted(hits, key=lambda k: sims[k], reverse=True)[:CUE_CAP]:
+    for k, s in near_best([(k, 0.5 + sims[k]) for k in hits]):
         taken.add(k)
-        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, 0.5 + sims[k]))
+        out.append(Pick(dim.name, units[k].start, units[k].end, units[k].text, s))
     return out
+
+
+def merged(picks: list[Pick], text: str) -> list[Pick]:
+    """Picks with those of one dimension that overlap made one: they quote one point. (Joining
+    the next sentence of a paragraph too, when it goes on about the one before, lost more
+    points than it saved on the development annotation; see bench/README.md.)"""
+    out: list[Pick] = []
+    for pick in sorted(picks, key=lambda p: (p.dimension, p.start)):
+        last = out[-1] if out else None
+        if last and last.dimension == pick.dimension and pick.start < last.end:
+            end = max(last.end, pick.end)
+            out[-1] = Pick(last.dimension, last.start, end, text[last.start:end], max(last.score, pick.score))
+            continue
+        out.append(pick)
+    return out
+
+
+def held_to_claims(doc: Document, schema: Schema, grounded: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A model's grounded candidates put through the offline extractor's discipline: (kept, cut).
+
+    A candidate is cut when its quote is not a claim (a label, question, lead-in or pro/con
+    taken out of its frame; a label line naming the dimension, or all a section says, is
+    kept), when it scores below `NEAR_BEST` of its dimension's best candidate for the source
+    (the same signals: the section it sits in, cue phrases, similarity to the rubric,
+    position), or when it quotes what a better candidate of its dimension already quotes.
+    Candidates of dimensions the schema lacks, and quotes not found, pass untouched (the
+    scribe refuses the one, the audit counts the other)."""
+    schema = with_template_vocabulary(schema)
+    units = [u for u in doc.units if not u.extra.get("title")]
+    dims = {d.name: d for d in schema.dimensions}
+    if not units:
+        return grounded, []
+    sims = bm25_scores([u.text for u in units], [f"{d.name}. {' '.join(d.headings)}. {d.rubric}"
+                                                 for d in schema.dimensions])
+    labels = [_section_label(u, schema) for u in units]
+    scored: dict[str, list[tuple[int, float]]] = {}
+    verdict: dict[int, str | None] = {}  # candidate -> why it is cut (None: kept)
+    for n, cand in enumerate(grounded):
+        dim = dims.get(cand["dimension"])
+        if dim is None or cand["start"] < 0:
+            verdict[n] = None
+            continue
+        covered = [k for k, u in enumerate(units) if u.start < cand["end"] and cand["start"] < u.end]
+        reason = _why_not(doc.text, cand, units, covered, dim)
+        if reason:
+            verdict[n] = f"not a claim: {reason}"
+            continue
+        d_index = schema.dimensions.index(dim)
+        best = max((_support(units, labels, sims[d_index], k, dim) for k in covered), default=0.0)
+        scored.setdefault(dim.name, []).append((n, best))
+        verdict[n] = "far below the best"
+    for pairs in scored.values():
+        spans: list[tuple[int, int]] = []
+        for n, _ in near_best(pairs):
+            start, end = grounded[n]["start"], grounded[n]["end"]
+            if any(start < e and s < end for s, e in spans):
+                verdict[n] = "repeats a better quote"
+                continue
+            spans.append((start, end))
+            verdict[n] = None
+    kept = [c for n, c in enumerate(grounded) if verdict[n] is None]
+    cut = [{**c, "reason": verdict[n]} for n, c in enumerate(grounded) if verdict[n] is not None]
+    return kept, cut
+
+
+def _why_not(text: str, cand: dict, units: list[Unit], covered: list[int], dim: Dimension) -> str | None:
+    """Why a model's quote is not a claim, or None: a label line of its dimension, or the whole of
+    what its section says (a bare `Accepted` under "Status"), is one."""
+    line_start = text.rfind("\n", 0, cand["start"]) + 1
+    line_end = text.find("\n", cand["end"])
+    line = text[line_start:line_end if line_end >= 0 else len(text)]
+    label = _LABEL.match(line.strip())
+    if label and _norm(label.group(1)) in set(_keywords(dim)):
+        return None
+    if len(covered) == 1 and units[covered[0]].kind != "heading" \
+            and sum(u.section == units[covered[0]].section and u.kind != "heading" for u in units) == 1:
+        return None
+    if any(units[k].kind == "heading" and units[k].start <= cand["start"] and cand["end"] <= units[k].end
+           for k in covered):
+        return "heading"
+    return not_a_claim(cand["quote"], "question" in dim.rubric.lower())
+
+
+def _support(units: list[Unit], labels: list[tuple[str | None, bool]], sims: list[float], k: int,
+             dim: Dimension) -> float:
+    """How well unit `k` answers `dim`, on the scale of the section ranking: similarity to the
+    rubric, cue phrases, leading its paragraph, and the section it sits in (early in a section
+    named for the dimension best; a section named for another dimension counts against)."""
+    unit = units[k]
+    score = sims[k] + (0.2 if unit.lead else 0.0)
+    score += 0.5 if any(c.search(unit.text.lower()) for c in _cues(dim)) else 0.0
+    name = labels[k][0]
+    if name == dim.name:
+        rank = sum(u.section == unit.section and u.kind != "heading" for u in units[:k])
+        score += 0.4 / (1 + rank) + (0.4 if rank == 0 else 0.0)
+    elif name:
+        score -= 0.6
+    return score

@@ -28,11 +28,11 @@ from ..org.escape import one_line
 from ..org.unique import NoteIds
 from ..locator import run_note_ids
 from .model import extract_with_model, judge_with_model
-from .offline import Demotions, extract_offline
-from .schema import Schema, parse_schema, resolve_schema
+from .offline import Demotions, extract_offline, held_to_claims
+from .schema import Schema, parse_schema, resolve_schema, waiting_in_overlay
 from ..confine import inside
 from .sources import Source, ingest, read_copy, sources_dir
-from .store import RunStore, new_run_id
+from .store import RunStore, claim_note, new_run_id
 from .supersede import earlier_claims, earlier_source, keep, key, mark_vanished
 from .units import segment
 
@@ -84,7 +84,10 @@ def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
     require_enabled(config)
     if not given:
         raise OrgkitError("no sources given")
-    schema = resolve_schema(config.notes, schema_spec)
+    from ..memory.store import pending_deposit_paths  # deposits waiting for review are no schemas
+
+    waiting = waiting_in_overlay(config.notes, lambda: pending_deposit_paths(config))
+    schema = resolve_schema(config.notes, schema_spec, waiting)
     ingested, repeated = _distinct([ingest(g, config.data_dir) for g in given])
     run = new_run_id()
     store = RunStore.create(config.data_dir, run)
@@ -218,8 +221,11 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
         try:
             text = read_copy(Path(source["copy"]))
             raw = candidates_for(index, source, text) if candidates_for else _extract(ctx, source, text)
-            store.write(f"candidates-{index}.json",
-                        ground(ctx.schema, text, raw, ctx.config["extraction.min_quote_chars"]))
+            found = ground(ctx.schema, text, raw, ctx.config["extraction.min_quote_chars"])
+            if candidates_for is None and ctx.use_model:  # a model's candidates are held to the offline rules
+                found["grounded"], cut = held_to_claims(segment(text, source["fmt"]), ctx.schema, found["grounded"])
+                found["dropped"] += cut
+            store.write(f"candidates-{index}.json", found)
             store.set_task(f"extract:{index}", "done")
         except OrgkitError as exc:
             store.set_task(f"extract:{index}", "failed", str(exc))
@@ -286,7 +292,8 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
     found = ctx.store.read(f"candidates-{index}.json", {"grounded": []})
     claims, rejected, declined = [], [], 0
     earlier = source.get("supersedes")
-    before = {key(c): c for c in earlier_claims(ctx.config.data_dir, earlier)} if earlier else {}
+    recorded = earlier_claims(ctx.notes, ctx.config.data_dir, earlier, ctx.notices) if earlier else []
+    before = {key(c): c for c in recorded}
     for cand in found["grounded"]:
         dim = ctx.schema.dimension(cand["dimension"])
         old = before.pop(key(cand), None)
@@ -387,7 +394,7 @@ def drop_deleted_claims(config: Config, locate: Callable[[list[str]], dict[str, 
             written = store.read(f"claims-{index}.json")
             if not written:
                 continue
-            missing = [c for c in written["claims"] if not _holds(config.notes / c["claim_file"], c["claim_id"])]
+            missing = [c for c in written["claims"] if not _holds(claim_note(config.notes, c), c["claim_id"])]
             if not missing:
                 continue
             found = locate([c["claim_id"] for c in missing])
@@ -404,7 +411,9 @@ def drop_deleted_claims(config: Config, locate: Callable[[list[str]], dict[str, 
     return dropped
 
 
-def _holds(path: Path, node_id: str) -> bool:
+def _holds(path: Path | None, node_id: str) -> bool:
+    if path is None:  # recorded outside the notes: not read, and taken for gone
+        return False
     try:
         return node_id in path.read_text(encoding="utf-8")
     except OSError:

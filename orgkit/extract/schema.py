@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Collection
 
 from ..confine import looks_like_path
 from ..errors import NotFound, OrgkitError
+from ..instructions import SCHEMAS_DIR
 from ..org import parse_org
 from ..org import syntax as sx
 from ..org.drawers import drawer_properties, property_drawer_at
 from ..org.outline import Outline
 from ..org.text import decode_org
 
-OVERLAY_DIR = "schemas"
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 _TRUE, _FALSE = {"t", "true", "yes"}, {"nil", "false", "no"}
 
@@ -145,54 +146,63 @@ def read_schema(path: Path, origin: str) -> Schema:
 
 
 def overlay_dir(notes: Path) -> Path:
-    return notes / OVERLAY_DIR
+    return notes / SCHEMAS_DIR
 
 
-def overlay_schemas(notes: Path) -> list[Schema]:
-    """Every schema in the notes dir's overlay (a broken one is an error naming it)."""
+def waiting_in_overlay(notes: Path, pending: Callable[[], Collection[str]]) -> Collection[str]:
+    """`pending()` (the deposits waiting for review), asked only when the overlay holds a file."""
     folder = overlay_dir(notes)
-    return [read_schema(p, "overlay") for p in sorted(folder.glob("*.org"))] if folder.is_dir() else []
+    return pending() if folder.is_dir() and any(folder.glob("*.org")) else ()
+
+
+def overlay_schemas(notes: Path, waiting: Collection[str] = ()) -> list[Schema]:
+    """Every schema in the notes dir's overlay (a broken one is an error naming it), but for
+    the `waiting` files (paths relative to the notes: the memory flow's deposits no person
+    has admitted): those are notes waiting for review, not schemas."""
+    folder = overlay_dir(notes)
+    files = sorted(folder.glob("*.org")) if folder.is_dir() else []
+    return [read_schema(p, "overlay") for p in files if f"{SCHEMAS_DIR}/{p.name}" not in waiting]
 
 
 def templates() -> list[Schema]:
     return [read_schema(p, "template") for p in sorted(TEMPLATE_DIR.glob("*.org"))]
 
 
-def list_schemas(notes: Path) -> list[Schema]:
+def list_schemas(notes: Path, waiting: Collection[str] = ()) -> list[Schema]:
     """Overlay schemas, then the templates not shadowed by an overlay schema of the same name."""
-    overlay = overlay_schemas(notes)
+    overlay = overlay_schemas(notes, waiting)
     names = {s.name for s in overlay}
     return overlay + [t for t in templates() if t.name not in names]
 
 
-def resolve_schema(notes: Path, spec: str) -> Schema:
+def resolve_schema(notes: Path, spec: str, waiting: Collection[str] = ()) -> Schema:
     """`--schema S`: a file path, else an overlay schema by name, else a template by name.
 
     The chosen schema's tags are checked against every overlay schema's: a clash
     is an error naming both schemas.
     """
-    schema = _find(notes, spec)
-    check_tags(notes, schema)
+    schema = _find(notes, spec, waiting)
+    check_tags(notes, schema, waiting)
     return schema
 
 
-def _find(notes: Path, spec: str) -> Schema:
+def _find(notes: Path, spec: str, waiting: Collection[str]) -> Schema:
     candidate = Path(spec).expanduser()
     if looks_like_path(spec):
         if not candidate.is_file():
             raise NotFound(f"schema file not found: {spec}")
         return read_schema(candidate, "file")
-    for schema in list_schemas(notes):
+    for schema in list_schemas(notes, waiting):
         if schema.name == spec:
             return schema
-    known = ", ".join(sorted(s.name for s in list_schemas(notes))) or "none"
+    known = ", ".join(sorted(s.name for s in list_schemas(notes, waiting))) or "none"
     raise NotFound(f"unknown schema {spec!r} (known: {known}; or give a file path)")
 
 
-def check_tags(notes: Path, schema: Schema) -> None:
+def check_tags(notes: Path, schema: Schema, waiting: Collection[str] = ()) -> None:
     """Tags are unique across the overlay's schemas plus `schema`."""
     owners: dict[str, Schema] = {}
-    others = [s for s in overlay_schemas(notes) if s.path.resolve() != schema.path.resolve()]
+    others = [s for s in overlay_schemas(notes, waiting) if s.path.resolve() != schema.path.resolve()]
     for current in [*others, schema]:
         for dim in current.dimensions:
             other = owners.get(dim.tag)

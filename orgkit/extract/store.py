@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..confine import inside
 from ..errors import NotFound, OrgkitError
 from ..files import replace_file
 
@@ -94,6 +95,22 @@ class RunStore:
 
     def state(self, task: str) -> str:
         return self.tasks().get(task, {}).get("state", "pending")
+
+
+def claim_note(notes: Path, claim: dict) -> Path | None:
+    """The file of a claim's note as its run recorded it (`claim_file`), or None when that is not
+    a relative path inside the notes: a run's files are data that may come with the notes, so
+    what they name is checked before orgkit writes there, as an agent's path is."""
+    rel = claim.get("claim_file")
+    if not isinstance(rel, str) or not rel or Path(rel).is_absolute() or not inside(notes / rel, notes):
+        return None
+    return notes / rel
+
+
+def refused_claim(run: str, claim: dict) -> str:
+    """The one line naming a claim whose recorded file `claim_note` refused."""
+    return (f"run {run}: claim {str(claim.get('claim_id'))[:80]!r}: its file {str(claim.get('claim_file'))[:200]!r} "
+            "is outside the notes dir; refused and left as it is")
 
 
 def list_runs(data_dir: Path) -> list[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..org.write import atomic_write
 from ..locator import note_ids
 from .audit import set_props, read_quote_note, rewrite_quote
-from .store import RunStore, list_runs
+from .store import RunStore, claim_note, list_runs, refused_claim
 
 
 def earlier_source(data_dir: Path, schema_name: str, path: str, sha256: str, run: str) -> dict | None:
@@ -34,12 +34,15 @@ def earlier_source(data_dir: Path, schema_name: str, path: str, sha256: str, run
     return None
 
 
-def earlier_claims(data_dir: Path, earlier: dict) -> list[dict]:
+def earlier_claims(notes: Path, data_dir: Path, earlier: dict, notices: list[str]) -> list[dict]:
     """The claims the earlier run wrote for the source, as it recorded them (kept ones included, and
-    those a person deleted since, so that they are not written again)."""
+    those a person deleted since, so that they are not written again); a claim whose recorded file
+    lies outside the notes is left out, with a line in `notices`."""
     store = RunStore.open(data_dir, earlier["run"])
     written = store.read(f"claims-{earlier['index']}.json") or {}
-    return written.get("claims", []) + written.get("deleted", [])
+    claims = [c for c in written.get("claims", []) + written.get("deleted", []) if isinstance(c, dict)]
+    notices += [refused_claim(earlier["run"], c) for c in claims if claim_note(notes, c) is None]
+    return [c for c in claims if claim_note(notes, c) is not None]
 
 
 def key(claim: dict) -> tuple[str, str]:

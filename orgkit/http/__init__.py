@@ -44,7 +44,7 @@ def run(ctx: OpContext, address: str) -> None:
     """Serve until interrupted; says where on stderr once listening."""
     import uvicorn
 
-    from ..tokens import TokenStore
+    from ..tokens import store_for
     from .app import build_app
     from .guard import Allowed
 
@@ -53,7 +53,7 @@ def run(ctx: OpContext, address: str) -> None:
     sock = listen(host, port)
     port = sock.getsockname()[1]
     allowed = Allowed.for_address(host, port, cfg["http.allowed_hosts"], cfg["http.allowed_origins"])
-    tokens = TokenStore(cfg.data_dir)
+    tokens = store_for(cfg, lambda message: print(f"orgkit: warning: {message}", file=sys.stderr))
     if not tokens.listing():
         print("orgkit: warning: no tokens yet: every request will be refused (orgkit token add NAME --role ROLE)",
               file=sys.stderr)

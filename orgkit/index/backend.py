@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Protocol
 
 from ..errors import OrgkitError
+from ..redact import redact
 from ..files import LockBusy, file_lock
 from .db import in_slices
 from .schema import migrate as migrate_sqlite
@@ -297,7 +298,7 @@ class PostgresBackend:
         finally:
             conn.close()
         vector = installed or (f"available {available}" if available else None)
-        return {"backend": self.name, "location": postgres.redact(self.url), "server": server, "vector": vector,
+        return {"backend": self.name, "location": redact(self.url), "server": server, "vector": vector,
                 "schemas": {"index": {"version": version, "latest": len(PG_MIGRATIONS)}}}
 
     @contextmanager

@@ -4,6 +4,8 @@ The package ships one org file per role in `orgkit/llm/prompts/ROLE.org`; a
 notes directory overrides any of them with `NOTES/personas/ROLE.org`, so the
 wording a model gets is a note the user can read, edit and version. The
 persona is the file's text after its `#+` keywords and top property drawer.
+A file there that is a deposit no person has admitted is no persona: the
+package's is used (the memory flow says which files those are).
 
 Every prompt actually sent can be watched (`--show-prompt`): `watch_prompts`
 registers a callback that sees each request's messages before it goes out.
@@ -18,10 +20,10 @@ from typing import Callable, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError
+from ..instructions import PERSONAS_DIR
 from ..org.drawers import body_text
 
 PACKAGE_DIR = Path(__file__).with_name("prompts")
-OVERLAY_DIR = "personas"
 
 Watcher = Callable[[str, str, list[dict]], None]  # (role, model description, messages)
 _watchers: list[Watcher] = []
@@ -31,10 +33,16 @@ _watch_lock = threading.Lock()
 def persona_path(config: Config | None, role: str) -> Path:
     """The persona file a role uses: the notes dir's override, else the package's."""
     if config is not None:
-        local = config.notes / OVERLAY_DIR / f"{role}.org"
-        if local.is_file():
+        local = config.notes / PERSONAS_DIR / f"{role}.org"
+        if local.is_file() and f"{PERSONAS_DIR}/{role}.org" not in _pending(config):
             return local
     return PACKAGE_DIR / f"{role}.org"
+
+
+def _pending(config: Config) -> frozenset[str]:
+    from ..memory.store import pending_deposit_paths  # asked only when a notes dir has a persona
+
+    return pending_deposit_paths(config)
 
 
 def persona(config: Config | None, role: str) -> str:

@@ -14,9 +14,10 @@ concurrent deposits superseding one deposit exactly one wins; the others are
 undone like any failed deposit and refused naming the winner.
 
 What the depositor sends never becomes org structure: the title and `--meta`
-values are folded to one line, and body lines org would read as a heading, a
-drawer or a keyword are comma-escaped (`org.escape`); the note keeps, and every
-reader shows, the escaped text.
+values are folded to one line, the title's link syntax is made inert (a title
+`[[id:X][...]]` links to nothing, before review or after), and body lines org
+would read as a heading, a drawer or a keyword are comma-escaped
+(`org.escape`); the note keeps, and every reader shows, the escaped text.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ from ..edit import utf8_text
 from ..org.names import fit_name, name_max, slugify
 from ..errors import BadParameter, NotFound, OrgkitError
 from ..files import LockBusy
-from ..org.escape import escape_lines, one_line
+from ..instructions import instruction_place
+from ..org.escape import escape_lines, inert_line, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
 from ..locator import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
+from .replayed import note_file
 from .store import Store, dumps, now
 
 LANES = ("agent", "human")
@@ -84,7 +87,7 @@ class AlreadySuperseded(OrgkitError):
 
     def __init__(self, old: str, winner: str | None) -> None:
         super().__init__(f"deposit {old} is already superseded by {winner}" if winner
-                         else f"--supersedes {old}: no such deposit")
+                         else f"supersedes {old}: no such deposit")
 
 
 def sha(data: bytes) -> str:
@@ -115,9 +118,11 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
 
 
 def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
-    """The absolute path for `rel`, refused when it leaves the notes dir, enters the state
-    or data dir, is not a note org-roam would read, or (unless `taken_ok`: a default name,
-    which the exclusive create retries) already exists."""
+    """The absolute path for `rel`, refused when it leaves the notes dir, is a place orgkit
+    reads instructions or configuration from (`instructions`: personas/, skills/, schemas/,
+    the state and data dirs, hidden directories, orgkit.toml), is not a note org-roam would
+    read, or (unless `taken_ok`: a default name, which the exclusive create retries) already
+    exists."""
     pure = PurePosixPath(utf8_text(rel, "path").replace("\\", "/"))
     if not rel.strip() or pure.is_absolute() or ".." in pure.parts:
         raise BadParameter("path", f" {rel!r} must be a relative path inside the notes directory")
@@ -132,10 +137,11 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
         raise BadParameter("path", f" {rel!r} leaves the notes directory")
-    for name, inside in (("state", cfg.state_dir), ("data", cfg.data_dir)):
-        guard = Path(inside).resolve()
-        if real == guard or guard in real.parents:
-            raise BadParameter("path", f" {rel!r} is inside the {name} dir {inside}")
+    # Both the path as given and where it leads: a link named `notes` to personas/ is no way in.
+    rule = instruction_place(pure, real, cfg.state_dir, cfg.data_dir) \
+        or instruction_place(PurePosixPath(real.relative_to(root).as_posix()), real, cfg.state_dir, cfg.data_dir)
+    if rule:
+        raise BadParameter("path", f" {rel!r} is refused: {rule}")
     if not taken_ok and os.path.lexists(target):
         raise OrgkitError(f"{rel}: already exists; a deposit never replaces a note "
                           "(deposit again with --supersedes ID)")
@@ -174,7 +180,7 @@ def render_note(node_id: str, title: str, body: str, lane: str, via: str, create
     if supersedes:
         props.append(f":SUPERSEDES: {supersedes}")
     props += [f":{key.upper()}: {one_line(value)}" for key, value in sorted(meta.items())]
-    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {one_line(title)}"])
+    head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {inert_line(title)}"])
     return f"{head}\n\n{escape_lines(body).strip(chr(10))}\n"
 
 
@@ -202,7 +208,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
         target = check_destination(cfg, rel, taken_ok=path is None)
-        row = (node_id, rel, one_line(title), lane, via, actor, now(), digest, dumps(meta), supersedes)
+        row = (node_id, rel, inert_line(title), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
                          "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
@@ -288,10 +294,15 @@ def repair_deposits(store: Store) -> list[str]:
 
 
 def _repair_one(store: Store, node_id: str) -> list[str]:
+    """Finish or undo one interrupted deposit; a row whose path is no note's place (it came
+    with the database, not from orgkit) is refused in one line and left as it is."""
     row = store.one("SELECT * FROM deposits WHERE id = ?", (node_id,))
     if row is None or row["status"] != "writing":
         return []
-    target = store.cfg.notes / row["path"]
+    try:
+        target = note_file(store.cfg, row["path"], f"deposit {node_id}")
+    except OrgkitError as exc:
+        return [str(exc)]
     if target.parent.is_dir():
         with directory_lock(target.parent):  # a killed writer's temporary file goes too
             remove_stale_temporaries(target.parent)

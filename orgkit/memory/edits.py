@@ -16,7 +16,7 @@ from datetime import datetime
 from ..errors import OrgkitError
 from ..org import parse_org
 from ..org import syntax as sx
-from ..org.escape import escape_lines, link_description, one_line
+from ..org.escape import escape_lines, inert_line, link_description
 from ..org.ids import id_line
 
 TAG = sx.TAG
@@ -125,7 +125,7 @@ def add_tag(text: str, rel: str, node_id: str, tag: str) -> str:
 
 def new_note_text(node_id: str, title: str, body: str, lane: str, deposit_id: str) -> str:
     """A note the librarian proposed from a deposit; it names the deposit it came from."""
-    title = one_line(title)
+    title = inert_line(title)
     if not title:
         raise OrgkitError("a new note needs a title")
     created = datetime.now().astimezone().strftime("[%Y-%m-%d %a %H:%M]")

@@ -45,7 +45,7 @@ def _check(conn: Any, vault: Vault, report: "Report") -> None:
     for d in deposits:
         if d["status"] == "writing":
             report.add("warning", "memory", f"deposit {d['id']} was interrupted; `orgkit deposits` "
-                       "repairs it", d["path"])
+                       "repairs it, or says why it will not", d["path"])
         elif d["id"] not in audited:
             report.add("error", "memory", f"deposit {d['id']} has no audit record", d["path"])
     for node in vault.nodes:
@@ -58,7 +58,8 @@ def _check(conn: Any, vault: Vault, report: "Report") -> None:
             report.add("error", "memory", f"accepted proposal {p['id']} ({p['kind']}): {missing}")
     stuck = conn.execute("SELECT count(*) FROM batches WHERE state = 'applying'").fetchone()[0]
     if stuck:
-        report.add("warning", "memory", f"{stuck} interrupted batch(es); `orgkit review` finishes them")
+        report.add("warning", "memory", f"{stuck} interrupted batch(es); `orgkit review` finishes them, "
+                   "or says why it will not")
     report.facts["memory"] = {
         "deposits": len(deposits),
         "pending": conn.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0],

@@ -16,14 +16,18 @@ import difflib
 import hashlib
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from ..config import Config
+from ..confine import inside
 from ..errors import OrgkitError
+from ..instructions import instruction_place
 from ..org.ids import new_id
 from ..org.write import atomic_write, remove_note
 from ..locator import note_ids, rg_locator
 from . import edits, watch
 from .proposals import Proposal
+from .replayed import note_file
 from .store import Store, dumps, loads, now
 
 
@@ -79,7 +83,8 @@ class Files:
         """The file holding node `node_id` (the hint first, then a search of the notes)."""
         if node_id in self.located:
             return self.located[node_id]
-        candidates = ([hint] if hint else []) + rg_locator(self.root)([node_id]).get(node_id, [])
+        hinted = [hint] if hint and not Path(hint).is_absolute() and inside(self.root / hint, self.root) else []
+        candidates = hinted + rg_locator(self.root)([node_id]).get(node_id, [])
         for rel in candidates:
             text = self.read(rel)
             if text is not None and any(n.id == node_id for n in edits.parse_text(text, rel).nodes):
@@ -132,9 +137,12 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
 
 
 def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:
+    """Beside the deposit, unless that is no place for a note (then at the notes' top)."""
     from ..org.names import fit_name, slugify
 
     folder = deposit_path.rsplit("/", 1)[0] + "/" if "/" in deposit_path else ""
+    if folder and not _note_place(store.cfg, folder + "note.org"):  # the folder is what is judged
+        folder = ""
     stem = slugify(title) or "note"
     n = 1
     while True:
@@ -142,6 +150,16 @@ def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: P
         if rel not in plan.last and files.read(rel) is None and not os.path.lexists(store.cfg.notes / rel):
             return rel
         n += 1
+
+
+def _note_place(cfg: Config, rel: str) -> bool:
+    """Whether a note may be written at `rel`: inside the notes, nowhere orgkit reads
+    instructions or configuration from."""
+    try:
+        path = note_file(cfg, rel, "a new note")
+    except OrgkitError:
+        return False
+    return instruction_place(PurePosixPath(rel), path.resolve(), cfg.state_dir, cfg.data_dir) is None
 
 
 def unified_diff(rel: str, before: str | None, after: str | None) -> str:
@@ -159,6 +177,8 @@ def apply(store: Store, action: str, plan: Plan, actor: str,
           statuses: dict[str, str], decisions: list[dict], undoes: str | None = None,
           why: str | None = None, payloads: dict[str, dict] | None = None) -> str:
     """Record the batch, write its files, commit it; the caller holds `store.writer()`."""
+    for rel in plan.first:  # refused before anything is recorded or written
+        note_file(store.cfg, rel, "a batch's file")
     batch_id = new_id()
     with store.tx() as conn:
         conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
@@ -167,7 +187,7 @@ def apply(store: Store, action: str, plan: Plan, actor: str,
                       dumps({"statuses": statuses, "decisions": decisions, "why": why,
                             "payloads": payloads or {}}), undoes))
     try:
-        _write_files(store.cfg.notes, plan.first, plan.last)
+        _write_files(store.cfg, plan.first, plan.last)
     except BaseException as exc:
         _roll_back(store, batch_id, str(exc))
         raise
@@ -175,14 +195,16 @@ def apply(store: Store, action: str, plan: Plan, actor: str,
     return batch_id
 
 
-def _write_files(root: Path, first: dict, last: dict) -> None:
+def _write_files(cfg: Config, first: dict, last: dict) -> None:
     for rel in first:
-        _put(root, rel, first[rel], last[rel])
+        _put(cfg, rel, first[rel], last[rel])
 
 
-def _put(root: Path, rel: str, before: str | None, after: str | None) -> None:
-    """Change one file from `before` to `after` (None: absent), refusing if it is not at `before`."""
-    path = root / rel
+def _put(cfg: Config, rel: str, before: str | None, after: str | None) -> None:
+    """Change one file from `before` to `after` (None: absent), refusing if it is not at `before`
+    or lies anywhere but inside the notes dir."""
+    path = note_file(cfg, rel, "a batch's file")
+    root = cfg.notes
     if before == after:
         return
     if after is None:
@@ -204,11 +226,10 @@ def _state(root: Path, rel: str) -> str | None:
 def _roll_back(store: Store, batch_id: str, error: str) -> None:
     """Put every file of the batch back at its before text where it is at its after text."""
     row = store.one("SELECT plan FROM batches WHERE id = ?", (batch_id,))
-    root = store.cfg.notes
-    for item in loads(row["plan"]):
+    for item in checked_plan(store.cfg, batch_id, row["plan"]):
         rel, before, after = item["path"], item["before"], item["after"]
-        if before != after and _state(root, rel) == after:
-            _put(root, rel, after, before)
+        if before != after and _state(store.cfg.notes, rel) == after:
+            _put(store.cfg, rel, after, before)
     with store.tx() as conn:
         conn.execute("UPDATE batches SET state = 'rolled-back' WHERE id = ?", (batch_id,))
         store.audit(conn, "orgkit", "batch-rolled-back", batch_id, error=error)
@@ -240,18 +261,41 @@ def _commit(store: Store, batch_id: str) -> None:
         conn.execute("UPDATE batches SET state = 'applied' WHERE id = ?", (batch_id,))
 
 
+def checked_plan(cfg: Config, batch_id: str, text: str) -> list[dict]:
+    """A batch's recorded plan, each path checked as an agent's would be before any file is
+    touched; an OrgkitError naming the batch when one fails (nothing is done then)."""
+    try:
+        plan = loads(text)
+    except ValueError:
+        plan = None
+    if not isinstance(plan, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("path"), str)
+            and all(isinstance(p.get(k), (str, type(None))) for k in ("before", "after")) for p in plan):
+        raise OrgkitError(f"batch {batch_id}: its recorded plan is not a plan; refused and left as it is")
+    for item in plan:
+        note_file(cfg, item["path"], f"batch {batch_id}")
+    return plan
+
+
 def repair_batches(store: Store) -> list[str]:
-    """Finish or roll back batches a crash interrupted; the caller holds `store.writer()`."""
+    """Finish or roll back batches a crash interrupted; the caller holds `store.writer()`.
+
+    A batch whose plan names a file outside the notes is refused in one line and
+    left `applying`, untouched, for a person to look at."""
     out = []
     root = store.cfg.notes
     for row in store.all("SELECT id, plan FROM batches WHERE state = 'applying' ORDER BY at"):
-        plan = loads(row["plan"])
+        try:
+            plan = checked_plan(store.cfg, row["id"], row["plan"])
+        except OrgkitError as exc:
+            out.append(str(exc))
+            continue
         states = {p["path"]: _state(root, p["path"]) for p in plan}
         if all(states[p["path"]] in (p["before"], p["after"]) for p in plan):
             try:
                 for p in plan:
                     if states[p["path"]] == p["before"]:
-                        _put(root, p["path"], p["before"], p["after"])
+                        _put(store.cfg, p["path"], p["before"], p["after"])
             except OrgkitError as exc:
                 _roll_back(store, row["id"], f"interrupted, then {exc}")
                 out.append(f"batch {row['id']}: interrupted; rolled back ({exc})")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..errors import OrgkitError
 from . import proposals as props
 from .proposals import Proposal, check
-from .resolver import Files, Plan, apply, plan_for, repair_batches, unified_diff
+from .resolver import Files, Plan, apply, checked_plan, plan_for, repair_batches, unified_diff
 from .store import Store, loads
 
 
@@ -146,7 +146,7 @@ def undo(store: Store, batch_id: str, actor: str, *, why: str | None = None) -> 
             raise OrgkitError(f"batch {row['id']} was already undone by {row['undone_by']}")
         files = Files(store.cfg.notes)
         plan = Plan()
-        for item in loads(row["plan"]):
+        for item in checked_plan(store.cfg, row["id"], row["plan"]):
             rel = item["path"]
             if files.read(rel) != item["after"]:
                 raise OrgkitError(f"{rel} was edited since batch {row['id']}; nothing undone")

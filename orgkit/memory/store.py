@@ -30,7 +30,7 @@ import os
 import sqlite3
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
@@ -209,6 +209,26 @@ def reading(cfg: Config) -> Iterator[Any]:
     finally:
         if conn is not None:
             conn.close()
+
+
+def pending_deposit_paths(cfg: Config) -> frozenset[str]:
+    """The notes (paths relative to the notes dir) that are deposits no person has admitted:
+    not of the human lane and without an accepted `admit` proposal, in whatever state. Such
+    a file is never read as a persona, schema, guidance or skill, whatever its path; empty
+    where the memory flow was never used."""
+    try:
+        with reading(cfg) as conn:
+            if conn is None:
+                return frozenset()
+            rows = conn.execute(
+                """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
+                       SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                       AND p.status = 'accepted')""").fetchall()
+    except OrgkitError as exc:  # a database whose tables are still to come holds no deposit
+        if "no such table" in str(exc) or "does not exist" in str(exc):
+            return frozenset()
+        raise
+    return frozenset(PurePosixPath(row[0]).as_posix() for row in rows)  # `./a//b.org` is `a/b.org`
 
 
 def in_use(cfg: Config) -> bool:

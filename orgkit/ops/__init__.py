@@ -34,6 +34,7 @@ from ..deadline import DeadlinePassed, remaining, within
 from ..errors import BadParameter, OrgkitError, Refused
 from .boundary import enforce
 from .context import OpContext
+from .shown import private, without_hosts
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
@@ -42,7 +43,8 @@ MODULES = ("graph", "retrieve", "index", "database", "edit", "doctor", "model", 
            "tokens")
 
 # What a machine without the notes answers from a shared database (config: has_notes).
-FROM_DATABASE = frozenset({"search", "read", "context", "recall", "db_status", "db_migrate", "config"})
+FROM_DATABASE = frozenset({"search", "read", "context", "recall", "db_status", "db_migrate", "config",
+                           "token_add", "token_list", "token_revoke"})
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}
@@ -183,7 +185,15 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     try:
         ctx.begin()
         ctx.identity = identity
-        result = op.run(ctx, args)
+        try:
+            result = op.run(ctx, args)
+        except OrgkitError as exc:
+            if private(ctx):  # a database that cannot be reached: no host for a reader
+                exc.args = (without_hosts(str(exc)),)
+            raise
+        if private(ctx):
+            return Outcome(result, [without_hosts(w) for w in ctx.warnings],
+                           [without_hosts(e) for e in ctx.errors], ctx.failed)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
     finally:
         ctx.lock.release()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from .. import config as config_module
 from ..config import Config
 from ..errors import OrgkitError
+from ..redact import redact
 
 if TYPE_CHECKING:
     from ..embed import Embedder
@@ -72,12 +73,13 @@ class OpContext:
         self.failed = False
 
     def warn(self, message: str) -> None:
+        message = redact(message)
         if message not in self.warnings:
             self.warnings.append(message)
 
     def error(self, message: str) -> None:
         """A partial failure: the result is still given, and the call counts as failed."""
-        self.errors.append(message)
+        self.errors.append(redact(message))
         self.failed = True
 
     # -- configuration --------------------------------------------------

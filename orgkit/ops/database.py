@@ -7,11 +7,14 @@ from typing import Any
 
 from . import declare
 from .context import OpContext
+from .shown import for_caller
 from .spec import Op
 
 
 def _status(ctx: OpContext) -> dict:
-    """The index backend's status, with the memory store's schema when it shares the database."""
+    """The index backend's status, with the memory store's and the tokens' schemas when they share the
+    database."""
+    from .. import tokens
     from ..memory.store import PG_MIGRATIONS, PostgresDatabase, place
     from ..storage import postgres
 
@@ -20,8 +23,8 @@ def _status(ctx: OpContext) -> dict:
     if isinstance(memory, PostgresDatabase):
         conn = postgres.connect(memory.url)
         try:
-            status["schemas"]["memory"] = {"version": postgres.schema_version(conn, "memory"),
-                                           "latest": len(PG_MIGRATIONS)}
+            for name, migrations in (("memory", PG_MIGRATIONS), ("tokens", tokens.PG_MIGRATIONS)):
+                status["schemas"][name] = {"version": postgres.schema_version(conn, name), "latest": len(migrations)}
         finally:
             conn.close()
     return status
@@ -35,7 +38,7 @@ def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.warn("the server has no pgvector extension (0.5 or later is needed): install it, then `orgkit db migrate`")
     elif behind:
         ctx.warn(f"schema behind: {', '.join(behind)}; `orgkit db migrate` (or any command) brings it up to date")
-    return status
+    return for_caller(ctx, status)
 
 
 def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -43,6 +46,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..config import ensure_state_dir
 
     from ..memory.store import PostgresDatabase, place
+    from ..tokens import PgTokenStore
 
     ensure_state_dir(ctx.config)
     before = _status(ctx)
@@ -50,6 +54,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     memory = place(ctx.config)
     if isinstance(memory, PostgresDatabase):
         memory.connect().close()
+        PgTokenStore(memory.url).listing()
     after = _status(ctx)
     return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
                                   for name, s in after["schemas"].items()}}
@@ -57,7 +62,7 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 declare(Op("db_status", "The storage the index lives in (SQLite in the state dir, or the PostgreSQL database "
            "database.url names, password masked), the server and its pgvector, and each schema's version against "
-           "the latest.", db_status, cli=("db", "status"), mcp=False,
+           "the latest.", db_status, cli=("db", "status"), mcp=False, role="admin",
            result="{backend, location, server, vector, schemas: {NAME: {version, latest}}}"))
 declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,

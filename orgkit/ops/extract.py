@@ -7,7 +7,7 @@ absent from listings, and calling one says how to turn it on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from ..errors import OrgkitError
 from . import declare
@@ -23,27 +23,38 @@ RUN: dict[str, Any] = {"pattern": RUN_ID,
                        "pattern_help": "a run ID (letters, digits, '-' and '_'; as `extract` printed it)"}
 
 
+def _waiting(ctx: OpContext) -> Collection[str]:
+    """The notes' schema files that are deposits waiting for review: no schemas."""
+    from ..extract.schema import waiting_in_overlay
+    from ..memory.store import pending_deposit_paths
+
+    return waiting_in_overlay(ctx.root, lambda: pending_deposit_paths(ctx.config))
+
+
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..extract.schema import list_schemas
 
-    return [s.summary() for s in list_schemas(ctx.root)]
+    return [s.summary() for s in list_schemas(ctx.root, _waiting(ctx))]
 
 
 def schema_show(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.schema import resolve_schema
 
-    return resolve_schema(ctx.root, _spec(ctx, args["name"])).to_json()
+    return resolve_schema(ctx.root, _spec(ctx, args["name"]), _waiting(ctx)).to_json()
 
 
 def schema_validate(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     """Each named schema (default: every overlay schema) checked, tags included."""
     from ..extract.schema import overlay_dir, resolve_schema
+    from ..instructions import SCHEMAS_DIR
 
-    names = args["names"] or [str(p) for p in sorted(overlay_dir(ctx.root).glob("*.org"))]
+    waiting = _waiting(ctx)
+    names = args["names"] or [str(p) for p in sorted(overlay_dir(ctx.root).glob("*.org"))
+                              if f"{SCHEMAS_DIR}/{p.name}" not in waiting]
     rows = []
     for name in names:
         try:
-            schema = resolve_schema(ctx.root, _spec(ctx, name))
+            schema = resolve_schema(ctx.root, _spec(ctx, name), waiting)
             rows.append({"schema": name, "ok": True, "name": schema.name, "path": str(schema.path)})
         except OrgkitError as exc:
             ctx.error(str(exc))

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import declare, offered
 from .context import OpContext
+from .shown import for_caller
 from .spec import Op
 
 
@@ -19,7 +20,7 @@ def config(ctx: OpContext, args: dict[str, Any]) -> dict:
     loaded = ctx.loaded_config()
     for problem in loaded.problems:
         ctx.warn(problem)
-    return loaded.to_json()
+    return for_caller(ctx, loaded.to_json())
 
 
 declare(Op("ops", "The operation registry: every operation with its parameters' JSON Schema.", ops,

@@ -1,4 +1,5 @@
-"""token add|list|revoke: the team server's callers and their roles (see orgkit.tokens)."""
+"""token add|list|revoke: the team server's callers and their roles (see orgkit.tokens: kept in the
+user's data dir, or in the database with PostgreSQL, never with the notes)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from .spec import Op, Param
 
 
 def _store(ctx: OpContext):
-    from ..tokens import TokenStore
+    from ..tokens import store_for
 
-    return TokenStore(ctx.config.data_dir)
+    return store_for(ctx.config, ctx.warn)
 
 
 def token_add(ctx: OpContext, args: dict[str, Any]) -> dict:

@@ -6,7 +6,10 @@ receives it: no heading, no drawer or property line, no `#+` keyword (a
 text is escaped the way org escapes code in blocks (`org-escape-code-in-string`:
 a comma before a line that would otherwise be read as syntax, and before a line
 that already starts with such a comma); single-line fields (titles,
-descriptions, dimensions) are folded to one line.
+descriptions, dimensions) are folded to one line, and a field that is no
+place for a link (a deposit's title) has its link syntax
+broken with a zero-width space, org's own escape for markup: `[[` and a link
+type's colon, so org-roam reads no link in it while it still reads the same.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from . import syntax
 # drawer or property line, or one that already carries escape commas.
 _STRUCTURE = re.compile(r"^(?:\*|[ \t]*#\+|[ \t]*:[^\s:]*:(?:[ \t]|$)|[ \t]*,+(?:\*|#\+|:))")
 _LINK_BRACKETS = str.maketrans({"[": "(", "]": ")"})
+_ZWSP = "\u200b"
+_OPENING = re.compile(r"\[(?=\[)")
+_TYPE_COLON = re.compile(syntax.LINK_TYPE_PREFIX.pattern + r"(?=\S)")
 
 
 def one_line(text: str, limit: int = 0) -> str:
@@ -32,6 +38,13 @@ def one_line(text: str, limit: int = 0) -> str:
     if limit and len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     return flat
+
+
+def inert_line(text: str, limit: int = 0) -> str:
+    """`text` as one line (`one_line`) in which org reads no link: a zero-width space after
+    each `[` that opens `[[`, and before the colon of a link type (`id:`, `https:`, `file:`...)
+    that something follows."""
+    return _TYPE_COLON.sub(lambda m: m.group(1) + _ZWSP + ":", _OPENING.sub("[" + _ZWSP, one_line(text, limit)))
 
 
 def escape_lines(text: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import NotFound, OrgkitError
+from ..instructions import SKILLS_DIR
 from .model import Capability, Request, Skill
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ FIRST_PARTY = ("orgkit.skills.atomic_notes:capability", "orgkit.extract.capabili
 # so a command listing, `--help` and shell completion run no factory (a factory imports what
 # its skills need: the retriever, the model seam). A capability not listed here is always on.
 FIRST_PARTY_SWITCHES = {"grounded-extraction": "orgkit.extract.capability:enabled"}
-LOCAL_DIR = "skills"
+LOCAL_DIR = SKILLS_DIR  # Python skill files of the notes dir (see `instructions`)
 
 
 @dataclass

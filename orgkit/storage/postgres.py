@@ -13,9 +13,9 @@ import re
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import OrgkitError, first_line
+from ..redact import redact
 
 SCHEMES = ("postgresql", "postgres")
 _PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
@@ -23,17 +23,9 @@ _PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?|%")  # a `?` inside a string liter
 
 
 def is_postgres_url(url: str | None) -> bool:
-    return bool(url) and urlsplit(url).scheme in SCHEMES
-
-
-def redact(url: str) -> str:
-    """The URL with its password (if it carries one) replaced by `***`, for display."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    """Whether `url` names PostgreSQL: by its scheme alone, since a malformed rest is libpq's to report."""
+    scheme, sep, _ = (url or "").partition("://")
+    return bool(sep) and scheme.lower() in SCHEMES
 
 
 @lru_cache(maxsize=512)
@@ -131,7 +123,7 @@ def connect(url: str, *, named: bool = False) -> PgConnection:
         raw = (psycopg.connect(url, autocommit=True, connect_timeout=10, row_factory=named_rows) if named
                else psycopg.connect(url, autocommit=True, connect_timeout=10))
     except psycopg.Error as exc:
-        raise OrgkitError(f"cannot connect to {redact(url)}: {first_line(exc)}") from None
+        raise OrgkitError(redact(f"cannot connect to {url}: {first_line(exc)}", url)) from None
     return PgConnection(raw)
 
 
@@ -202,7 +194,7 @@ def prepared(url: str, component: str, migrations: tuple[str, ...], what: str, *
         conn.close()
         if isinstance(exc, OrgkitError):
             raise
-        raise OrgkitError(f"cannot prepare {what} in {redact(url)}: {first_line(exc)}") from None
+        raise OrgkitError(redact(f"cannot prepare {what} in {url}: {first_line(exc)}", url)) from None
     return conn
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..files import process_umask
 from .errors import TangleError
-from .journal import locked, record_path, recover
-from .plan import Options, Target, plan_file
+from .journal import locked, record_path, recover, shipped_journals
+from .plan import Options, Target, named_targets, plan_file
 from .write import final_mode, write_targets
 
 
@@ -67,9 +67,9 @@ def finish_interrupted(files: list[Path]) -> list[str]:
     """Complete or roll back an interrupted tangle of any of FILES; what was done, in words."""
     orgs = [Path(os.path.abspath(f)) for f in files]
     if not any(record_path(org).exists() for org in orgs):
-        return []  # never tangled by orgkit: nothing to finish
+        return shipped_journals(orgs)  # never tangled by orgkit here: nothing to finish
     with locked(orgs):
-        return recover(orgs)
+        return recover(orgs, named_targets)
 
 
 def check(files: list[Path], options: Options | None = None) -> CheckResult:

@@ -82,6 +82,15 @@ def plan_file(path: Path, options: Options | None = None) -> list[Target]:
     return _Planner(doc, options).targets()
 
 
+def named_targets(path: Path) -> list[Path]:
+    """The files the org file at PATH names as targets now (none when it cannot be planned):
+    what an interrupted run's journal may touch, derived again rather than believed."""
+    try:
+        return _Planner(load(Path(os.path.abspath(path))), Options()).target_paths()
+    except (TangleError, OSError):
+        return []
+
+
 class _Planner:
     def __init__(self, doc: OrgDocument, options: Options) -> None:
         self.doc = doc
@@ -96,6 +105,24 @@ class _Planner:
             return value
         return remove_indentation(value)
 
+    def target_paths(self) -> list[Path]:
+        """The files the blocks name, whatever they would fail on later (a target that is a
+        directory now), as `targets` names them."""
+        paths = []
+        for block in self._tangled_blocks():
+            try:
+                name = self._target_name(self._spec(block))
+            except TangleError:
+                continue
+            if name is not None:
+                paths.append(Path(expand_file_name(name, self.directory)))
+        return paths
+
+    def _tangled_blocks(self) -> list[SrcBlock]:
+        return [block for block in self.doc.blocks
+                if not (self.doc.commented(block.heading) or self.doc.archived(block.heading))
+                and get(block_params(self.doc, block, evaluate=False), ":tangle") != "no"]
+
     def targets(self) -> list[Target]:
         for line in self.doc.unreadable:
             heading = self.doc.heading_at(line)
@@ -104,13 +131,7 @@ class _Planner:
                                           "#+begin_src without its own #+end_src: Emacs reads it up to the end "
                                           "of a later block and fails (Wrong type argument: stringp, nil)"))
         groups: dict[str, list[Spec]] = {}
-        for block in self.doc.blocks:
-            if self.doc.commented(block.heading) or self.doc.archived(block.heading):
-                continue
-            light = block_params(self.doc, block, evaluate=False)
-            tfile = get(light, ":tangle")
-            if tfile == "no":
-                continue
+        for block in self._tangled_blocks():
             spec = self._spec(block)
             name = self._target_name(spec)
             if name is not None:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from ..files import fsync_dir, process_umask, replace_file, staged_copy
 from .errors import TangleError
 from .journal import backup_path, close, digest, discard_staged, locked, read_record, recover, write_record
-from .plan import Target
+from .plan import Target, named_targets
 
 
 def final_mode(target: Target, umask: int) -> int:
@@ -38,7 +38,7 @@ def write_targets(targets: list[Target], *, force: bool = False) -> list[str]:
     targets = _last_write_wins(targets)
     orgs = list(dict.fromkeys(Path(os.path.abspath(t.source)) for t in targets))
     with locked(orgs):
-        recover(orgs)
+        recover(orgs, named_targets)
         if not targets:
             return []
         kept = _keep_previous(_previous_bytes(targets, force))

@@ -1,0 +1,65 @@
+"""Secrets kept out of everything orgkit prints: one redaction for every output, error and log.
+
+A database URL (and whatever libpq says about it) can carry a password in
+several places: the userinfo (`postgresql://user:pw@host`), a query
+parameter (`?password=pw`, `?sslpassword=pw`, also percent-encoded, as in
+`?pass%77ord=pw`), or a keyword/value connection string (`host=x
+password='p w'`, where a quoted value may hold spaces). `redact` masks each
+of them wherever it stands in a text, so a line naming the URL, a config
+value and an error all go through the same function. libpq also echoes a bad
+value on its own (`invalid percent-encoded token: "pw%"`), with no key to
+recognise it by: given the connection string the text is about (`source`),
+every secret found in it is masked in the text too, however libpq quotes it.
+
+It lives at the bottom (no imports from orgkit), so the config, the errors
+and the storage layer use it without importing one another.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+MASK = "***"
+# `scheme://user:` then the password, up to the last `@` of the URL (a password with an
+# unencoded `@` or `:` is masked whole, and too much is masked rather than too little).
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:@/'\"]*:)(?P<secret>[^\s'\"]*)(?=@)")
+# A URL query parameter: its value ends at `&`, `#` or the end of the URL (a `:` ending a URL
+# in a sentence is the sentence's).
+_QUERY = re.compile(r"(?P<head>[?&](?P<key>[A-Za-z0-9_.%-]+)=)(?P<secret>[^\s&#'\"]*?)(?=[\s&#'\"]|:\s|:$|$)")
+# A keyword = value pair of a connection string: a value is quoted (with \' and \\ inside,
+# unterminated up to the end) or runs to the next space.
+_KEYWORD = re.compile(r"(?P<head>(?<![\w%?&.-])(?P<key>[A-Za-z0-9_%]+)\s*=\s*)"
+                      r"(?P<secret>'(?:[^'\\]|\\.)*(?:'|$)|[^\s'\"]+)")
+_SECRET_KEY = re.compile(r"(?i)(ssl)?pass|pw|.*(password|passwd|secret|token|api_?key).*")
+
+
+def _is_secret(key: str) -> bool:
+    """Whether a parameter named `key` (percent-encoded or not) holds a secret: password, sslpassword, ..."""
+    return bool(_SECRET_KEY.fullmatch(unquote(key)))
+
+
+def _found(text: str) -> list[str]:
+    """Every secret value in `text`, as written and as libpq reads it (percent-decoded, unquoted)."""
+    values = [m.group("secret") for m in _USERINFO.finditer(text)]
+    values += [m.group("secret") for pattern in (_QUERY, _KEYWORD) for m in pattern.finditer(text)
+               if _is_secret(m.group("key"))]
+    out = set()
+    for value in values:
+        bare = value[1:].removesuffix("'") if value.startswith("'") else value
+        out |= {value, bare, unquote(value), re.sub(r"\\(.)", r"\1", bare)}
+    return sorted((v for v in out if v and v != MASK), key=len, reverse=True)
+
+
+def redact(text: str, source: str | None = None) -> str:
+    """`text` with every password it (or the connection string `source` it is about) carries as `***`."""
+    if source:
+        for value in _found(source):
+            if len(value) >= 4:
+                text = text.replace(value, MASK)
+            else:  # a very short secret: only where it stands alone
+                text = re.sub(rf"(?<![\w]){re.escape(value)}(?![\w])", MASK, text)
+    text = _USERINFO.sub(lambda m: m.group("head") + MASK, text)
+    for pattern in (_QUERY, _KEYWORD):
+        text = pattern.sub(lambda m: m.group("head") + MASK if _is_secret(m.group("key")) else m.group(), text)
+    return text
