@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from emacs_batch import batch_emacs
 from orgkit.edit import add_ids_to_file, slugify
 from orgkit.errors import OrgkitError
 from orgkit.org import write as write_module
@@ -224,8 +225,7 @@ def test_id_add_is_byte_identical_to_emacs(tmp_path: Path) -> None:
             (d / name).write_bytes(text.encode("utf-8"))
     for name in CASES:
         add_ids_to_file(ours / name)
-    subprocess.run(["emacs", "--batch", "-q", "--eval", EMACS_ADD_IDS,
-                    *[str(theirs / n) for n in CASES]],
+    subprocess.run(batch_emacs("--eval", EMACS_ADD_IDS, *[str(theirs / n) for n in CASES]),
                    check=True, capture_output=True, timeout=120,
                    env={**os.environ, "HOME": str(tmp_path)})
     for name in CASES:
