@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from emacs_batch import batch_emacs
+
 HERE = Path(__file__).resolve().parent
 ELISP = HERE / "emacs_tangle.el"
 SHARED = HERE.parents[1] / "shared"
@@ -66,7 +68,7 @@ def run_emacs(sandboxes: list[Sandbox], jobs_file: Path) -> dict[Path, str | Non
     jobs_file.write_text("".join(f"{s.home}\t{s.org}\n" for s in sandboxes))
     env = dict(os.environ, ORGKIT_TANGLE_JOBS=str(jobs_file), LANG="C.UTF-8", LC_ALL="C.UTF-8")
     proc = subprocess.run(
-        ["emacs", "--batch", "-q", "-l", str(ELISP)],
+        batch_emacs("-l", str(ELISP)),
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

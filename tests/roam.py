@@ -29,6 +29,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from emacs_batch import batch_emacs
+
 EMACS_PACKAGES = "emacs-nox elpa-org-roam"
 EMACSQL_SQLITE = "/usr/bin/emacsql-sqlite"
 
@@ -38,6 +40,7 @@ _SYNC_SCRIPT = r"""
   (setq org-id-locations-file (expand-file-name "org-id-locations" user-emacs-directory))
   (setq make-backup-files nil auto-save-default nil create-lockfiles nil)
   (require 'org-roam)
+  (setq org-roam-db-gc-threshold gc-cons-threshold)
   (setq org-roam-directory (file-truename (getenv "ROAM_DIR")))
   (setq org-roam-db-location (getenv "ROAM_DB"))
   (org-roam-db-sync)
@@ -87,7 +90,7 @@ def emacs_char_sets() -> dict[str, str]:
     characters with word syntax in the script of ASCII letters or combining (after which
     `\\<` fails before a letter), and NON_WORD, those beyond ASCII without word syntax
     (what `[:punct:]` matches there); and ALNUM, what `[:alnum:]` matches."""
-    proc = subprocess.run(["emacs", "--batch", "-q", "--eval", _CHAR_SETS_SCRIPT],
+    proc = subprocess.run(batch_emacs("--eval", _CHAR_SETS_SCRIPT),
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"emacs failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -303,7 +306,7 @@ def check_available() -> None:
             "which ships it prebuilt)"
         )
     probe = subprocess.run(
-        ["emacs", "--batch", "-q", "--eval", "(progn (require 'org-roam) (princ org-version))"],
+        batch_emacs("--eval", "(progn (require 'org-roam) (princ org-version))"),
         capture_output=True, text=True, timeout=120,
     )
     if probe.returncode != 0:
@@ -340,7 +343,7 @@ def build_db(directory: Path, timeout: float = 300) -> RoamDB:
                    ROAM_HOME=str(home), HOME=str(home))
         start = time.monotonic()
         proc = subprocess.run(
-            ["emacs", "--batch", "-q", "--eval", _SYNC_SCRIPT],
+            batch_emacs("--eval", _SYNC_SCRIPT),
             capture_output=True, text=True, env=env, timeout=timeout,
             errors="replace",
         )

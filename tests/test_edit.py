@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from emacs_batch import batch_emacs
 from orgkit.edit import add_ids_to_file
 from orgkit.org.names import slugify
 from orgkit.errors import OrgkitError
@@ -123,17 +124,40 @@ def test_symlinked_note_stays_a_symlink(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "link.org"]
 
 
-RACER = """
-import sys, time
+# One interpreter imports orgkit, then forks the racers: twenty separate processes, each
+# opening and locking the file on its own, that start together (twenty interpreter
+# start-ups cost more CPU than the writes themselves and spread the racers' starts).
+RACERS = """
+import os, sys, traceback
 from pathlib import Path
 from orgkit.edit import add_ids_to_file
 from orgkit.org.write import update_note
-path, who, ops = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-for k in range(ops):
-    if k % 2:
-        add_ids_to_file(path)
-    else:
-        update_note(path, lambda old: old + f"* {who}-{k}\\n".encode(), ids=None)
+path, workers, ops = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+
+def race(who):
+    for k in range(ops):
+        if k % 2:
+            add_ids_to_file(path)
+        else:
+            update_note(path, lambda old: old + f"* {who}-{k}\\n".encode(), ids=None)
+
+def child(who):
+    try:
+        race(who)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    os._exit(0)
+
+pids = []
+for w in range(workers):
+    pid = os.fork()
+    if pid == 0:
+        child(f"w{w}")
+    pids.append(pid)
+failed = [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+sys.exit(f"{len(failed)} racer(s) failed" if failed else 0)
 """
 
 
@@ -142,11 +166,9 @@ def test_concurrent_id_add_and_appends_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "race.org"
     path.write_text("#+title: Race\n")
     workers, ops = 20, 50  # 1,000 writes in all, from 20 processes at once
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(path), f"w{w}", str(ops)],
-                              stderr=subprocess.PIPE) for w in range(workers)]
-    for proc in procs:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+    done = subprocess.run([sys.executable, "-c", RACERS, str(path), str(workers), str(ops)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     add_ids_to_file(path)
     text = path.read_text()
     headings = re.findall(r"^\* (\S+)$", text, re.M)
@@ -225,8 +247,7 @@ def test_id_add_is_byte_identical_to_emacs(tmp_path: Path) -> None:
             (d / name).write_bytes(text.encode("utf-8"))
     for name in CASES:
         add_ids_to_file(ours / name)
-    subprocess.run(["emacs", "--batch", "-q", "--eval", EMACS_ADD_IDS,
-                    *[str(theirs / n) for n in CASES]],
+    subprocess.run(batch_emacs("--eval", EMACS_ADD_IDS, *[str(theirs / n) for n in CASES]),
                    check=True, capture_output=True, timeout=120,
                    env={**os.environ, "HOME": str(tmp_path)})
     for name in CASES:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from emacs_batch import batch_emacs
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "editors" / "orgkit.el"
 SUITE = ROOT / "editors" / "test" / "orgkit-test.el"
@@ -38,7 +40,7 @@ def _env(home: Path) -> dict[str, str]:
 
 def _run(args: list[str], tmp_path: Path, timeout: int = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [EMACS, "--batch", "-q", *args],
+        batch_emacs(*args),
         cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=timeout,
     )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from emacs_batch import batch_emacs
 from emacs_tangle import emacs_available
 from orgkit.org.lisp import LispReadError, Symbol, prin1, read
 from orgkit.tangle.evaluate import Environment, LispSignal, NotPure, evaluate
@@ -147,7 +148,7 @@ def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                   for name, job in jobs.items()) + ")"
     env = dict(os.environ, HOME=str(base / "home"), LANG="C.UTF-8", LC_ALL="C.UTF-8")
     (base / "home").mkdir()
-    proc = subprocess.run(["emacs", "--batch", "-Q", "--eval", program], env=env, capture_output=True, text=True,
+    proc = subprocess.run(batch_emacs("--eval", program, init="-Q"), env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     answers = proc.stdout.split(f"{_END_OF_JOB}\n")
