@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orgkit.extract.claim import not_a_claim
-from orgkit.extract.offline import extract_offline, near_best
+from orgkit.extract.offline import extract_offline, held_to_claims, near_best
 from orgkit.extract.schema import resolve_schema
 from orgkit.extract.units import segment
 
@@ -106,6 +106,19 @@ def test_near_duplicate_statements_of_one_decision_give_one_claim(tmp_path: Path
     picks = extract_offline(segment(text), resolve_schema(tmp_path, "adr"))
     assert [p.quote for p in picks if p.dimension == "decision"] == [
         "We decided: the search index will be stored in PostgreSQL."]
+
+
+def test_a_model_stating_one_decision_twice_keeps_one_claim(tmp_path: Path) -> None:
+    text = ("# Search index store\n\n## Decision\n\n- We will store the search index in PostgreSQL.\n"
+            "- We will keep the search index in PostgreSQL.\n\n## Context\n\nBackups run nightly on the old host.\n")
+    quotes = ["We will store the search index in PostgreSQL.", "We will keep the search index in PostgreSQL.",
+              "Backups run nightly on the old host."]
+    grounded = [{"dimension": "decision", "claim": q, "quote": q, "start": text.index(q),
+                 "end": text.index(q) + len(q)} for q in quotes]
+    kept, cut = held_to_claims(segment(text), resolve_schema(tmp_path, "adr"), grounded)
+    assert [c["quote"] for c in kept] == quotes[:1]
+    assert [(c["quote"], c["reason"]) for c in cut] == [(quotes[1], "repeats a better quote"),
+                                                        (quotes[2], "far below the best")]
 
 
 def test_near_best_keeps_what_stands_out_and_has_no_degenerate_case() -> None:
