@@ -266,7 +266,9 @@ def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> li
     """The candidates whose score is at least `ratio` of the best one's and at least the mean of
     all of them, best first: how many claims a source gives for a dimension follows how many of
     its candidates stand out, not a fixed count (`NEAR_BEST`, fitted on the development
-    annotation). One candidate, or candidates all scoring alike, are all kept."""
+    annotation). One candidate, or candidates all scoring alike, are all kept; of two, the
+    better, unless they tie (the mean of the others than the best, which would keep both, did
+    worse on the development annotation: bench/README.md)."""
     if not scored:
         return []
     ratio = NEAR_BEST if ratio is None else ratio
