@@ -109,8 +109,8 @@ def test_near_duplicate_statements_of_one_decision_give_one_claim(tmp_path: Path
 
 
 def test_a_model_stating_one_decision_twice_keeps_one_claim(tmp_path: Path) -> None:
-    text = ("# Search index store\n\n## Decision\n\n- We will store the search index in PostgreSQL.\n"
-            "- We will keep the search index in PostgreSQL.\n\n## Context\n\nBackups run nightly on the old host.\n")
+    text = ("# Search index store\n\n## Decision\n\nWe will store the search index in PostgreSQL.\n\n"
+            "We will keep the search index in PostgreSQL.\n\n## Context\n\nBackups run nightly on the old host.\n")
     quotes = ["We will store the search index in PostgreSQL.", "We will keep the search index in PostgreSQL.",
               "Backups run nightly on the old host."]
     grounded = [{"dimension": "decision", "claim": q, "quote": q, "start": text.index(q),

@@ -151,7 +151,7 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
-    picks = one_point_each(merged(picks, doc.text))
+    picks = one_point_each(merged(picks, doc.text), units)
     if demote:
         picks = demoted(picks, demote)
     return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
@@ -291,14 +291,25 @@ def same_point(text: str, better: str) -> bool:
     return bool(mine and theirs) and len(mine & theirs) >= SAME_POINT * min(len(mine), len(theirs))
 
 
-def one_point_each(picks: list[Pick]) -> list[Pick]:
+def one_point_each(picks: list[Pick], units: list[Unit]) -> list[Pick]:
     """`picks` less those that state again, in a dimension, what a better-scored pick of it
-    states: one point, one claim."""
+    states: one point, one claim. Items of one list are points the author set apart, however
+    alike their wording ("Option 1 would mean ...", "Option 2 would mean ...")."""
     kept: list[Pick] = []
     for pick in sorted(picks, key=lambda p: (-p.score, p.start)):
-        if not any(k.dimension == pick.dimension and same_point(pick.quote, k.quote) for k in kept):
+        if not any(k.dimension == pick.dimension and same_point(pick.quote, k.quote)
+                   and not listed_apart(pick.start, k.start, units) for k in kept):
             kept.append(pick)
     return kept
+
+
+def listed_apart(a: int, b: int, units: list[Unit]) -> bool:
+    """Whether the quotes starting at `a` and `b` start two items of one list (same section, depth)."""
+    def item(start: int) -> tuple | None:
+        unit = next((u for u in units if u.start <= start < u.end), None)
+        return (unit.section, unit.depth, unit.block) if unit and unit.kind == "item" else None
+    first, second = item(a), item(b)
+    return first is not None and second is not None and first[:2] == second[:2] and first[2] != second[2]
 
 
 def _is_claim(unit: Unit, questions: bool, span: tuple[int, int]) -> bool:
@@ -483,7 +494,7 @@ def held_to_claims(doc: Document, schema: Schema, grounded: list[dict]) -> tuple
         for n, _ in near_best(pairs):
             start, end = grounded[n]["start"], grounded[n]["end"]
             if any(start < b["end"] and b["start"] < end or same_point(grounded[n]["quote"], b["quote"])
-                   for b in better):
+                   and not listed_apart(start, b["start"], units) for b in better):
                 verdict[n] = "repeats a better quote"
                 continue
             better.append(grounded[n])
