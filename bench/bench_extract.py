@@ -1,7 +1,7 @@
 """The offline extractor against hand annotations of ADRs: precision, recall, coverage, time.
 
     python bench/bench_extract.py [--gold FILE]... [--schema NAME|FILE] [--corpus DIR]
-                                  [--embed] [--near-best R] [--fit]
+                                  [--embed] [--near-best R] [--main N] [--fit]
 
 Each --gold FILE is an annotation ({source file: {dimension: [fragments]}}, the
 source files named relative to the corpus) scored under --schema (default `adr`).
@@ -10,7 +10,9 @@ extractor is fitted on) and bench/extract_heldout.json (three more, held out).
 The corpus is ../shared/corpora/adr, or the directory $ORGKIT_ADR_CORPUS names, or
 --corpus DIR (then only the annotated sources are extracted). `--fit` prints the
 strict scores for each share of the best score kept per source and dimension
-(`NEAR_BEST`); it is meant for the development annotation only.
+(`NEAR_BEST`); it is meant for the development annotation only. `--main N` also
+scores a "main points" view: each annotated dimension of a source counts only its
+first N fragments (a proxy for readers who mark fewer points, not such an annotation).
 
 Two ways of matching a predicted quote with a gold fragment of the same dimension:
 - lenient: their spans overlap by at least half of the shorter one (a whole
@@ -107,9 +109,17 @@ def score(predictions: dict[str, list[tuple[str, int, int]]], gold: dict, strict
     return out
 
 
+def main_points(gold: dict, n: int) -> dict:
+    """`gold` with each source's dimensions cut to their first `n` fragments: a proxy for sparser
+    readers, who mark a dimension's one or two main points (its first ones, in a source that
+    leads with them)."""
+    return {k: ({d: f[:n] for d, f in v.items()} if k in sources(gold) else v) for k, v in gold.items()}
+
+
 def _args(argv: list[str]) -> dict:
-    """--gold FILE (repeatable), --schema S, --corpus DIR, --embed, --near-best R, --fit."""
-    out: dict = {"gold": [], "schema": "adr", "corpus": CORPUS, "embed": False, "near_best": None, "fit": False}
+    """--gold FILE (repeatable), --schema S, --corpus DIR, --embed, --near-best R, --main N, --fit."""
+    out: dict = {"gold": [], "schema": "adr", "corpus": CORPUS, "embed": False, "near_best": None, "fit": False,
+                 "main": None}
     it = iter(argv)
     for arg in it:
         if arg == "--gold":
@@ -118,6 +128,8 @@ def _args(argv: list[str]) -> dict:
             value = next(it)
             out[arg[2:].replace("-", "_")] = Path(value) if arg == "--corpus" else (
                 float(value) if arg == "--near-best" else value)
+        elif arg == "--main":
+            out["main"] = int(next(it))
         elif arg in ("--embed", "--fit"):
             out[arg[2:]] = True
         else:
@@ -148,18 +160,23 @@ def _print(label: str, report: dict) -> None:
         print(f"{dim:<14}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}{r['predicted']:>6}{r['gold']:>6}")
 
 
-def fit(corpus: Path, golds: list[dict], schema) -> None:
-    """Strict scores on the given annotations for each share of the best score kept (`NEAR_BEST`):
-    run on the development annotation only; the constant is chosen from this table."""
+def fit(corpus: Path, golds: list[dict], schema, main: int | None = None) -> None:
+    """Strict scores on the given annotations for each share of the best score kept (`NEAR_BEST`),
+    and on their main points with `main`: run on the development annotation only; the constant
+    is chosen from this table."""
     from orgkit.extract import offline
 
     names = sorted({n for g in golds for n in sources(g)})
-    print(f"{'near_best':>9}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}")
+    print(f"{'near_best':>9}{'precision':>10}{'recall':>8}{'f1':>7}{'pred':>6}" + ("   main: P / R" if main else ""))
     for step in range(10, 101, 2):
         offline.NEAR_BEST = step / 100
         predictions, _ = extract_all(corpus, names, schema)
         r = score_all(corpus, predictions, golds, True)["all"]
-        print(f"{step / 100:>9.2f}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}{r['predicted']:>6}")
+        line = f"{step / 100:>9.2f}{r['precision']:>10.3f}{r['recall']:>8.3f}{r['f1']:>7.3f}{r['predicted']:>6}"
+        if main:
+            m = score_all(corpus, predictions, [main_points(g, main) for g in golds], True)["all"]
+            line += f"   {m['precision']:.3f} / {m['recall']:.3f}"
+        print(line)
 
 
 def score_all(corpus: Path, predictions: dict, golds: list[dict], strict_mode: bool) -> dict:
@@ -185,7 +202,7 @@ def main() -> None:
     schema = resolve_schema(REPO, args["schema"])
     golds = {path: json.loads(path.read_text(encoding="utf-8")) for path in args["gold"]}
     if args["fit"]:
-        fit(args["corpus"], list(golds.values()), schema)
+        fit(args["corpus"], list(golds.values()), schema, args["main"])
         return
     corpus = args["corpus"]
     names = sorted(p.name for p in corpus.glob("[0-9]*.md")) if corpus == CORPUS else \
@@ -194,6 +211,9 @@ def main() -> None:
     for path, gold in golds.items():
         for mode in ("lenient", "strict"):
             _print(f"{path.name} ({schema.name}), {mode}", score_all(corpus, predictions, [gold], mode == "strict"))
+        if args["main"]:
+            _print(f"{path.name} ({schema.name}), strict, main points (first {args['main']} per dimension)",
+                   score_all(corpus, predictions, [main_points(gold, args["main"])], True))
     print(f"\n{len(names)} sources extracted in {elapsed:.2f} s ({'embeddings' if embed else 'BM25'}), "
           f"{sum(len(p) for p in predictions.values())} quotes")
 

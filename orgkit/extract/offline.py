@@ -16,9 +16,10 @@ table rows, headings) are ranked by four signals, strongest first:
 Only claims are candidates (`claim.not_a_claim`: statements, not headings,
 questions, lead-ins, list labels or an option's pros and cons); a lead-in and
 the fragments it lists make one claim together. Per source and dimension the
-candidates scoring at least `NEAR_BEST` of the best one's are kept, so a
-dimension gets as many claims as the source has nearly-best statements for it,
-not a fixed count; quotes of one dimension that overlap are merged. Each unit
+candidates scoring at least `NEAR_BEST` of the best one's and at least their
+mean are kept, so a dimension gets as many claims as the source has statements
+standing out for it, not a fixed count; quotes of one dimension that overlap
+are merged, and of two that state one point (`same_point`) the better is kept. Each unit
 goes to one dimension at most, and a unit that repeats a quote already picked
 (an option that is also the decision) is skipped. The model path filters its
 candidates the same way (`held_to_claims`).
@@ -37,7 +38,9 @@ from .claim import not_a_claim
 from .schema import Dimension, Schema, with_template_vocabulary
 from .units import Document, Unit
 
-NEAR_BEST = 0.42  # a dimension keeps its candidates scoring this share of its best one's (bench/README.md)
+NEAR_BEST = 0.5  # a dimension keeps its candidates scoring this share of its best one's (bench/README.md)
+SAME_POINT = 0.5  # two claims of a dimension sharing this share of the shorter one's word stems make one point
+STEM = 5  # a word's stem, roughly: its first letters (the stem of "deciding" and "decided")
 JOIN_WORDS = 50  # a lead-in and the fragments it lists make one claim up to this many words
 _NORM = re.compile(r"[^a-z0-9]+")
 _LABEL = re.compile(r"^[\W_]*([A-Za-z][A-Za-z ]{1,30}?)[\W_]*:[\W_]*(\S.*?)[\s*_]*$")
@@ -148,7 +151,7 @@ def extract_offline(doc: Document, schema: Schema, embed: Callable | None = None
     for d_index, dim in enumerate(schema.dimensions):
         if not any(label == dim.name for label, _ in labels) and not any(p.dimension == dim.name for p in picks):
             picks += _from_cues(units, dim, sims[d_index], taken)
-    picks = merged(picks, doc.text)
+    picks = one_point_each(merged(picks, doc.text), units)
     if demote:
         picks = demoted(picks, demote)
     return sorted(picks, key=lambda p: (schema.dimensions.index(schema.dimension(p.dimension)), p.start))
@@ -260,15 +263,53 @@ def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, 
 
 
 def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> list[tuple[int, float]]:
-    """The candidates whose score is at least `ratio` of the best one's, best first: how many
-    claims a source gives for a dimension follows how many of its candidates are nearly as
-    good as its best, not a fixed count (`NEAR_BEST`, fitted on the development annotation)."""
+    """The candidates whose score is at least `ratio` of the best one's and at least the mean of
+    all of them, best first: how many claims a source gives for a dimension follows how many of
+    its candidates stand out, not a fixed count (`NEAR_BEST`, fitted on the development
+    annotation). One candidate, or candidates all scoring alike, are all kept; of two, the
+    better, unless they tie (the mean of the others than the best, which would keep both, did
+    worse on the development annotation: bench/README.md)."""
     if not scored:
         return []
     ratio = NEAR_BEST if ratio is None else ratio
     best = max(s for _, s in scored)
-    floor = ratio * best if best > 0 else best
+    mean = sum(s for _, s in scored) / len(scored)
+    floor = max(ratio * best, mean) if best > 0 else best
     return sorted(((k, s) for k, s in scored if s >= floor), key=lambda ks: -ks[1])
+
+
+def stems(text: str) -> set[str]:
+    """The stems of the words of `text` that carry meaning (see `STEM`)."""
+    return {w[:STEM] for w in query_terms(text)}
+
+
+def same_point(text: str, better: str) -> bool:
+    """Whether `text` states again the point of `better`, a claim of the same dimension: most of
+    the shorter one's word stems are the other's ("We will use Postgres." after "We decided to
+    use Postgres for the index.")."""
+    mine, theirs = stems(text), stems(better)
+    return bool(mine and theirs) and len(mine & theirs) >= SAME_POINT * min(len(mine), len(theirs))
+
+
+def one_point_each(picks: list[Pick], units: list[Unit]) -> list[Pick]:
+    """`picks` less those that state again, in a dimension, what a better-scored pick of it
+    states: one point, one claim. Items of one list are points the author set apart, however
+    alike their wording ("Option 1 would mean ...", "Option 2 would mean ...")."""
+    kept: list[Pick] = []
+    for pick in sorted(picks, key=lambda p: (-p.score, p.start)):
+        if not any(k.dimension == pick.dimension and same_point(pick.quote, k.quote)
+                   and not listed_apart(pick.start, k.start, units) for k in kept):
+            kept.append(pick)
+    return kept
+
+
+def listed_apart(a: int, b: int, units: list[Unit]) -> bool:
+    """Whether the quotes starting at `a` and `b` start two items of one list (same section, depth)."""
+    def item(start: int) -> tuple | None:
+        unit = next((u for u in units if u.start <= start < u.end), None)
+        return (unit.section, unit.depth, unit.block) if unit and unit.kind == "item" else None
+    first, second = item(a), item(b)
+    return first is not None and second is not None and first[:2] == second[:2] and first[2] != second[2]
 
 
 def _is_claim(unit: Unit, questions: bool, span: tuple[int, int]) -> bool:
@@ -420,7 +461,8 @@ def held_to_claims(doc: Document, schema: Schema, grounded: list[dict]) -> tuple
     taken out of its frame; a label line naming the dimension, or all a section says, is
     kept), when it scores below `NEAR_BEST` of its dimension's best candidate for the source
     (the same signals: the section it sits in, cue phrases, similarity to the rubric,
-    position), or when it quotes what a better candidate of its dimension already quotes.
+    position), or when it quotes or states again what a better candidate of its dimension
+    already does (`same_point`).
     Candidates of dimensions the schema lacks, and quotes not found, pass untouched (the
     scribe refuses the one, the audit counts the other)."""
     schema = with_template_vocabulary(schema)
@@ -448,13 +490,14 @@ def held_to_claims(doc: Document, schema: Schema, grounded: list[dict]) -> tuple
         scored.setdefault(dim.name, []).append((n, best))
         verdict[n] = "far below the best"
     for pairs in scored.values():
-        spans: list[tuple[int, int]] = []
+        better: list[dict] = []
         for n, _ in near_best(pairs):
             start, end = grounded[n]["start"], grounded[n]["end"]
-            if any(start < e and s < end for s, e in spans):
+            if any(start < b["end"] and b["start"] < end or same_point(grounded[n]["quote"], b["quote"])
+                   and not listed_apart(start, b["start"], units) for b in better):
                 verdict[n] = "repeats a better quote"
                 continue
-            spans.append((start, end))
+            better.append(grounded[n])
             verdict[n] = None
     kept = [c for n, c in enumerate(grounded) if verdict[n] is None]
     cut = [{**c, "reason": verdict[n]} for n, c in enumerate(grounded) if verdict[n] is not None]
