@@ -31,16 +31,24 @@ CORRECTED_WEIGHT = 0.7  # a mistyped word's correction counts for less than the 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
-    """The relevance a query's best hit must reach, and the lower one every other hit must."""
+    """The relevance a query's best hit must reach, and the lower one every other hit must; and the
+    top cosine at which a dense ranking is fully trusted in fusion (it is not trusted at `hit`)."""
 
     query: float
     hit: float
+    sure: float = 1.0
+
+    def confidence(self, top_cosine: float) -> float:
+        """How far a dense ranking whose best cosine is `top_cosine` is worth following: 0 at the hit
+        floor (nothing near), 1 at `sure`."""
+        return max(0.0, min(1.0, (top_cosine - self.hit) / (self.sure - self.hit)))
 
 
 # Per embedding model: the floors on cosine + COVERAGE_WEIGHT x coverage.
 CALIBRATED: dict[str, Floors] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20),
+    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20, sure=0.80),
 }
+UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
 LEXICAL = Floors(query=0.30, hit=0.0)
 
@@ -64,6 +72,11 @@ class Verdict:
 def floors_for(model: str | None) -> Floors | None:
     """The calibrated dense floors of `model`, or None (then words decide alone)."""
     return CALIBRATED.get(model) if model else None
+
+
+def dense_confidence(floors: Floors | None, top_cosine: float) -> float:
+    """How far to follow a dense ranking with this best cosine (halfway under an uncalibrated model)."""
+    return floors.confidence(top_cosine) if floors is not None else UNCALIBRATED_TRUST
 
 
 def relevance(signals: Signals, dense: Floors | None) -> float:
