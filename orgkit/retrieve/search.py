@@ -67,6 +67,7 @@ class SearchHit:
     relevant: bool = True  # False below the floor: nothing here answers the query
     node: int = field(default=0, repr=False)  # the node's row in the index
     corrected: str | None = None  # the query as its mistyped words were taken, when any was
+    answers: bool = field(default=True, repr=False)  # relevant, and its own signals reach the query floor
 
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
@@ -232,7 +233,9 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
     query is judged by the best of each: the top cosine over every passage and
     the best coverage among the hits. A hit of a query that passes is relevant
-    when it reaches the hit floor, or when its words alone would pass.
+    when it reaches the hit floor, or when its words alone would pass; it
+    answers the query (what `context` takes in) when it reaches the query
+    floor itself, or its words alone would pass.
     """
     if not hits:
         return None
@@ -252,8 +255,10 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
+        by_words = floor.judge(floor.Signals(None, signal.coverage)).relevant
         hit.relevance = verdict.relevance
-        hit.relevant = passes and (verdict.relevant or floor.judge(floor.Signals(None, signal.coverage)).relevant)
+        hit.relevant = passes and (verdict.relevant or by_words)
+        hit.answers = passes and (floor.judge(signal, dense_floors).relevant or by_words)
     return best
 
 
