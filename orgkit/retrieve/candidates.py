@@ -27,6 +27,7 @@ from .scope import Scope
 from .search import SearchResult, VectorCache, query_terms, search
 
 RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
+SCAN_WEIGHT = 0.5  # a headline sharing a word with the query reorders search's hits, it does not lead them
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
 Ranker = Callable[[Path, str, int], tuple[list[dict], list[str]]]
@@ -89,7 +90,8 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
                 by_id[row["id"]].sources.append(source)
             if "relevant" in row:
                 verdicts[row["id"]] = verdicts.get(row["id"], False) or row["relevant"]
-    scores = fusion.reciprocal_rank(((1.0, [row["id"] for row in rows]) for rows in ranked.values()), RRF_K)
+    scores = fusion.reciprocal_rank(((SCAN_WEIGHT if source == "scan" else 1.0, [row["id"] for row in rows])
+                                     for source, rows in ranked.items()), RRF_K)
     for node_id, cand in by_id.items():
         cand.score = scores[node_id]
         cand.relevant = verdicts.get(node_id, not judged)

@@ -1,7 +1,7 @@
 """Context for an agent: both retrieval stages, then a deep read within a budget.
 
-Candidates come from the headline scan (exact words in titles) and from hybrid
-search (meaning and words), fused by reciprocal rank; a candidate comes in only
+Candidates come from the headline scan (exact words in headings, titles and
+aliases, read from the index: headlines.py) and from hybrid search (meaning and words), fused by reciprocal rank; a candidate comes in only
 when its own signals reach the relevance floor (none left: no notes, reason
 "nothing relevant"). The candidates are read in rank order: a short note that
 fits in what is left of the token budget whole, a longer one as an excerpt of
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from ..embed import Embedder
 from ..index.store import Index
-from .candidates import find_candidates, scan_ranked, search_ranker
+from .candidates import find_candidates, search_ranker
+from .headlines import headline_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
 from .read import Locator, ReadDoc, read
@@ -66,7 +67,7 @@ def context(
     """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
     result = ContextResult(query=query, budget=budget)
     searcher = search_ranker(index, embedder, cache, scope)
-    rankers = {"search": searcher, "scan": scan_ranked} if index.root.is_dir() else {"search": searcher}
+    rankers = {"search": searcher, "scan": headline_ranker(index)}
     found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
     result.warnings.extend(found.warnings)
     if searcher.last is not None:

@@ -235,7 +235,9 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     the best coverage among the hits. A hit of a query that passes is relevant
     when it reaches the hit floor, or when its words alone would pass; it
     answers the query (what `context` takes in) when it reaches the query
-    floor itself, or its words alone would pass.
+    floor itself: under a model, by meaning and words together (a passage
+    holding two rare words of a long question, "pros" and "cons", and
+    nothing of its meaning does not answer it).
     """
     if not hits:
         return None
@@ -258,7 +260,7 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
         by_words = floor.judge(floor.Signals(None, signal.coverage)).relevant
         hit.relevance = verdict.relevance
         hit.relevant = passes and (verdict.relevant or by_words)
-        hit.answers = passes and (floor.judge(signal, dense_floors).relevant or by_words)
+        hit.answers = passes and floor.judge(signal, dense_floors).relevant
     return best
 
 
