@@ -5,9 +5,10 @@ for each key it ranks. Ranks need no common scale and mean the same in a pool
 of one as in a pool of fifty, so nothing breaks on a query that one note
 answers alone. What differs per query is each list's weight: how far the
 evidence says it is worth following (`Trust`). Search weighs its dense
-ranking by how its top cosine stands against the corpus's own (the floor's
-calibration) and its word ranking by how much of the query, weighted by
-rarity, its top passage holds; the headline scan and search share fixed weights.
+ranking by how far its top cosine clears the model's hit floor (floor.py) and
+its word ranking by how much of the query, weighted by rarity, its top passage
+holds, less when a confident dense ranking puts another note on top; the
+headline scan and search have fixed weights (candidates.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,16 @@ class Trust:
 
     lexical: float
     dense: float
+
+
+def trust(coverage: float, rarity: float, confidence: float, agree: bool) -> Trust:
+    """Both rankings' weights for one query: BM25's from what its top passage holds of the query
+    (`lexical_trust`), dense's from its confidence (`dense_trust`). When BM25's top node is not
+    near the top of a confident dense ranking, the two disagree and the dense one's confidence
+    is evidence against the words: a paraphrase shares a few words with some other note."""
+    dense = dense_trust(confidence)
+    lexical = lexical_trust(coverage, rarity)
+    return Trust(lexical if agree else max(LEAST_TRUST, lexical * (1.0 - dense)), dense)
 
 
 def lexical_trust(coverage: float, rarity: float) -> float:

@@ -9,7 +9,8 @@ the index (index/vocab.py), and the dense ranking embeds the query as
 corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
 weighted per query by the evidence for it: BM25 by the idf-weighted share of
 the query its top passage holds, dense by how its top cosine stands against
-the corpus's own cosines (floor.py's calibration). A note that holds every
+the model's floors (floor.py), BM25 less when the two disagree on the top
+note and dense is confident. A note that holds every
 rare word of a query is not buried by a dense ranking that found nothing
 sure, and a paraphrase no passage shares words with follows the dense
 ranking. A node that BM25 ranks near the top and whose title is the query's
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 MODES = ("hybrid", "dense", "lexical")
+AGREEMENT = 5  # dense's top nodes among which BM25's top one counts as agreed on
 RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking counts most
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
@@ -181,9 +183,9 @@ def search(
         floors = floor.floors_for(embedder.name) if embedder is not None else None
         total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         if lexical is not None and dense is not None:
-            trust = fusion.Trust(
-                lexical=fusion.lexical_trust(*_top_evidence(conn, terms, lexical, total)),
-                dense=fusion.dense_trust(floor.dense_confidence(floors, dense[0][2]) if dense else 0.0))
+            agree = not lexical or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
+            trust = fusion.trust(*_top_evidence(conn, terms, lexical, total),
+                                 floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
             fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
         else:
             fused = lexical if lexical is not None else dense
