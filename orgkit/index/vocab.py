@@ -87,21 +87,23 @@ def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: 
     """The query (lower case) with each mistyped word replaced by the word the notes use for what it
     was taken for, so a person sees what was searched and the model embeds real words (None: no word
     was corrected)."""
-    fixes = {t.word: surface(conn, t.corrections[0], backend) for t in terms if not t.docs and t.corrections}
+    fixes = {t.word: surface(conn, t.word, t.corrections[0], backend) for t in terms if not t.docs and t.corrections}
     if not fixes:
         return None
     return _WORDS.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
 
 
-def surface(conn: sqlite3.Connection, stemmed: str, backend: Any) -> str:
-    """A word as the notes write it whose stem is `stemmed`: read from the best passage holding it."""
+def surface(conn: sqlite3.Connection, typed: str, stemmed: str, backend: Any) -> str:
+    """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
+    best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
     found = backend.lexical(conn, [stemmed], 1.0, 1)
     if not found:
         return stemmed
     row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (found[0][1],)).fetchone()
     words = list(dict.fromkeys(w.lower() for w in _WORDS.findall(row[0] if row else "")))
     stems = stems_of(dict(enumerate(words)))
-    return next((w for i, w in enumerate(words) if stems[i] == {stemmed}), stemmed)
+    same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
+    return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
 
 
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # as the passage index cuts words
