@@ -12,7 +12,11 @@ signals already at hand decide, per hit and per query:
   was taken for at CORRECTED_WEIGHT) that the hit's best passage holds.
 
 A query passes when its best signals (the top cosine over every passage, the
-best coverage among the hits) reach the query floor; a hit is relevant when
+best coverage among the hits) reach the query floor, or, when search's two
+rankings disagree on the top note (BM25's best is not among dense's best
+five), the higher disputed floor: a question near the notes' subjects that
+they do not answer shares a few words with one note and its meaning with
+another, and its cosines alone do not tell it from a paraphrase; a hit is relevant when
 the query passes and the hit reaches the (lower) hit floor or its words alone
 reach the words-only floor, so a query that matched nothing marks every hit
 not relevant, and a relevant query's weak tail is marked too. The constants were fitted on the development split
@@ -37,6 +41,7 @@ class Floors:
     query: float
     hit: float
     sure: float = 1.0
+    disputed: float = 0.0  # the query floor when the rankings disagree on the top note (never below `query`)
 
     def confidence(self, top_cosine: float) -> float:
         """How far a dense ranking whose best cosine is `top_cosine` is worth following: 0 at the hit
@@ -46,7 +51,7 @@ class Floors:
 
 # Per embedding model: the floors on cosine + COVERAGE_WEIGHT x coverage.
 CALIBRATED: dict[str, Floors] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20, sure=0.80),
+    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20, sure=0.80, disputed=0.65),
 }
 UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
@@ -55,10 +60,12 @@ LEXICAL = Floors(query=0.30, hit=0.0)
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """What is known of one hit: its passage's cosine with the query (None: not by meaning), its word coverage."""
+    """What is known of one hit: its passage's cosine with the query (None: not by meaning), its word
+    coverage, and whether search's rankings agreed on the query's top note."""
 
     cosine: float | None
     coverage: float
+    agree: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +103,8 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     """
     floors = dense if dense is not None and signals.cosine is not None else LEXICAL
     value = relevance(signals, dense)
-    return Verdict(value, value >= (floors.hit if hit else floors.query))
+    query = floors.query if signals.agree else max(floors.query, floors.disputed)
+    return Verdict(value, value >= (floors.hit if hit else query))
 
 
 def coverage(words: list[tuple[float, float]]) -> float:

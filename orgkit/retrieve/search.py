@@ -182,8 +182,8 @@ def search(
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         floors = floor.floors_for(embedder.name) if embedder is not None else None
         total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            agree = not lexical or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
             trust = fusion.trust(*_top_evidence(conn, terms, lexical, total),
                                  floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
             fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
@@ -197,7 +197,7 @@ def search(
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total, agree)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -228,7 +228,8 @@ def _credit(term: Term) -> float:
 
 
 def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
+           agree: bool = True) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -253,9 +254,9 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
         cosine = cosines.of_node(hit.node) if cosines is not None else None
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
-            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
+            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)]), agree))
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals))
+                         max(signal.coverage for signal in signals), agree)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
