@@ -128,7 +128,7 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
                    SCOPE, NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant}]"))
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
@@ -136,4 +136,4 @@ declare(Op("context", "Gather the notes that best answer QUERY, and what they li
                    SCOPE, NO_UPDATE),
            result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
-                  "mode, reason}"))
+                  "mode, reason, corrected?}"))
