@@ -5,7 +5,7 @@ top rows by argpartition, each node ranked by its best passage (in PostgreSQL,
 pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
 PostgreSQL, the same BM25 from stored terms), matches in the outline path
 weighted up; a query word no passage holds is replaced by its closest words in
-the index (index/vocab.py), and the dense ranking embeds the query as
+the index (index/vocab.py), and the relevance floor reads the query as
 corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
 weighted per query by the evidence for it: BM25 by the idf-weighted share of
 the query its top passage holds, dense by how its top cosine stands against
@@ -175,7 +175,7 @@ def search(
         result.corrected = vocab.corrected(conn, query, terms, index.backend)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
-            vectors, query_vector = _dense_inputs(index, conn, result.corrected or query, embedder, cache, result)
+            vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend) if result.mode != "dense" else None
         if vectors is not None and not isinstance(vectors, DatabaseVectors):
             scores = dense_scores(vectors, query_vector)
@@ -193,7 +193,7 @@ def search(
         result.hits = _hits(conn, index, fused, query, limit)
         cosines = None
         if scores is not None:
-            cosines = Cosines.in_memory(vectors, scores)
+            cosines = Cosines.in_memory(vectors, _as_read(vectors, scores, result.corrected, embedder))
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
         dense_floors = floors if cosines is not None else None
@@ -207,6 +207,21 @@ def search(
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
+
+
+def _as_read(vectors: VectorSet, scores, corrected: str | None, embedder: Embedder | None):
+    """The cosines the floor judges by: of the query as typed, or as corrected where that is closer.
+
+    Dense ranking embeds the query as typed (the model reads a slip in a
+    word well enough, and a word the notes lack is often no slip: a
+    paraphrase's words corrected into the notes' own would mean something
+    else), but a corrected word counts as what it was taken for in the floor.
+    """
+    if not corrected or embedder is None:
+        return scores
+    import numpy as np
+
+    return np.maximum(scores, dense_scores(vectors, embedder.embed_query(corrected)))
 
 
 def _top_evidence(conn: "sqlite3.Connection", terms: list[Term], lexical: Ranking, total: int) -> tuple[float, float]:
