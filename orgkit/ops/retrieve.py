@@ -38,6 +38,13 @@ def report(ctx: OpContext, result, embedder) -> None:
             result.reason = LOADING
     for message in result.warnings:
         ctx.warn(message)
+    corrected(ctx, result.corrected)
+
+
+def corrected(ctx: OpContext, query: str | None) -> None:
+    """Say how a mistyped query was read (its JSON carries it as "corrected" too)."""
+    if query:
+        ctx.warn(f"showing results for {query!r}")
 
 
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -91,6 +98,7 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
                          cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args))
     for message in found.warnings:
         ctx.warn(message)
+    corrected(ctx, found.corrected)
     return [h.to_json() for h in found.hits]
 
 

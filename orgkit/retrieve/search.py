@@ -202,8 +202,6 @@ def search(
     for hit in result.hits:
         hit.mode = result.mode
         hit.corrected = result.corrected
-    if result.corrected:
-        result.warnings.append(f"showing results for {result.corrected!r}")
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
