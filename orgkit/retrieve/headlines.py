@@ -10,7 +10,10 @@ rank as scan.py's do for context: by how many of the query's words they hold.
 
 from __future__ import annotations
 
+import bisect
+import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..index.store import Index
@@ -24,20 +27,39 @@ _HEADLINES_SQL = """
     UNION ALL SELECT a.alias, n.id, n.title, n.file, n.line, n.level FROM aliases a JOIN nodes n ON n.rowid = a.node
 """
 _lock = threading.Lock()
-_held: dict[tuple, list[tuple[str, dict]]] = {}  # (index, generation) -> [(headline lower-cased, row)]
+_held: dict[tuple, "Headlines"] = {}  # (index, generation) -> its headlines
 
 
-def headlines(index: Index) -> list[tuple[str, dict]]:
+@dataclass(frozen=True)
+class Headlines:
+    """Every headline lower-cased in one text, a line each (so a word is found by one regex pass),
+    where each starts, and the node row each names."""
+
+    text: str
+    starts: list[int]
+    rows: list[dict]
+
+    def holding(self, word: str) -> set[int]:
+        """The headlines (by position) that hold `word`."""
+        return {bisect.bisect_right(self.starts, m.start()) - 1 for m in re.finditer(re.escape(word), self.text)}
+
+
+def headlines(index: Index) -> Headlines:
     """Every headline of the index with the node it names, read once per index generation."""
     with index.snapshot() as conn:
         key = (str(index.state_dir), index.database, index.generation(conn))
         with _lock:
             if key not in _held:
-                rows = conn.execute(_HEADLINES_SQL).fetchall()
+                found = conn.execute(_HEADLINES_SQL).fetchall()
+                texts = [(text or "").lower().replace("\n", " ") for text, *_ in found]
+                starts, at = [], 0
+                for text in texts:
+                    starts.append(at)
+                    at += len(text) + 1
                 _held.clear()
-                _held[key] = [((text or "").lower(), {"id": node_id, "title": title, "file": file, "line": line,
-                                                      "level": level, "olp": []})
-                              for text, node_id, title, file, line, level in rows]
+                _held[key] = Headlines("\n".join(texts), starts, [
+                    {"id": node_id, "title": title, "file": file, "line": line, "level": level, "olp": []}
+                    for _, node_id, title, file, line, level in found])
             return _held[key]
 
 
@@ -45,14 +67,18 @@ def headline_ranker(index: Index):
     """A ranker (candidates.Ranker) over the index's headlines: those holding any of the query's
     words, most words first, one row per node."""
     def ranked(root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
-        words = [w.lower() for w in query_terms(query)]
+        words = list(dict.fromkeys(w.lower() for w in query_terms(query)))
         if not words:
             return [], []
-        scored = [(-sum(w in text for w in words), i, row) for i, (text, row) in enumerate(headlines(index))
-                  if any(w in text for w in words)]
+        held = headlines(index)
+        count: dict[int, int] = {}
+        for word in words:
+            for at in held.holding(word):
+                count[at] = count.get(at, 0) + 1
         seen: set[str] = set()
         out = []
-        for _, _, row in sorted(scored, key=lambda s: (s[0], s[1])):
+        for at in sorted(count, key=lambda i: (-count[i], i)):
+            row = held.rows[at]
             if row["id"] not in seen:
                 seen.add(row["id"])
                 out.append(row)
