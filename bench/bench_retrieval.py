@@ -45,7 +45,7 @@ from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.vocab import Term
 from orgkit.retrieve.search import (
-    MODES, POOL, VectorCache, dense_ranking, fuse, lexical_ranking, lexical_terms, search, title_match,
+    MODES, POOL, VectorCache, dense_ranking, lexical_ranking, lexical_terms, search, title_match,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -152,8 +152,8 @@ def intersect(lex, den, title, query, top=20, k=5.0, w=0.5):
 
 
 def shipped(lex, den, title, query):
-    """search.py's fusion."""
-    return [n for n, _, _ in fuse(lex, den, title)]
+    """search.py's fusion before the evidence-weighted one (bench_blind.py measures that one)."""
+    return convex(lex, den, title, query, alpha=0.8, how="z", title_first=True)
 
 
 # Each method with the grid it was swept over on the tuning split.
@@ -247,7 +247,7 @@ CHOSEN = {
     "rrf + exact title first": (lambda *a, **kw: _title_first(rrf(*a, **kw), a[2]), {"k": 2, "w": 0.5}),
     "convex + exact title first, min-max": (convex, {"how": "minmax", "alpha": 0.75, "title_first": True}),
     "convex + exact title first, max": (convex, {"how": "max", "alpha": 0.8, "title_first": True}),
-    "convex + exact title first, z-score (shipped)": (shipped, {}),
+    "convex + exact title first, z-score (shipped before)": (shipped, {}),
 }
 
 
@@ -283,9 +283,9 @@ def hybrid_before(index: Index, embedder: Embedder, cache: VectorCache) -> Calla
             lex = lexical_ranking(conn, query, POOL, exact)
             vectors = cache.get(index, embedder.fingerprint, conn)
             den = dense_ranking(vectors, embedder.embed_query(query), POOL)
-            fused = fuse(lex, den, _exact_title(conn, lex, query))
-        nodes = index.nodes_by_rowid([n for n, _, _ in fused[: K * 2]])
-        return list(dict.fromkeys(nodes[n]["id"] for n, _, _ in fused[: K * 2] if n in nodes))
+            fused = shipped(lex, den, _exact_title(conn, lex, query), query)
+        nodes = index.nodes_by_rowid(fused[: K * 2])
+        return list(dict.fromkeys(nodes[n]["id"] for n in fused[: K * 2] if n in nodes))
     return ranked
 
 

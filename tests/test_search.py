@@ -28,7 +28,8 @@ def test_each_mode_finds_the_note(cli, notes: Path, tiny_model: Path, mode: str)
     assert hits[0]["id"] == "tomatoes"
     assert set(hits[0]) == {"id", "title", "file", "line", "level", "score", "snippet", "mode", "relevance", "relevant"}
     assert hits[0]["mode"] == mode
-    assert hits[0]["file"] == "garden/tomatoes.org" and hits[0]["line"] == 1 and hits[0]["level"] == 0
+    # the file node, and the line of the passage that matched (opening the hit lands on it)
+    assert hits[0]["file"] == "garden/tomatoes.org" and hits[0]["line"] == 6 and hits[0]["level"] == 0
     assert "compost" in hits[0]["snippet"]
 
 
@@ -116,7 +117,7 @@ def test_lexical_hits_are_in_the_order_of_their_scores(cli, notes: Path) -> None
 
 def test_context_never_includes_a_text_twice(cli, notes: Path, tiny_model: Path) -> None:
     doc = json.loads(cli("context", "--notes", str(notes), "--json", "--budget", "4000",
-                         "kitten", "cats").stdout)
+                         "kitten", "cats", "feline").stdout)
     texts = [d["content"] for d in doc["included"]]
     assert not any(a != b and a in b for a in texts for b in texts)
     assert len({d["id"] for d in doc["included"]}) == len(texts)
@@ -221,3 +222,36 @@ def test_of_two_titles_alike_as_stems_the_one_as_typed_is_named(tmp_path: Path) 
         "c.org": ":PROPERTIES:\n:ID: c\n:END:\n#+title: The C Language\n\n" + c,
     }, ["c language", "c langauge", "c++ language"])
     assert named == {"c language": "c", "c langauge": "c", "c++ language": "cpp"}
+
+
+def test_a_note_holding_every_rare_word_of_the_query_comes_first_in_hybrid(cli, tmp_path: Path,
+                                                                          tiny_model: Path) -> None:
+    """Three names only one note holds: BM25's pool has one member, and the dense ranking (words the
+    model does not know, so nearest are the notes made of unknown words) does not bury it."""
+    files = {"models.org": ":PROPERTIES:\n:ID: models\n:END:\n#+title: Neuron models\n\n"
+                           "Hodgkin-Huxley, FitzHugh-Nagumo and Morris-Lecar describe how a neuron fires; "
+                           "the cat and the dog have neurons too, and so do the people in the garden.\n"}
+    for i in range(6):
+        files[f"noise{i}.org"] = (f":PROPERTIES:\n:ID: noise{i}\n:END:\n#+title: Zorblax {i}\n\n"
+                                  f"Quintrel-vasheen olumbar-treskel anduvar-plimsoth-{i}.\n")
+    notes = write_notes(tmp_path / "rare", files)
+    assert [h["id"] for h in search(cli, notes, "--mode", "lexical", "hodgkin-huxley fitzhugh-nagumo morris-lecar")] \
+        == ["models"]
+    assert search(cli, notes, "--mode", "dense", "hodgkin-huxley fitzhugh-nagumo morris-lecar")[0]["id"] != "models"
+    hits = search(cli, notes, "hodgkin-huxley fitzhugh-nagumo morris-lecar")
+    assert hits[0]["id"] == "models" and hits[0]["relevant"]
+
+
+def test_a_query_with_two_typos_finds_its_note_and_says_how_it_was_read(cli, tmp_path: Path,
+                                                                        tiny_model: Path) -> None:
+    notes = write_notes(tmp_path / "typos", {
+        "leaf.org": ":PROPERTIES:\n:ID: leaf\n:END:\n#+title: Leaves\n\n"
+                    "Photosynthesis needs chlorophyll, water and light.\n",
+        "soil.org": ":PROPERTIES:\n:ID: soil\n:END:\n#+title: Soil\n\nCompost feeds the soil of the garden.\n",
+    })
+    result = cli("search", "--notes", str(notes), "--json", "photosyntesis", "chlorofyll")
+    hits = json.loads(result.stdout)
+    assert hits[0]["id"] == "leaf" and hits[0]["relevant"]
+    assert hits[0]["corrected"] == "photosynthesis chlorophyll"
+    assert "showing results for 'photosynthesis chlorophyll'" in result.stderr
+    assert "corrected" not in search(cli, notes, "photosynthesis")[0]  # nothing to correct: nothing said

@@ -12,9 +12,11 @@ exactly as before.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from ..storage.terms import tokenizer
 from .db import in_slices
@@ -79,6 +81,32 @@ def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) ->
         out.append(Term(word, stemmed, docs,
                         () if docs or len(word) < SHORTEST else nearest(conn, stemmed, vocabulary)))
     return out
+
+
+def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: Any) -> str | None:
+    """The query (lower case) with each mistyped word replaced by the word the notes use for what it
+    was taken for, so a person sees what was searched and the model embeds real words (None: no word
+    was corrected)."""
+    fixes = {t.word: surface(conn, t.word, t.corrections[0], backend) for t in terms if not t.docs and t.corrections}
+    if not fixes:
+        return None
+    return _WORDS.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
+
+
+def surface(conn: sqlite3.Connection, typed: str, stemmed: str, backend: Any) -> str:
+    """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
+    best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
+    found = backend.lexical(conn, [stemmed], 1.0, 1)
+    if not found:
+        return stemmed
+    row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (found[0][1],)).fetchone()
+    words = list(dict.fromkeys(w.lower() for w in _WORDS.findall(row[0] if row else "")))
+    stems = stems_of(dict(enumerate(words)))
+    same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
+    return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
+
+
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # as the passage index cuts words
 
 
 def allowed_distance(stemmed: str) -> int:

@@ -262,4 +262,4 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          minimum=1),
                    Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE),
            result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
-                  "...}], omitted, warnings, mode, reason}", writes=True, role="reader"))
+                  "...}], omitted, warnings, mode, reason, corrected?}", writes=True, role="reader"))

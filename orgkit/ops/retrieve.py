@@ -39,6 +39,13 @@ def report(ctx: OpContext, result, embedder) -> None:
             result.reason = LOADING
     for message in result.warnings:
         ctx.warn(message)
+    corrected(ctx, result.corrected)
+
+
+def corrected(ctx: OpContext, query: str | None) -> None:
+    """Say how a mistyped query was read (its JSON carries it as "corrected" too)."""
+    if query:
+        ctx.warn(f"showing results for {query!r}")
 
 
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -95,6 +102,7 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
                          cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args))
     for message in found.warnings:
         ctx.warn(message)
+    corrected(ctx, found.corrected)
     return [h.to_json() for h in found.hits]
 
 
@@ -132,7 +140,7 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
                    SCOPE, NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant}]"))
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
@@ -140,4 +148,4 @@ declare(Op("context", "Gather the notes that best answer QUERY, and what they li
                    SCOPE, NO_UPDATE),
            result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
-                  "mode, reason}"))
+                  "mode, reason, corrected?}"))

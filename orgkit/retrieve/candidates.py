@@ -6,8 +6,10 @@ the words they hold. The two ranked lists are fused by reciprocal rank with a
 small k (the scan's word counts and search's scores share no scale; see
 fusion.py), so a note that both find rises to the top. A candidate is
 relevant when a ranker that judges relevance (search's floor) marked it so;
-one only the scan found takes the query's verdict. `context` and the
-atomic-notes skill both start here.
+one only the scan found is not, when search judged: a headline sharing a
+word with the query ("Pros and Cons", "References") is no evidence, and a note
+that holds the query's words is one search finds. Without an index the scan
+alone decides. `context` and the atomic-notes skill both start here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..index.words import query_terms
 from .search import SearchResult, VectorCache, search
 
 RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
+SCAN_WEIGHT = 0.5  # a headline sharing a word with the query reorders search's hits, it does not lead them
 
 # A ranked list of (id, title, file, line, level, olp) rows from one retriever.
 Ranker = Callable[[Path, str, int], tuple[list[dict], list[str]]]
@@ -74,11 +77,9 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
     """Reciprocal-rank fusion of several ranked lists, one entry per node ID, with its relevance.
 
     A row carrying `relevant` was judged by the floor; a candidate no judged
-    row names takes the query's verdict (whether any judged row is relevant),
-    or is relevant when no ranker judges.
+    row names is relevant only when no ranker judges.
     """
-    judged = [row for rows in ranked.values() for row in rows if "relevant" in row]
-    query_relevant = any(row["relevant"] for row in judged) if judged else True
+    judged = any("relevant" in row for rows in ranked.values() for row in rows)
     by_id: dict[str, Candidate] = {}
     verdicts: dict[str, bool] = {}
     for source, rows in ranked.items():
@@ -90,10 +91,11 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
                 by_id[row["id"]].sources.append(source)
             if "relevant" in row:
                 verdicts[row["id"]] = verdicts.get(row["id"], False) or row["relevant"]
-    scores = fusion.reciprocal_rank(((1.0, [row["id"] for row in rows]) for rows in ranked.values()), RRF_K)
+    scores = fusion.reciprocal_rank(((SCAN_WEIGHT if source == "scan" else 1.0, [row["id"] for row in rows])
+                                     for source, rows in ranked.items()), RRF_K)
     for node_id, cand in by_id.items():
         cand.score = scores[node_id]
-        cand.relevant = verdicts.get(node_id, query_relevant)
+        cand.relevant = verdicts.get(node_id, not judged)
     return sorted(by_id.values(), key=lambda c: -c.score)[:limit]
 
 
@@ -112,7 +114,12 @@ class SearchRanker:
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
         self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache,
                            scope=self.scope)
-        return [h.to_json() for h in self.last.hits], self.last.warnings
+        return [h.to_json() | {"relevant": h.answers} for h in self.last.hits], self.last.warnings
+
+    def relevant(self) -> set[str]:
+        """The IDs of the latest search's hits that reach the hit floor (a note linked from an answer may
+        come in on that)."""
+        return {h.id for h in self.last.hits if h.relevant} if self.last is not None else set()
 
 
 def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None,

@@ -1,13 +1,17 @@
 """Context for an agent: both retrieval stages, then a deep read within a budget.
 
-Candidates come from the headline scan (exact words in titles) and from hybrid
-search (meaning and words), fused by reciprocal rank; those below the
-relevance floor are dropped (none left: no notes, reason "nothing relevant").
-The best candidates are read in rank order: a short note that fits in what is
-left of the token budget whole, a longer one as an excerpt of its best-matching
-passages (`passages.py`) taking at most a quarter of the budget; what is left
-goes to the notes the included text links to, then widens the excerpts. The result says what was
-included, what was left out and why, so an agent can ask for more.
+Candidates come from the headline scan (exact words in headings, titles and
+aliases, read from the index: headlines.py) and from hybrid search (meaning
+and words), fused by reciprocal rank; a candidate comes in only
+when its own signals reach the relevance floor (none left: no notes, reason
+"nothing relevant"). The candidates are read in rank order: a short note that
+fits in what is left of the token budget whole, a longer one as an excerpt of
+its best-matching passages (`passages.py`) taking at most a quarter of the
+budget; what is left goes to the notes the included text links to that reach
+the (lower) hit floor, then widens the excerpts by their passages that match
+nearly as well as their best. What nothing relevant fills stays unspent. The
+result says what was included, what was left out and why, so an agent can ask
+for more.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass, field
 from ..embed import Embedder
 from ..index.store import Index
 from ..locator import Locator
-from .candidates import Ranker, find_candidates, scan_ranked, search_ranker
+from .candidates import Ranker, find_candidates, search_ranker
+from .headlines import headline_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
 from .read import ReadDoc, read
@@ -39,15 +44,17 @@ class ContextResult:
     warnings: list[str] = field(default_factory=list)
     mode: str = "hybrid"  # how the search candidates were ranked
     reason: str | None = None  # why not hybrid, when not
+    corrected: str | None = None  # the query as its mistyped words were taken, when any was
 
     @property
     def tokens(self) -> int:
         return sum(d["tokens"] for d in self.included)
 
     def to_json(self) -> dict:
-        return {"query": self.query, "budget": self.budget, "tokens": self.tokens,
-                "included": self.included, "omitted": self.omitted, "warnings": self.warnings,
-                "mode": self.mode, "reason": self.reason}
+        out = {"query": self.query, "budget": self.budget, "tokens": self.tokens,
+               "included": self.included, "omitted": self.omitted, "warnings": self.warnings,
+               "mode": self.mode, "reason": self.reason}
+        return out | {"corrected": self.corrected} if self.corrected else out
 
 
 def context(
@@ -62,13 +69,12 @@ def context(
     """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
     result = ContextResult(query=query, budget=budget)
     searcher = search_ranker(index, embedder, cache, scope)
-    rankers: dict[str, Ranker] = {"search": searcher}
-    if index.root.is_dir():
-        rankers["scan"] = scan_ranked
+    rankers: dict[str, Ranker] = {"search": searcher, "scan": headline_ranker(index)}
     found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
     result.warnings.extend(found.warnings)
     if searcher.last is not None:
         result.mode, result.reason = searcher.last.mode, searcher.last.reason
+        result.corrected = searcher.last.corrected
     with index.snapshot() as conn:
         inside = narrow(conn, [c.id for c in found.candidates], scope, by="id")
     in_scope = [c for c in found.candidates if c.id in inside]
@@ -88,7 +94,7 @@ def context(
         doc = by_id.get(candidate.id)
         if doc is not None:
             gather.offer(doc, round(candidate.score, 6), candidate.sources)
-    gather.add_linked(locator)
+    gather.add_linked(locator, searcher.relevant())
     gather.widen()
     return result
 
@@ -153,9 +159,10 @@ class _Gatherer:
     def widen(self) -> None:
         """Spend what is left of the budget on more of each excerpt, in rank order.
 
-        An excerpt first takes only the passages near its note's best, so the
-        notes ranked after it get room; what none of them needed goes back to
-        the excerpts, next-best passages first.
+        An excerpt first takes only the passages near its note's best that fit
+        its share, so the notes ranked after it get room; what none of them
+        needed goes back to the excerpts, for the passages near their best
+        that did not fit (the rest of a note is not relevant: it stays out).
         """
         for at, t in enumerate(self.taken):
             room = self.budget - self.result.tokens
@@ -163,7 +170,7 @@ class _Gatherer:
                 continue
             skip = [r for o in self.taken if o is not t and o.doc.file == t.doc.file for r in o.ranges]
             part = excerpt(self.index, t.doc, self.query, room + t.entry["tokens"], embedder=self.embedder,
-                           cache=self.cache, skip=skip, near_best=0.0)
+                           cache=self.cache, skip=skip)
             if part is None or part.tokens <= t.entry["tokens"]:
                 continue
             wider = _excerpted(t.doc, part, t.entry["found_by"])
@@ -187,14 +194,15 @@ class _Gatherer:
         self.result.included.insert(at, taken.entry)
         return taken.entry
 
-    def add_linked(self, locator: Locator) -> None:
-        """Notes linked from the included text, nearest first, while the budget lasts."""
+    def add_linked(self, locator: Locator, relevant: set[str]) -> None:
+        """Notes linked from the included text that reach the hit floor (`relevant`), nearest first,
+        while the budget lasts."""
         result = self.result
         seen = {t.doc.id for t in self.taken}
         first_via: dict[str, str] = {}
         for t in list(self.taken):
             for dest in t.entry["links"]:
-                if dest not in seen:
+                if dest not in seen and dest in relevant:
                     first_via.setdefault(dest, t.doc.id)
         with self.index.snapshot() as conn:
             inside = narrow(conn, [*seen, *first_via], self.scope, by="id")

@@ -12,7 +12,11 @@ signals already at hand decide, per hit and per query:
   was taken for at CORRECTED_WEIGHT) that the hit's best passage holds.
 
 A query passes when its best signals (the top cosine over every passage, the
-best coverage among the hits) reach the query floor; a hit is relevant when
+best coverage among the hits) reach the query floor, or, when search's two
+rankings disagree on the top note (BM25's best is not among dense's best
+five), the higher disputed floor: a question near the notes' subjects that
+they do not answer shares a few words with one note and its meaning with
+another, and its cosines alone do not tell it from a paraphrase; a hit is relevant when
 the query passes and the hit reaches the (lower) hit floor or its words alone
 reach the words-only floor, so a query that matched nothing marks every hit
 not relevant, and a relevant query's weak tail is marked too. The constants were fitted on the development split
@@ -31,26 +35,37 @@ CORRECTED_WEIGHT = 0.7  # a mistyped word's correction counts for less than the 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
-    """The relevance a query's best hit must reach, and the lower one every other hit must."""
+    """The relevance a query's best hit must reach, and the lower one every other hit must; and the
+    top cosine at which a dense ranking is fully trusted in fusion (it is not trusted at `hit`)."""
 
     query: float
     hit: float
+    sure: float = 1.0
+    disputed: float = 0.0  # the query floor when the rankings disagree on the top note (never below `query`)
+
+    def confidence(self, top_cosine: float) -> float:
+        """How far a dense ranking whose best cosine is `top_cosine` is worth following: 0 at the hit
+        floor (nothing near), 1 at `sure`."""
+        return max(0.0, min(1.0, (top_cosine - self.hit) / (self.sure - self.hit)))
 
 
 # Per embedding model: the floors on cosine + COVERAGE_WEIGHT x coverage.
 CALIBRATED: dict[str, Floors] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20),
+    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20, sure=0.80, disputed=0.65),
 }
+UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
 LEXICAL = Floors(query=0.30, hit=0.0)
 
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """What is known of one hit: its passage's cosine with the query (None: not by meaning), its word coverage."""
+    """What is known of one hit: its passage's cosine with the query (None: not by meaning), its word
+    coverage, and whether search's rankings agreed on the query's top note."""
 
     cosine: float | None
     coverage: float
+    agree: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +79,11 @@ class Verdict:
 def floors_for(model: str | None) -> Floors | None:
     """The calibrated dense floors of `model`, or None (then words decide alone)."""
     return CALIBRATED.get(model) if model else None
+
+
+def dense_confidence(floors: Floors | None, top_cosine: float) -> float:
+    """How far to follow a dense ranking with this best cosine (halfway under an uncalibrated model)."""
+    return floors.confidence(top_cosine) if floors is not None else UNCALIBRATED_TRUST
 
 
 def relevance(signals: Signals, dense: Floors | None) -> float:
@@ -83,7 +103,8 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     """
     floors = dense if dense is not None and signals.cosine is not None else LEXICAL
     value = relevance(signals, dense)
-    return Verdict(value, value >= (floors.hit if hit else floors.query))
+    query = floors.query if signals.agree else max(floors.query, floors.disputed)
+    return Verdict(value, value >= (floors.hit if hit else query))
 
 
 def coverage(words: list[tuple[float, float]]) -> float:

@@ -6,7 +6,10 @@ mid-line) is scored piece by piece with the passages' vectors and BM25 from
 the index, against the query that found it. The best pieces that fit are
 kept (those near the note's best: the rest of the budget is worth more to
 the next note), neighbours merged, and given back in file order, each labelled with its
-line range and outline path; `read ID` gives the rest.
+line range and outline path; `read ID` gives the rest. A note's back matter
+(its footnotes, references, bibliography) names the works the note is about,
+so it matches the query's words and meaning well and answers nothing: it
+counts at BACK_MATTER_WEIGHT, after the passages that say something.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ LEXICAL_SHARE = 0.2  # BM25's weight (scaled to the note's best) beside the cosi
 MIN_TOKENS = 12  # less room than this makes no useful excerpt
 NEAR_BEST = 0.7  # a piece scoring under this share of the note's best is not worth the room
 GAP = "\n…\n"  # between passages that are not neighbours in the note
+BACK_MATTER = frozenset({"footnotes", "references", "bibliography", "sources", "further reading", "see also"})
+BACK_MATTER_WEIGHT = 0.5
 
 
 @dataclass(slots=True)
@@ -83,11 +88,10 @@ def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset()) -> list[Piece]:
 
 
 def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embedder | None = None,
-            cache: VectorCache | None = None, skip: Sequence[tuple[int, int]] = (),
-            near_best: float = NEAR_BEST) -> Excerpt | None:
+            cache: VectorCache | None = None, skip: Sequence[tuple[int, int]] = ()) -> Excerpt | None:
     """The best pieces of `doc` for `query` within `room` tokens (None when not even one fits).
 
-    Only pieces scoring at least `near_best` of the best one are taken. Lines
+    Only pieces scoring at least NEAR_BEST of the best one are taken. Lines
     in `skip` (ranges already given) are left out. When the best piece alone
     is too long, its first lines that fit stand for it.
     """
@@ -112,8 +116,10 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
     cut = [p for p in pieces(doc, set(score_at)) if not _covered(p, skip) and p.text.strip()]
     for piece in cut:
         piece.score = max((s for line, s in score_at.items() if piece.first <= line <= piece.last), default=0.0)
+        if piece.olp and piece.olp[-1].strip().lower() in BACK_MATTER:
+            piece.score *= BACK_MATTER_WEIGHT
     best = max((p.score for p in cut), default=0.0)
-    worth = [p for p in cut if p.score >= near_best * best] if best > 0 else cut[:1]
+    worth = [p for p in cut if p.score >= NEAR_BEST * best] if best > 0 else cut[:1]
     chosen: list[Piece] = []
     used = 0
     for piece in sorted(worth, key=lambda p: (-p.score, p.first)):

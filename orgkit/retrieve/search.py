@@ -5,14 +5,17 @@ top rows by argpartition, each node ranked by its best passage (in PostgreSQL,
 pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
 PostgreSQL, the same BM25 from stored terms), matches in the outline path
 weighted up; a query word no passage holds is replaced by its closest words in
-the index (index/vocab.py). Hybrid: each ranking's scores over its pool turned
-into z-scores (so cosines and BM25 are on one scale, fusion.py), summed with
-the dense ranking weighted 0.8 and BM25 0.2; a node that BM25 ranks near the
-top and whose title is the query's words (as stems) comes first. Every hit is
-then judged against the relevance floor (floor.py). Chosen on the tuning half
-of bench/retrieval_dev.json and checked
-on its held-out half (bench/README.md), it beat reciprocal-rank fusion, which
-keeps only ranks: a clear dense winner and a marginal one count the same there.
+the index (index/vocab.py), and the relevance floor reads the query as
+corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
+weighted per query by the evidence for it: BM25 by the idf-weighted share of
+the query its top passage holds, dense by how its top cosine stands against
+the model's floors (floor.py), BM25 less when the two disagree on the top
+note and dense is confident. A note that holds every
+rare word of a query is not buried by a dense ranking that found nothing
+sure, and a paraphrase no passage shares words with follows the dense
+ranking. A node that BM25 ranks near the top and whose title is the query's
+words (as stems) comes first. Every hit is then judged against the relevance
+floor (floor.py) and points at its best passage's line.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ if TYPE_CHECKING:
     import sqlite3
 
 MODES = ("hybrid", "dense", "lexical")
-DENSE_WEIGHT = 0.8  # against BM25's 0.2, on z-scores, in hybrid fusion
+AGREEMENT = 5  # dense's top nodes among which BM25's top one counts as agreed on
+RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking counts most
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
 POOL = 50  # nodes each ranking contributes to the fusion
@@ -60,11 +64,14 @@ class SearchHit:
     relevance: float = 0.0  # on the relevance floor's scale (floor.py)
     relevant: bool = True  # False below the floor: nothing here answers the query
     node: int = field(default=0, repr=False)  # the node's row in the index
+    corrected: str | None = None  # the query as its mistyped words were taken, when any was
+    answers: bool = field(default=True, repr=False)  # relevant, and its own signals reach the query floor
 
     def to_json(self) -> dict:
-        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
-                "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
-                "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
+        out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+               "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
+               "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
+        return out | {"corrected": self.corrected} if self.corrected else out
 
 
 @dataclass
@@ -77,6 +84,7 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     relevant: bool = False  # whether the query passes the relevance floor
     signals: floor.Signals | None = None  # what the query was judged by (None: no hits)
+    corrected: str | None = None  # the query as its mistyped words were taken (None: none was)
 
 
 @dataclass
@@ -159,66 +167,112 @@ def search(
     result = SearchResult(mode=mode)
     pool = max(limit, POOL)
     with index.snapshot() as conn:
+        terms = lexical_terms(conn, query, index.backend)
+        result.corrected = vocab.corrected(conn, query, terms, index.backend)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
-        terms = lexical_terms(conn, query, index.backend)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend) if result.mode != "dense" else None
         if vectors is not None and not isinstance(vectors, DatabaseVectors):
             scores = dense_scores(vectors, query_vector)
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
+        floors = floor.floors_for(embedder.name) if embedder is not None else None
+        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms))
+            trust = fusion.trust(*_top_evidence(conn, terms, lexical, total),
+                                 floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
+            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
         else:
             fused = lexical if lexical is not None else dense
         fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
         cosines = None
         if scores is not None:
-            cosines = Cosines.in_memory(vectors, scores)
+            cosines = Cosines.in_memory(vectors, _as_read(vectors, scores, result.corrected, embedder))
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
-        dense_floors = floor.floors_for(embedder.name) if cosines is not None and embedder else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors)
+        dense_floors = floors if cosines is not None else None
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total, agree)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
+        hit.corrected = result.corrected
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
 
 
+def _as_read(vectors: VectorSet, scores, corrected: str | None, embedder: Embedder | None):
+    """The cosines the floor judges by: of the query as typed, or as corrected where that is closer.
+
+    Dense ranking embeds the query as typed (the model reads a slip in a
+    word well enough, and a word the notes lack is often no slip: a
+    paraphrase's words corrected into the notes' own would mean something
+    else), but a corrected word counts as what it was taken for in the floor.
+    """
+    if not corrected or embedder is None:
+        return scores
+    import numpy as np
+
+    return np.maximum(scores, dense_scores(vectors, embedder.embed_query(corrected)))
+
+
+def _top_evidence(conn: "sqlite3.Connection", terms: list[Term], lexical: Ranking, total: int) -> tuple[float, float]:
+    """What BM25's top passage holds of the query: the idf-weighted share of its words, and the idf of
+    the rarest one against a word only one passage holds ((0, 0) with no match)."""
+    if not lexical or not terms:
+        return 0.0, 0.0
+    top = lexical[0][1]
+    held = _words_held(conn, terms, [top])
+    weights = [floor.idf(t.docs, total) for t in terms]
+    share = floor.coverage([(w, _credit(t) if top in held[i] else 0.0) for i, (w, t) in enumerate(zip(weights, terms))])
+    rarest = max((w for i, w in enumerate(weights) if top in held[i]), default=0.0)
+    return share, rarest / floor.idf(1, total)
+
+
+def _credit(term: Term) -> float:
+    """What holding a query word counts: the word itself fully, a correction of a mistyped one less."""
+    return 1.0 if term.docs else floor.CORRECTED_WEIGHT
+
+
 def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
+           agree: bool = True) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
     passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
     query is judged by the best of each: the top cosine over every passage and
     the best coverage among the hits. A hit of a query that passes is relevant
-    when it reaches the hit floor, or when its words alone would pass.
+    when it reaches the hit floor, or when its words alone would pass; it
+    answers the query (what `context` takes in) when it reaches the query
+    floor itself: under a model, by meaning and words together (a passage
+    holding two rare words of a long question, "pros" and "cons", and
+    nothing of its meaning does not answer it).
     """
     if not hits:
         return None
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
     held = _words_held(conn, terms, sorted(set(passages.values())))
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     weights = [floor.idf(t.docs, total) for t in terms]
-    credit = [1.0 if t.docs else floor.CORRECTED_WEIGHT for t in terms]
+    credit = [_credit(t) for t in terms]
     signals = []
     for hit in hits:
         cosine = cosines.of_node(hit.node) if cosines is not None else None
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
-            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
+            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)]), agree))
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals))
+                         max(signal.coverage for signal in signals), agree)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
+        by_words = floor.judge(floor.Signals(None, signal.coverage)).relevant
         hit.relevance = verdict.relevance
-        hit.relevant = passes and (verdict.relevant or floor.judge(floor.Signals(None, signal.coverage)).relevant)
+        hit.relevant = passes and (verdict.relevant or by_words)
+        hit.answers = passes and floor.judge(signal, dense_floors).relevant
     return best
 
 
@@ -358,20 +412,17 @@ def _best_per_node(rows, pool: int) -> Ranking:
 
 
 def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
-         dense_weight: float = DENSE_WEIGHT) -> Ranking:
-    """The two rankings' z-scores summed, `dense_weight` for dense; `title_match` (a node) first.
+         trust: fusion.Trust = fusion.Trust(1.0, 1.0)) -> Ranking:
+    """Weighted reciprocal-rank fusion of the two rankings, each at its `trust`; `title_match` (a node) first.
 
-    A node missing from one ranking's pool takes that ranking's lowest z-score.
-    The title match's score is raised by more than any two fused scores can
-    differ (the z-scores of n values span at most √(2n)), so the list stays
-    sorted by the score it shows. A node keeps the passage of the ranking
-    that ranked it higher.
+    The title match's score is raised by the most any node can have, so the
+    list stays sorted by the score it shows. A node keeps the passage of the
+    ranking that ranked it higher.
     """
-    scores = fusion.weighted_z([(1.0 - dense_weight, {n: s for n, _, s in lexical}),
-                                (dense_weight, {n: s for n, _, s in dense})])
+    scores = fusion.reciprocal_rank([(trust.dense, [n for n, _, _ in dense]),
+                                     (trust.lexical, [n for n, _, _ in lexical])], RRF_K)
     if title_match in scores:
-        n = max(len(lexical), len(dense))
-        scores[title_match] += (2 * n) ** 0.5 + 1.0
+        scores[title_match] += (trust.lexical + trust.dense) / (RRF_K + 1)
     best: dict[int, tuple[int, int]] = {}  # node -> (rank, passage)
     for ranking in (lexical, dense):
         for rank, (node, chunk, _) in enumerate(ranking, 1):
@@ -437,8 +488,8 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
         if node is None or node["id"] in seen:
             continue
         seen.add(node["id"])
-        heading, body = passages.get(chunk, ("", ""))
-        hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=node["line"],
+        heading, body, line = passages.get(chunk, ("", "", 0))
+        hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=max(node["line"], line),
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
                               chunk=chunk, node=node_row))
         if len(hits) >= limit:
@@ -446,15 +497,15 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
     return hits
 
 
-def _passages(conn: "sqlite3.Connection", rowids: list[int]) -> dict[int, tuple[str, str]]:
-    """(heading, body) of passages by row."""
+def _passages(conn: "sqlite3.Connection", rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+    """(heading, body, first line in the file) of passages by row."""
     if not rowids:
         return {}
     rows = conn.execute(
-        f"SELECT c.rowid, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file "
+        f"SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c JOIN files f ON f.path = c.file "
         f"WHERE c.rowid IN ({','.join('?' * len(rowids))})", rowids).fetchall()
-    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
-    return {r[0]: (heading, r[3]) for r, heading in zip(rows, paths)}
+    paths = headings(conn, [(title, outline) for _, title, outline, _, _ in rows])
+    return {r[0]: (heading, r[3], r[4]) for r, heading in zip(rows, paths)}
 
 
 def snippet(text: str, terms: list[str]) -> str:

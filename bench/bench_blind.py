@@ -1,0 +1,132 @@
+"""Search and context on queries written blind (bench/retrieval_blind/), per corpus, method and kind.
+
+    ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
+    ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
+    python bench/bench_blind.py CORPUS --notes DIR [--budget 2000] [--no-context]
+
+DIR is CORPUS as notes (`python bench/blind_corpora.py CORPUS DIR`), indexed
+with the model (`orgkit index --notes DIR`). The queries were written by a
+reader who never ran orgkit (bench/retrieval_blind/README.md); the misspelled
+and word-form variants of the keyword queries were made by a program. Only
+`manual` is for fitting constants; braindump, adr and literate are held out
+(run to report, never to choose).
+
+Search: MRR@10 and recall@10 per kind for dense, lexical (BM25), plain
+reciprocal-rank fusion of the two (k=60) and orgkit's hybrid. Context (the
+`context` operation on one warm context, as `serve` runs it): the share of
+in-corpus queries whose target is included at the budget, and of off-topic
+ones answered with nothing ("nothing relevant").
+
+Only `search` and the `context` operation are called, so the same script
+measures an older orgkit (its checkout first on PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from blind_corpora import matcher
+
+from orgkit.config import load
+from orgkit.embed import Embedder
+from orgkit.index import Index
+from orgkit.ops import OpContext, call
+from orgkit.retrieve.search import VectorCache, search
+
+HERE = Path(__file__).resolve().parent
+K = 10
+POOL = 50
+KINDS = ("paraphrase", "keyword", "keyword_typo", "keyword_form", "question")
+
+
+def queries(corpus: str) -> list[dict]:
+    out = []
+    for name in (f"{corpus}.json", f"{corpus}_typos.json"):
+        out += json.loads((HERE / "retrieval_blind" / name).read_text())["queries"]
+    return out
+
+
+def rrf(*rankings: list[dict], k: float = 60.0) -> list[dict]:
+    score: dict[str, float] = {}
+    first: dict[str, dict] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, 1):
+            score[hit["id"]] = score.get(hit["id"], 0.0) + 1.0 / (k + rank)
+            first.setdefault(hit["id"], hit)
+    return [first[i] for i in sorted(score, key=lambda i: -score[i])]
+
+
+def search_table(corpus: str, notes: Path, items: list[dict]) -> None:
+    index, cache = Index.at(notes), VectorCache()
+    embedder = Embedder.from_config(load(notes))
+
+    def hits(query: str, mode: str, limit: int) -> list[dict]:
+        found = search(index, query, mode=mode, limit=limit, embedder=embedder, cache=cache)
+        return [{"id": h.id, "file": h.file, "line": h.line} for h in found.hits]
+
+    methods = {"dense": lambda q: hits(q, "dense", K), "lexical": lambda q: hits(q, "lexical", K),
+               "rrf (k=60)": lambda q: rrf(hits(q, "dense", POOL), hits(q, "lexical", POOL)),
+               "orgkit hybrid": lambda q: hits(q, "hybrid", K)}
+    inside = [q for q in items if q["target"]]
+    print(f"\n{corpus}: search, {len(inside)} in-corpus queries, MRR@10 (R@10)\n"
+          "| method | all | " + " | ".join(KINDS) + " |\n" + "|---" * (len(KINDS) + 2) + "|")
+    for name, ranked in methods.items():
+        reciprocal: dict[str, list[float]] = {k: [] for k in KINDS}
+        recall: dict[str, list[float]] = {k: [] for k in KINDS}
+        for item in inside:
+            answers = matcher(corpus, notes, item)
+            top = ranked(item["query"])[:K]
+            rank = next((i for i, hit in enumerate(top, 1) if answers(hit)), None)
+            reciprocal[item["kind"]].append(1 / rank if rank else 0.0)
+            recall[item["kind"]].append(1.0 if rank else 0.0)
+        every = [x for v in reciprocal.values() for x in v]
+        every_r = [x for v in recall.values() for x in v]
+        cells = [f"{_mean(reciprocal[k]):.3f} ({_mean(recall[k]):.2f})" for k in KINDS]
+        print(f"| {name} | {_mean(every):.3f} ({_mean(every_r):.2f}) | " + " | ".join(cells) + " |")
+    index.close()
+
+
+def context_table(corpus: str, notes: Path, items: list[dict], budget: int) -> None:
+    ctx = OpContext(notes, warm=True)
+    call(ctx, "context", {"query": "warm up", "budget": budget})
+    included: dict[str, list[bool]] = {}
+    refused: list[bool] = []
+    misses = []
+    for item in items:
+        out = call(ctx, "context", {"query": item["query"], "budget": budget, "no_update": True}).result
+        if not item["target"]:
+            refused.append(not out["included"])
+            continue
+        answers = matcher(corpus, notes, item)
+        got = any(answers(entry) for entry in out["included"])
+        included.setdefault(item["kind"], []).append(got)
+        if not got:
+            misses.append(item["query"])
+    every = [x for v in included.values() for x in v]
+    print(f"\n{corpus}: context at budget {budget}: target included {sum(every)}/{len(every)} "
+          f"({_mean(every):.0%}); off-topic answered with nothing {sum(refused)}/{len(refused)}")
+    print("  " + ", ".join(f"{k} {sum(included.get(k, []))}/{len(included.get(k, []))}" for k in KINDS))
+    ctx.close()
+
+
+def _mean(xs: list) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("corpus", choices=("braindump", "adr", "manual", "literate"))
+    parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
+    parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--no-context", action="store_true")
+    args = parser.parse_args()
+    items = queries(args.corpus)
+    search_table(args.corpus, args.notes, items)
+    if not args.no_context:
+        context_table(args.corpus, args.notes, items, args.budget)
+
+
+if __name__ == "__main__":
+    main()

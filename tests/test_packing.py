@@ -1,0 +1,71 @@
+"""context spends its budget in rank order, on notes with evidence of their own, and excerpts what answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import write_notes
+
+FILLER = "The garden needs water in the summer and the cat sleeps on the wall all day.\n"
+NOTES = {
+    "cards.org": ":PROPERTIES:\n:ID: cards\n:END:\n#+title: Flashcards\n\n"
+                 + FILLER * 30
+                 + "* Principles\nWrite each flashcard prompt to be focused, precise and consistent; "
+                   "a flashcard should ask for one idea, so the prompt makes retrieval effortful.\n\n"
+                 + "* Background\n" + FILLER * 30
+                 + "* References\n" + "- Flashcard prompt flashcard prompt flashcard retrieval (2019).\n" * 12,
+    "pros.org": ":PROPERTIES:\n:ID: pros\n:END:\n#+title: Gardening\n\n" + FILLER * 3
+                + "* Pros and Cons\nThe cat likes it; the dog does not.\n",
+    "short.org": ":PROPERTIES:\n:ID: short\n:END:\n#+title: Retrieval\n\nA flashcard prompt makes retrieval effortful.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory) -> Path:
+    return write_notes(tmp_path_factory.mktemp("packing") / "notes", NOTES)
+
+
+def context(cli, notes: Path, budget: int, *query: str) -> dict:
+    result = cli("context", "--notes", str(notes), "--json", "--budget", str(budget), *query)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_best_note_comes_first_as_the_passage_that_answers_not_its_references(cli, notes: Path,
+                                                                                   tiny_model: Path) -> None:
+    doc = context(cli, notes, 300, "flashcard", "prompt", "principles")
+    first = doc["included"][0]
+    assert first["id"] == "cards" and first["excerpt"]
+    assert "focused, precise" in first["content"] and "(2019)" not in first["content"]
+    assert doc["tokens"] <= 300
+
+
+def test_what_nothing_relevant_would_fill_stays_unspent(cli, notes: Path, tiny_model: Path) -> None:
+    doc = context(cli, notes, 4000, "flashcard", "prompts")
+    first = doc["included"][0]
+    assert first["id"] == "cards" and first["excerpt"] and "focused, precise" in first["content"]
+    assert "* Background" not in first["content"]  # the rest of the note says nothing of flashcards
+    assert "pros" not in [e["id"] for e in doc["included"]]
+    assert doc["tokens"] < 1000
+
+
+def test_the_headline_scan_of_context_reads_the_index(notes: Path, tmp_path: Path) -> None:
+    from orgkit.index import Index, refresh
+    from orgkit.retrieve.headlines import headline_ranker
+
+    index = Index.at(notes, tmp_path / "state")
+    try:
+        refresh(index)
+        rows, _ = headline_ranker(index)(notes, "principles of cons", 5)
+        assert [(r["id"], r["file"]) for r in rows][:2] == [("cards", "cards.org"), ("pros", "pros.org")]
+    finally:
+        index.close()
+
+
+def test_a_mistyped_query_is_answered_as_it_was_read(cli, notes: Path, tiny_model: Path) -> None:
+    doc = context(cli, notes, 2000, "flashcrd", "principels")
+    assert doc["corrected"] == "flashcard principles"
+    assert doc["included"][0]["id"] == "cards" and doc["reason"] is None
