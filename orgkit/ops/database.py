@@ -28,12 +28,12 @@ def _status(ctx: OpContext) -> dict:
         finally:
             conn.close()
         return status
-    conn = memory.existing()  # None: the memory flow was never used, and no store was made
-    if conn is not None:
+    made = memory.existing()  # None: the memory flow was never used, and no store was made
+    if made is not None:
         try:
-            status["schemas"]["memory"] = {"version": sqlite_version(conn), "latest": len(MIGRATIONS)}
+            status["schemas"]["memory"] = {"version": sqlite_version(made), "latest": len(MIGRATIONS)}
         finally:
-            conn.close()
+            made.close()
     return status
 
 
