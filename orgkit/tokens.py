@@ -189,8 +189,9 @@ def _public(record: dict) -> dict:
 
 
 
-# The tokens table, one numbered migration list of its own (component "tokens").
-PG_MIGRATIONS = (
+# The tokens table's numbered migrations (`orgkit.storage.migrations`, the "tokens" component):
+# a table on PostgreSQL only, since with SQLite the tokens are a file in the data dir.
+MIGRATIONS: tuple[str, ...] = (
     "CREATE TABLE tokens (name TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT PRIMARY KEY, "
     "created TEXT NOT NULL, revoked TEXT); "
     "CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked IS NULL",
@@ -214,7 +215,7 @@ class PgTokenStore(TokenStore):
         with self._guard:
             for attempt in (1, 2):
                 if self._conn is None:
-                    self._conn = prepared(self.url, "tokens", PG_MIGRATIONS, "the tokens table")
+                    self._conn = prepared(self.url, "tokens", MIGRATIONS, "the tokens table")
                 try:
                     return run(self._conn)
                 except Exception as exc:  # noqa: BLE001 - a closed connection, a restarted server

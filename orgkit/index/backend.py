@@ -22,7 +22,7 @@ from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock
 from .db import in_slices
-from .schema import migrate as migrate_sqlite
+from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocab import VOCAB_TABLE, Vocabulary, ensure_vocab
 
 
@@ -186,80 +186,6 @@ class SqliteBackend:
         WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
 
 
-PG_MIGRATIONS: tuple[str, ...] = (
-    # 1: the SQLite index's tables (as of its migration 2), a terms table in place of FTS5,
-    # and pgvector vectors of any size (an HNSW index per model, sized when it is made).
-    """
-    CREATE EXTENSION IF NOT EXISTS vector;
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE files (
-        path TEXT PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
-        hash TEXT NOT NULL, title TEXT NOT NULL
-    );
-    CREATE TABLE outlines (
-        rowid BIGINT PRIMARY KEY, file TEXT NOT NULL, parent BIGINT, title TEXT NOT NULL, label TEXT
-    );
-    CREATE INDEX outlines_file ON outlines (file);
-    CREATE TABLE nodes (
-        rowid BIGINT PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
-        pos BIGINT NOT NULL, line BIGINT NOT NULL, end_line BIGINT NOT NULL,
-        title TEXT NOT NULL, todo TEXT, priority TEXT, outline BIGINT,
-        tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
-    );
-    CREATE INDEX nodes_id ON nodes (id);
-    CREATE INDEX nodes_file ON nodes (file);
-    CREATE TABLE aliases (node BIGINT NOT NULL, alias TEXT NOT NULL, rowid BIGSERIAL PRIMARY KEY);
-    CREATE INDEX aliases_node ON aliases (node);
-    CREATE INDEX aliases_alias ON aliases (alias);
-    CREATE TABLE links (
-        file TEXT NOT NULL, source TEXT NOT NULL, dest TEXT NOT NULL, type TEXT NOT NULL,
-        pos BIGINT NOT NULL, line BIGINT NOT NULL
-    );
-    CREATE INDEX links_file ON links (file);
-    CREATE INDEX links_source ON links (source);
-    CREATE INDEX links_dest ON links (dest);
-    CREATE TABLE chunks (
-        rowid BIGINT PRIMARY KEY, node BIGINT NOT NULL, file TEXT NOT NULL,
-        line BIGINT NOT NULL, outline BIGINT, body TEXT NOT NULL, hash TEXT NOT NULL,
-        tokens INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX chunks_file ON chunks (file);
-    CREATE INDEX chunks_hash ON chunks (hash);
-    CREATE VIEW chunk_text AS
-        SELECT c.rowid AS rowid, c.file AS file,
-               rtrim(f.title || ' ' || coalesce(o.title, '') || ' ' || coalesce(
-                   (SELECT string_agg(a.alias, ' ' ORDER BY a.rowid) FROM aliases a WHERE a.node = c.node), ''))
-                   AS heading,
-               c.body AS body
-        FROM chunks c JOIN files f ON f.path = c.file LEFT JOIN outlines o ON o.rowid = c.outline;
-    CREATE TABLE chunk_terms (
-        chunk BIGINT NOT NULL, term TEXT NOT NULL, heading INTEGER[] NOT NULL, body INTEGER[] NOT NULL,
-        PRIMARY KEY (term, chunk)
-    );
-    CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk);
-    CREATE TABLE vectors (
-        model TEXT NOT NULL, hash TEXT NOT NULL, vector vector NOT NULL,
-        PRIMARY KEY (model, hash)
-    );
-    """,
-    # 2: passage texts waiting for a vector, claimed by embedding workers (orgkit/index/queue.py).
-    """
-    CREATE TABLE embed_queue (model TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (model, hash));
-    """,
-    # 3: each file's text, so that a machine without the notes reads them from the database.
-    """
-    CREATE TABLE file_texts (path TEXT PRIMARY KEY, content TEXT NOT NULL);
-    """,
-    # 4: as the SQLite index's migrations 3 and 4: the order nodes were first seen in (a
-    # duplicate ID resolves to the older node) and each node's kind (scoped searches).
-    """
-    ALTER TABLE nodes ADD COLUMN seen BIGINT NOT NULL DEFAULT 0;
-    UPDATE nodes SET seen = rowid;
-    ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
-    CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
-    """,
-)
-
 _INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "vectors",
                  "embed_queue", "file_texts")
 
@@ -278,7 +204,7 @@ class PostgresBackend:
     def connect(self, index: "Index"):
         from ..storage.postgres import prepared
 
-        return prepared(self.url, "index", PG_MIGRATIONS, "the index")
+        return prepared(self.url, "index", MIGRATIONS, "the index")
 
     def status(self, index: "Index") -> dict:
         """The server, its pgvector, and the schema version, read without migrating anything.
@@ -299,7 +225,7 @@ class PostgresBackend:
             conn.close()
         vector = installed or (f"available {available}" if available else None)
         return {"backend": self.name, "location": redact(self.url), "server": server, "vector": vector,
-                "schemas": {"index": {"version": version, "latest": len(PG_MIGRATIONS)}}}
+                "schemas": {"index": {"version": version, "latest": len(MIGRATIONS)}}}
 
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:

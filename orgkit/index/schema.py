@@ -1,114 +1,140 @@
-"""The index's tables, as numbered migrations applied in order.
+"""The index's tables, as one numbered list of migrations for both engines.
 
-`PRAGMA user_version` records how many migrations a database has had; opening
-it applies the missing ones in one transaction. An index written by a newer
-orgkit is refused rather than guessed at (a rebuild makes a fresh one).
+`orgkit.storage.migrations` applies the missing ones in one transaction and
+records the count (SQLite's `PRAGMA user_version`, PostgreSQL's
+`orgkit_schema` row "index"). An index written by a newer orgkit is refused
+rather than guessed at (a rebuild makes a fresh one).
+
+The tables are written once (`_GRAPH`, `_FILES`), with the words each engine
+spells its own way filled in. Steps 1 to 4 are each engine's history as
+earlier releases numbered it, so a database of either engine keeps its
+version: PostgreSQL's first step made the tables SQLite reached in two, and
+its own steps 2 and 3 (the embedding queue, the files' texts) have no SQLite
+counterpart. From step 5 on a step is one text for both engines, or a pair
+where the dialects differ.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from ..errors import OrgkitError
-from .db import write_transaction
+from ..storage.migrations import Engine, Migration, migrate_sqlite
 
-MIGRATIONS: tuple[str, ...] = (
-    # 1: files, the org-roam graph, passages with their BM25 index, vectors by content.
-    """
+# Tables both engines hold from their first step (SQLite reads BIGINT as INTEGER).
+_FILES = """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE files (
-        path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+        path TEXT PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
         hash TEXT NOT NULL, title TEXT NOT NULL
     );
-    CREATE TABLE nodes (
-        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
-        pos INTEGER NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
-        title TEXT NOT NULL, todo TEXT, priority TEXT,
-        olp TEXT NOT NULL, tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
-    );
-    CREATE INDEX nodes_id ON nodes (id);
-    CREATE INDEX nodes_file ON nodes (file);
-    CREATE TABLE aliases (node INTEGER NOT NULL, alias TEXT NOT NULL);
-    CREATE INDEX aliases_node ON aliases (node);
-    CREATE INDEX aliases_alias ON aliases (alias);
     CREATE TABLE links (
         file TEXT NOT NULL, source TEXT NOT NULL, dest TEXT NOT NULL, type TEXT NOT NULL,
-        pos INTEGER NOT NULL, line INTEGER NOT NULL
+        pos BIGINT NOT NULL, line BIGINT NOT NULL
     );
     CREATE INDEX links_file ON links (file);
     CREATE INDEX links_source ON links (source);
     CREATE INDEX links_dest ON links (dest);
-    CREATE TABLE chunks (
-        rowid INTEGER PRIMARY KEY, node INTEGER NOT NULL, file TEXT NOT NULL,
-        line INTEGER NOT NULL, heading TEXT NOT NULL, body TEXT NOT NULL, hash TEXT NOT NULL
-    );
-    CREATE INDEX chunks_file ON chunks (file);
-    CREATE INDEX chunks_hash ON chunks (hash);
-    CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-        heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
-    );
-    CREATE TABLE vectors (
-        model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
-        PRIMARY KEY (model, hash)
-    ) WITHOUT ROWID;
-    """,
-    # 2: outline paths stored once per heading (linked to their parent), not per
-    # passage and per node: a deep outline no longer multiplies the index. Passages
-    # and nodes point at their heading; BM25 ranks a passage's file title, own
-    # heading and aliases, read through a view instead of a second copy of the text.
-    # Every file is re-read by the next update (vectors, keyed by text, are kept).
-    """
-    DROP TABLE chunks_fts;
-    DROP TABLE chunks;
-    DROP TABLE aliases;
-    DROP TABLE nodes;
-    DELETE FROM links;
-    DELETE FROM files;
+"""
+# Outline paths stored once per heading (linked to their parent), not per passage and per
+# node: a deep outline does not multiply the index. Passages and nodes point at their
+# heading; BM25 ranks a passage's file title, own heading and aliases, read through a view
+# instead of a second copy of the text.
+_GRAPH = """
     CREATE TABLE outlines (
-        rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, parent INTEGER,
-        title TEXT NOT NULL, label TEXT
+        {rowid}, file TEXT NOT NULL, parent BIGINT, title TEXT NOT NULL, label TEXT
     );
     CREATE INDEX outlines_file ON outlines (file);
     CREATE TABLE nodes (
-        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
-        pos INTEGER NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
-        title TEXT NOT NULL, todo TEXT, priority TEXT, outline INTEGER,
+        {rowid}, id TEXT NOT NULL, file TEXT NOT NULL, level INTEGER NOT NULL,
+        pos BIGINT NOT NULL, line BIGINT NOT NULL, end_line BIGINT NOT NULL,
+        title TEXT NOT NULL, todo TEXT, priority TEXT, outline BIGINT,
         tags TEXT NOT NULL, refs TEXT NOT NULL, properties TEXT NOT NULL
     );
     CREATE INDEX nodes_id ON nodes (id);
     CREATE INDEX nodes_file ON nodes (file);
-    CREATE TABLE aliases (node INTEGER NOT NULL, alias TEXT NOT NULL);
+    CREATE TABLE aliases (node BIGINT NOT NULL, alias TEXT NOT NULL{alias_key});
     CREATE INDEX aliases_node ON aliases (node);
     CREATE INDEX aliases_alias ON aliases (alias);
     CREATE TABLE chunks (
-        rowid INTEGER PRIMARY KEY, node INTEGER NOT NULL, file TEXT NOT NULL,
-        line INTEGER NOT NULL, outline INTEGER, body TEXT NOT NULL, hash TEXT NOT NULL
+        {rowid}, node BIGINT NOT NULL, file TEXT NOT NULL,
+        line BIGINT NOT NULL, outline BIGINT, body TEXT NOT NULL, hash TEXT NOT NULL{chunk_tokens}
     );
     CREATE INDEX chunks_file ON chunks (file);
     CREATE INDEX chunks_hash ON chunks (hash);
     CREATE VIEW chunk_text AS
         SELECT c.rowid AS rowid, c.file AS file,
-               rtrim(f.title || ' ' || coalesce(o.title, '') || ' ' || coalesce(
-                   (SELECT group_concat(alias, ' ') FROM
-                       (SELECT alias FROM aliases a WHERE a.node = c.node ORDER BY a.rowid)), '')) AS heading,
+               rtrim(f.title || ' ' || coalesce(o.title, '') || ' ' || coalesce({aliases}, '')) AS heading,
                c.body AS body
         FROM chunks c JOIN files f ON f.path = c.file LEFT JOIN outlines o ON o.rowid = c.outline;
+"""
+# What the two engines spell differently in `_GRAPH`: SQLite's rowid is an INTEGER PRIMARY
+# KEY (an alias it fills in), and its aggregate has no ORDER BY; PostgreSQL keeps each
+# passage's token count for its BM25 (storage/terms.py).
+_SPELLING: dict[Engine, dict[str, str]] = {
+    "sqlite": {"rowid": "rowid INTEGER PRIMARY KEY", "alias_key": "", "chunk_tokens": "",
+               "aliases": "(SELECT group_concat(alias, ' ') FROM "
+                          "(SELECT alias FROM aliases a WHERE a.node = c.node ORDER BY a.rowid))"},
+    "postgres": {"rowid": "rowid BIGINT PRIMARY KEY", "alias_key": ", rowid BIGSERIAL PRIMARY KEY",
+                 "chunk_tokens": ", tokens INTEGER NOT NULL DEFAULT 0",
+                 "aliases": "(SELECT string_agg(a.alias, ' ' ORDER BY a.rowid) FROM aliases a WHERE a.node = c.node)"},
+}
+
+
+def _graph(engine: Engine) -> str:
+    return _GRAPH.format(**_SPELLING[engine])
+
+
+# The order in which nodes were first seen, so a duplicate ID resolves to the older node: a
+# node keeps its number while its file keeps its ID, and the nodes a run adds are numbered
+# by their file's mtime, then path.
+_SEEN = """
+    ALTER TABLE nodes ADD COLUMN seen BIGINT NOT NULL DEFAULT 0;
+    UPDATE nodes SET seen = rowid;
+"""
+# Each node's kind (the person's note, a deposit, or a generated claim, quote, hub, run or
+# source note: index/kinds.py), for scoped searches.
+_KIND = """
+    ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
+    CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    # 1: SQLite: files and links, vectors by content (the graph came with step 2);
+    # PostgreSQL: pgvector, every table, and a terms table in place of FTS5 (storage/terms.py).
+    (_FILES + """
+    CREATE TABLE vectors (
+        model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)
+    ) WITHOUT ROWID;
+    """, "CREATE EXTENSION IF NOT EXISTS vector;" + _FILES + _graph("postgres") + """
+    CREATE TABLE chunk_terms (
+        chunk BIGINT NOT NULL, term TEXT NOT NULL, heading INTEGER[] NOT NULL, body INTEGER[] NOT NULL,
+        PRIMARY KEY (term, chunk)
+    );
+    CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk);
+    CREATE TABLE vectors (model TEXT NOT NULL, hash TEXT NOT NULL, vector vector NOT NULL, PRIMARY KEY (model, hash));
+    """),
+    # 2: SQLite: the graph in place of its first release's per-passage outlines (dropped,
+    # every file re-read by the next update; vectors, keyed by text, are kept);
+    # PostgreSQL: passage texts waiting for a vector, claimed by embedding workers (index/queue.py).
+    ("""
+    DROP TABLE IF EXISTS chunks_fts;
+    DROP TABLE IF EXISTS chunks;
+    DROP TABLE IF EXISTS aliases;
+    DROP TABLE IF EXISTS nodes;
+    DELETE FROM links;
+    DELETE FROM files;
+    """ + _graph("sqlite") + """
     CREATE VIRTUAL TABLE chunks_fts USING fts5 (
         heading, body, content = 'chunk_text', content_rowid = 'rowid',
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
-    """,
-    # 3: the order in which nodes were first seen, so a duplicate ID resolves to the
-    # older node: a node keeps its number while its file keeps its ID, and the
-    # nodes a run adds are numbered by their file's mtime, then path.
-    """
-    ALTER TABLE nodes ADD COLUMN seen INTEGER NOT NULL DEFAULT 0;
-    UPDATE nodes SET seen = rowid;
-    """,
-    # 4: each node's kind (the person's note, a deposit, or a generated claim, quote,
-    # hub, run or source note: index/kinds.py), for scoped searches. Every file is
-    # re-read by the next update to set it (vectors, keyed by text, are kept).
-    """
+    """, "CREATE TABLE embed_queue (model TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (model, hash))"),
+    # 3: SQLite: the order nodes were first seen in; PostgreSQL: each file's text, so that a
+    # machine without the notes reads them from the database.
+    (_SEEN, "CREATE TABLE file_texts (path TEXT PRIMARY KEY, content TEXT NOT NULL)"),
+    # 4: SQLite: each node's kind (every file is re-read by the next update to set it);
+    # PostgreSQL: both of SQLite's steps 3 and 4.
+    ("""
     INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all');
     DELETE FROM chunks;
     DELETE FROM outlines;
@@ -116,31 +142,13 @@ MIGRATIONS: tuple[str, ...] = (
     DELETE FROM nodes;
     DELETE FROM links;
     DELETE FROM files;
-    ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
-    CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
-    """,
+    """ + _KIND, _SEEN + _KIND),
 )
 
+
 def migrate(conn: sqlite3.Connection) -> None:
-    """Bring the schema up to date (the caller holds the writer's lock)."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise OrgkitError(
-            f"the index was written by a newer orgkit (schema {version}); "
-            "run `orgkit index --rebuild` to make a fresh one"
-        )
-    if version == len(MIGRATIONS):
-        return
-    with write_transaction(conn):
-        for number in range(version, len(MIGRATIONS)):
-            for statement in _statements(MIGRATIONS[number]):
-                conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-
-
-def _statements(script: str) -> list[str]:
-    """executescript() would commit; statements run one by one stay in our transaction."""
-    return [s.strip() for s in script.split(";") if s.strip()]
+    """Bring a SQLite index up to date (the caller holds the writer's lock)."""
+    migrate_sqlite(conn, "index", MIGRATIONS, remedy="run `orgkit index --rebuild` to make a fresh one")
 
 
 def current_version() -> int:

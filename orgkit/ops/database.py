@@ -1,5 +1,5 @@
-"""db status / db migrate: the storage the index (and, on PostgreSQL, the memory store) lives in,
-and its numbered migrations."""
+"""db status / db migrate: the storage the index and the memory store (and, on PostgreSQL, the tokens)
+live in, and their numbered migrations."""
 
 from __future__ import annotations
 
@@ -12,21 +12,28 @@ from .spec import Op
 
 
 def _status(ctx: OpContext) -> dict:
-    """The index backend's status, with the memory store's and the tokens' schemas when they share the
-    database."""
+    """The index backend's status, with the memory store's schema, and the tokens' where they are a table."""
     from .. import tokens
-    from ..memory.store import PG_MIGRATIONS, PostgresDatabase, place
+    from ..memory.store import MIGRATIONS, PostgresDatabase, place
     from ..storage import postgres
+    from ..storage.migrations import sqlite_version
 
     status = ctx.index.backend.status(ctx.index)
     memory = place(ctx.config)
     if isinstance(memory, PostgresDatabase):
         conn = postgres.connect(memory.url)
         try:
-            for name, migrations in (("memory", PG_MIGRATIONS), ("tokens", tokens.PG_MIGRATIONS)):
+            for name, migrations in (("memory", MIGRATIONS), ("tokens", tokens.MIGRATIONS)):
                 status["schemas"][name] = {"version": postgres.schema_version(conn, name), "latest": len(migrations)}
         finally:
             conn.close()
+        return status
+    made = memory.existing()  # None: the memory flow was never used, and no store was made
+    if made is not None:
+        try:
+            status["schemas"]["memory"] = {"version": sqlite_version(made), "latest": len(MIGRATIONS)}
+        finally:
+            made.close()
     return status
 
 
@@ -55,6 +62,8 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     if isinstance(memory, PostgresDatabase):
         memory.connect().close()
         PgTokenStore(memory.url).listing()
+    elif memory.path.is_file():  # a memory store never used is not made here
+        memory.connect().close()
     after = _status(ctx)
     return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
                                   for name, s in after["schemas"].items()}}

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import OrgkitError, first_line
 from ..redact import redact
+from .migrations import Migration, refuse_newer, sql
 
 SCHEMES = ("postgresql", "postgres")
 _PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
@@ -156,16 +157,14 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
         conn.close()  # ends the session, and with it the lock
 
 
-def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> None:
-    """Apply `component`'s missing numbered migrations in one transaction.
+def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration]) -> None:
+    """Apply `component`'s missing numbered migrations (their PostgreSQL text) in one transaction.
 
     A transaction-scoped advisory lock makes a second process that opens the
     database at the same moment wait and then find the schema up to date.
     """
     version = schema_version(conn, component)
-    if version > len(migrations):
-        raise OrgkitError(f"the {component} schema in the database was written by a newer orgkit "
-                          f"(schema {version}); upgrade orgkit")
+    refuse_newer(component, version, migrations, "upgrade orgkit")
     if version == len(migrations):
         return
     conn.execute("BEGIN")
@@ -174,7 +173,7 @@ def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> 
         conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema "
                      "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         for number in range(schema_version(conn, component), len(migrations)):
-            conn.execute(migrations[number])
+            conn.execute(sql(migrations[number], "postgres"))
         conn.execute("INSERT INTO orgkit_schema VALUES (?, ?) ON CONFLICT (component) "
                      "DO UPDATE SET version = excluded.version", (component, len(migrations)))
         conn.execute("COMMIT")
@@ -183,7 +182,7 @@ def migrate(conn: PgConnection, component: str, migrations: tuple[str, ...]) -> 
         raise
 
 
-def prepared(url: str, component: str, migrations: tuple[str, ...], what: str, *,
+def prepared(url: str, component: str, migrations: Sequence[Migration], what: str, *,
              named: bool = False) -> PgConnection:
     """A connection (see `connect`) to a database with `component`'s schema up to date; a
     migration that fails closes it and says why in one line naming `what` was being prepared."""
