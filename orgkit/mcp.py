@@ -7,6 +7,16 @@ read-only annotation), unless its capability is off or its own setting (review
 decisions: `mcp.allow_review`) is not on; skills are prompts taking a `query`;
 every node is a resource `orgkit://node/ID` holding its org text.
 
+Every tool declares the `outputSchema` of its answer, read from the registry
+(`Op.output_schema`: `{result, warnings, errors?}`, where `result` has the
+shape the operation declares), and answers with that document as
+`structuredContent` and as one JSON text block (for clients that read only
+text). `read`, `context` and `recall` also link each note they give as a
+resource (`orgkit://node/ID`, which `resources/read` opens). An operation that
+reports progress (`Op.progress`) sends `notifications/progress` when the
+client gave a progress token. The annotations come from the registry's write
+flags (`writes`, `destructive`, `idempotent`).
+
 `initialize` is answered at once: the word index, the embedding model and the
 vectors load in a background thread started by the first request after it,
 and a search that comes before the model is ready ranks by words and says so
@@ -25,6 +35,8 @@ import sys
 from typing import Any, Callable
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -60,15 +72,46 @@ def role_refusal(op: Op, identity: Identity) -> str:
     return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
 
 
+# The operations whose answers name notes a client may want to open: each such note is also a resource link.
+LINKS_NOTES = frozenset({"read", "context", "recall"})
+ANSWER = ("The answer (structuredContent, and the same JSON as text) is {result, warnings, errors?}; "
+          "result is ")
+
+
+def tool(op: Op) -> types.Tool:
+    """The MCP tool of one operation: its parameters, its answer's schema and its annotations."""
+    description = op.description
+    if op.result:
+        description += f" {ANSWER}{op.result}."
+    if op.name in LINKS_NOTES:
+        description += f" Each note is also given as a resource link {NODE_URI}."
+    return types.Tool(name=op.name, description=description, input_schema=op.schema(),
+                      output_schema=op.output_schema(), annotations=annotations(op))
+
+
+def annotations(op: Op) -> types.ToolAnnotations:
+    """What a client may assume of a tool, from the registry's write flags."""
+    return types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=op.writes and op.destructive,
+                                 idempotent_hint=not op.writes or op.idempotent, open_world_hint=False)
+
+
 def tools(config: Config | None, identity: Identity | None = None) -> list[types.Tool]:
-    """One tool per operation offered over MCP, with its JSON Schema."""
-    return [
-        types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
-                   input_schema=op.schema(),
-                   annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
-                                                     idempotent_hint=not op.writes, open_world_hint=False))
-        for op in offered_tools(config, identity).values()
-    ]
+    """One tool per operation offered over MCP."""
+    return [tool(op) for op in offered_tools(config, identity).values()]
+
+
+def note_links(name: str, result: Any) -> list[types.ResourceLink]:
+    """A resource link for each note an answer of `name` gives (read, context and recall), each once."""
+    if name not in LINKS_NOTES:
+        return []
+    notes = result.get("included", []) if isinstance(result, dict) else result
+    links: dict[str, types.ResourceLink] = {}
+    for note in notes if isinstance(notes, list) else []:
+        ident = note.get("id") if isinstance(note, dict) else None
+        if isinstance(ident, str) and ident and ident not in links:
+            links[ident] = types.ResourceLink(name=note.get("title") or ident, uri=NODE_PREFIX + ident,
+                                              mime_type=ORG_MIME)
+    return list(links.values())
 
 
 def _refusal(name: str, config: Config | None, identity: Identity | None) -> str | None:
@@ -100,9 +143,28 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None) -> Outcome:
+async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None,
+                 progress: Callable[[Any], None] | None = None) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity))
+    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity, progress=progress))
+
+
+def progress_sender(rctx: Any) -> Callable[[Any], None]:
+    """A `ctx.progress` hook sending the client `notifications/progress` for this request (the
+    SDK sends nothing when the client gave no progress token). It is called from the
+    operation's thread; a report that can no longer be sent (the request is over) is dropped."""
+    token = anyio.lowlevel.current_token()
+    session = rctx.session
+
+    def send(state: Any) -> None:
+        message = f"{state.done}/{state.total} {state.unit}"
+        try:
+            anyio.from_thread.run(session.report_progress, float(state.done), float(state.total or 0) or None,
+                                  message, token=token)
+        except Exception:  # noqa: BLE001 - progress is a courtesy; the work goes on without it
+            pass
+
+    return send
 
 
 def build_server(ctx: OpContext, *, warm_up: bool = True,
@@ -133,15 +195,19 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         refused = _refusal(params.name, ctx.optional_config(), identity)
         if refused is not None:
             return _failure(refused)
+        op = registry()[params.name]
+        hook = progress_sender(rctx) if op.progress else None
         try:
-            outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity)
+            outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity, hook)
         except (OrgkitError, OSError, RecursionError) as exc:
             return _failure(say(exc))
         except Exception as exc:  # a bug must not end the server; the client hears of it
             return _failure(f"internal error: {type(exc).__name__}: {exc}")
         data = payload(outcome)
         text = json.dumps(data, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+        content.extend(note_links(op.name, outcome.result))
+        return types.CallToolResult(content=content, structured_content=data)
 
     async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
         warming()

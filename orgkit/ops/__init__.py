@@ -113,11 +113,12 @@ class Outcome:
 
 
 def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False,
-         identity: Any = None) -> Outcome:
+         identity: Any = None, progress: Any = None) -> Outcome:
     """Validate `given` against operation `name` and run it on `ctx`.
 
     `identity` is the verified caller of the team server (orgkit.tokens.Identity):
-    the operation records it as the actor, whatever the request says.
+    the operation records it as the actor, whatever the request says. `progress`
+    (a server's, for this one call) replaces `ctx.progress` while the call runs.
 
     Raises ParamError for bad parameters and OrgkitError when the call fails
     as a whole; the adapters turn both into their own error form.
@@ -135,19 +136,24 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     if not ctx.lock.acquire(timeout=-1 if left is None else left):
         raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
                              "(serve.call_timeout) for a call still running past its own deadline; try again")
+    own_progress = ctx.progress
     try:
         ctx.begin()
         ctx.identity = identity
+        if progress is not None:
+            ctx.progress = progress
         result = op.run(ctx, args)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
     finally:
+        ctx.progress = own_progress
         ctx.lock.release()
 
 
-def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None) -> Outcome:
+def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None,
+                progress: Any = None) -> Outcome:
     """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
     return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100],
-                  lambda: call(ctx, name, given, identity=identity))
+                  lambda: call(ctx, name, given, identity=identity, progress=progress))
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",

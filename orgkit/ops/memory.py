@@ -235,19 +235,20 @@ declare(Op("review_show", "A proposal and the unified diff accepting it would ma
            cli=("review", "show"), role="reviewer"))
 declare(Op("review_accept", "Accept proposals as one batch (`review undo BATCH` reverts it).", review_accept,
            params=(IDS, WHY), result="{batch, accepted}", writes=True, cli=("review", "accept"),
-           mcp_setting=REVIEW_SETTING, role="reviewer"))
+           mcp_setting=REVIEW_SETTING, role="reviewer", destructive=True))
 declare(Op("review_edit", "Edit a proposal ($EDITOR, or the given text), then accept it as edited.", review_edit,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),
                    Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True,
                          max_bytes="deposit.max_bytes"), WHY),
            result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING,
-           role="reviewer"))
+           role="reviewer", destructive=True))
 declare(Op("review_reject", "Reject proposals as one batch (rejecting a deposit's admit removes its note).",
            review_reject, params=(IDS, WHY), result="{batch, rejected}", writes=True, cli=("review", "reject"),
-           mcp_setting=REVIEW_SETTING, role="reviewer"))
+           mcp_setting=REVIEW_SETTING, role="reviewer", destructive=True))
 declare(Op("review_undo", "Revert a batch of decisions, if none of its files was edited since.", review_undo,
            params=(Param("batch", "string", "The batch.", required=True, positional=True, metavar="BATCH"), WHY),
-           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer"))
+           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer",
+           destructive=True))
 declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
            review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by}]",
            cli=("review", "batches"), role="reviewer"))
