@@ -95,9 +95,25 @@ def annotations(op: Op) -> types.ToolAnnotations:
                                  idempotent_hint=not op.writes or op.idempotent, open_world_hint=False)
 
 
-def tools(config: Config | None, identity: Identity | None = None) -> list[types.Tool]:
-    """One tool per operation offered over MCP."""
-    return [tool(op) for op in offered_tools(config, identity).values()]
+class Offer:
+    """The tools a server offers under its config to each role, built once.
+
+    A server's config is resolved once for its life, and what is offered depends
+    only on it and the caller's role; building the listing (and checking each
+    capability) for every call was a cost of the surface, not of the work.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[int, str | None], tuple[Any, dict[str, Op], list[types.Tool]]] = {}
+
+    def __call__(self, config: Config | None, identity: Identity | None) -> tuple[dict[str, Op], list[types.Tool]]:
+        key = (id(config), identity.role if identity is not None else None)
+        built = self._built.get(key)
+        if built is None or built[0] is not config:
+            ops = offered_tools(config, identity)
+            built = (config, ops, [tool(op) for op in ops.values()])
+            self._built[key] = built
+        return built[1], built[2]
 
 
 def note_links(name: str, result: Any) -> list[types.ResourceLink]:
@@ -114,9 +130,9 @@ def note_links(name: str, result: Any) -> list[types.ResourceLink]:
     return list(links.values())
 
 
-def _refusal(name: str, config: Config | None, identity: Identity | None) -> str | None:
-    """Why the tool `name` cannot be called here, or None when it can."""
-    if name in offered_tools(config, identity):
+def _refusal(name: str, config: Config | None, identity: Identity | None, offered_now: dict[str, Op]) -> str | None:
+    """Why the tool `name` cannot be called here (`offered_now` are the caller's tools), or None when it can."""
+    if name in offered_now:
         return None
     op = registry().get(name)
     if identity is not None and op is not None and op.mcp and capability_on(op, config):
@@ -185,14 +201,22 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         if warm_up:
             ctx.start_warm_up()
 
+    offer = Offer()
+
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=tools(ctx.optional_config(), caller(rctx)))
+        return types.ListToolsResult(tools=offer(ctx.optional_config(), caller(rctx))[1])
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        """A tool's parameters, for the transport's check of Mcp-Param headers (without a whole listing)."""
+        op = registry().get(name)
+        return op.schema() if op is not None and op.mcp else None
 
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
         identity = caller(rctx)
-        refused = _refusal(params.name, ctx.optional_config(), identity)
+        config = ctx.optional_config()
+        refused = _refusal(params.name, config, identity, offer(config, identity)[0])
         if refused is not None:
             return _failure(refused)
         op = registry()[params.name]
@@ -254,7 +278,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
             types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
 
     return Server("orgkit", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema,
                   on_list_prompts=list_prompts, on_get_prompt=get_prompt,
                   on_list_resources=list_resources, on_list_resource_templates=list_templates,
                   on_read_resource=read_resource)
