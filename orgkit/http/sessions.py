@@ -6,8 +6,9 @@ opened it when the request carries an authenticated user: the verified caller
 (the Guard's identity) is handed to it as that user, so a request with another
 token on a session's ID is answered 404, as if the session did not exist, and
 cannot end it either. A token opening a session past `http.sessions_per_token`
-ends its own longest idle one first; when every one of them is busy, the new
-one is refused (429) with the reason. A session with no request for
+ends its own longest idle one first (idle: no call of it under way; a client's
+open event stream, which waits for the server's messages, is not a call); when
+every one of them is busy, the new one is refused (429) with the reason. A session with no request for
 `http.session_idle_timeout` seconds ends; the memory of ended sessions is
 returned to the system once they are gone.
 """
@@ -36,6 +37,7 @@ class TokenSessions(StreamableHTTPSessionManager):
         super().__init__(app, max_request_body_size=max_body, session_idle_timeout=idle)
         self.per_token = per_token
         self._used: dict[str, float] = {}  # session ID -> when a request last came for it
+        self._calls: dict[str, int] = {}  # session ID -> its POST requests under way (only while there are)
         self._ended = 0  # sessions ended since memory was last given back
 
     def open_sessions(self, identity: Identity | None = None) -> list[str]:
@@ -57,13 +59,21 @@ class TokenSessions(StreamableHTTPSessionManager):
                 return
         elif session is not None and session in self._server_instances:
             self._used[session] = time.monotonic()
+            if scope.get("method") == "POST":
+                self._calls[session] = self._calls.get(session, 0) + 1
+                try:
+                    await super().handle_request(scope, receive, send)
+                finally:
+                    left = self._calls.pop(session, 1) - 1
+                    if left:
+                        self._calls[session] = left
+                return
         await super().handle_request(scope, receive, send)
 
     async def _make_room(self, identity: Identity) -> bool:
         """End `identity`'s longest idle sessions until it may open one more; False when all are busy."""
         mine = self.open_sessions(identity)
-        idle = sorted((sid for sid in mine if not _busy(self._server_instances.get(sid))),
-                      key=lambda sid: self._used.get(sid, 0.0))
+        idle = sorted((sid for sid in mine if not self._calls.get(sid)), key=lambda sid: self._used.get(sid, 0.0))
         while len(mine) >= self.per_token and idle:
             sid = idle.pop(0)
             transport = self._server_instances.get(sid)
@@ -105,11 +115,6 @@ def _client_id(identity: Identity) -> str:
 def _owner(identity: Identity) -> dict[str, Any]:
     """The principal the SDK records as a session's owner for `identity` (its authorization context)."""
     return {"client_id": _client_id(identity), "issuer": None, "subject": None}
-
-
-def _busy(transport: Any) -> bool:
-    """Whether a request of the session is being served (or its event stream is open)."""
-    return bool(getattr(transport, "_requests_in_flight", 0))
 
 
 def release_memory() -> None:
