@@ -89,7 +89,7 @@ def test_idle_sessions_end_and_leave_the_table(tmp_path_factory, tiny_model_dir)
     try:
         opened = [open_session(running.url, tokens[name]) for name in ("a", "b", "a")]
         time.sleep(2.5)
-        assert [ping(running.url, tokens[n], s) for n, s in zip("aba", opened)] == [404] * 3
+        assert [ping(running.url, tokens[n], s) for n, s in zip("aba", opened, strict=True)] == [404] * 3
         assert ping(running.url, tokens["a"], open_session(running.url, tokens["a"])) == 200
     finally:
         running.close()

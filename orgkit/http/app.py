@@ -64,7 +64,7 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
 
 
 def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
-              idle_timeout: float, warm_up: bool = True) -> Guard:
+              warm_up: bool = True) -> Guard:
     """The whole server as one ASGI application (the Guard in front of the routes); with
     `warm_up`, the index and model start loading as the server starts."""
     from .sessions import TokenSessions
