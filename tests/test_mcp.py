@@ -265,3 +265,27 @@ def test_answers_are_structured_link_their_notes_and_report_progress(notes: Path
     assert heard and heard[-1][0] == heard[-1][1] and "passage texts" in heard[-1][2]
     assert listed["index"].annotations.idempotent_hint and not listed["index"].annotations.read_only_hint
     assert listed["search"].annotations.read_only_hint and not listed["new"].annotations.destructive_hint
+
+
+def test_every_declared_result_shape_reads_as_a_json_schema() -> None:
+    """The registry's result notation, read into the schemas MCP publishes."""
+    import jsonschema
+
+    from orgkit.ops.results import NotationError, result_schema
+
+    for op in registry().values():
+        jsonschema.Draft202012Validator.check_schema(op.output_schema())
+    assert result_schema("[{id, line, passages?: [{line}], ...}]") == {"type": "array", "items": {
+        "type": "object", "required": ["id", "line"], "properties": {
+            "id": {"type": ["string", "null"]}, "line": {"type": ["integer", "null"]},
+            "passages": {"type": "array", "items": {"type": "object", "required": ["line"],
+                                                      "properties": {"line": {"type": ["integer", "null"]}}}}}}}
+    config = result_schema("{KEY: {value, refused?}}")
+    assert config["additionalProperties"]["required"] == ["value"]
+    plan = result_schema("{written, targets: [{file}]} (check: {ok, stale})")
+    jsonschema.validate({"ok": False, "stale": []}, plan)
+    jsonschema.validate({"written": True, "targets": [{"file": "a.org"}]}, plan)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"written": True}, plan)
+    with pytest.raises(NotationError):
+        result_schema("{id, [")

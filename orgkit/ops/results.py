@@ -53,14 +53,17 @@ def result_schema(notation: str) -> dict[str, Any]:
     if not text:
         return {}
     tokens = _tokens(text)
-    schema, at = _value(tokens, 0)
-    alternatives = [schema]
-    while at < len(tokens):
-        if tokens[at] != "(" or at + 2 >= len(tokens) or tokens[at + 2] != ":":
-            raise NotationError(f"unexpected {tokens[at]!r} in {notation!r}")
-        other, at = _value(tokens, at + 3)
-        alternatives.append(other)
-        at = _expect(tokens, at, ")")
+    try:
+        schema, at = _value(tokens, 0)
+        alternatives = [schema]
+        while at < len(tokens):
+            if tokens[at] != "(" or at + 2 >= len(tokens) or tokens[at + 2] != ":":
+                raise NotationError(f"unexpected {tokens[at]!r} in {notation!r}")
+            other, at = _value(tokens, at + 3)
+            alternatives.append(other)
+            at = _expect(tokens, at, ")")
+    except IndexError:
+        raise NotationError(f"{notation!r} ends before its brackets close") from None
     return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
 
 
