@@ -202,13 +202,14 @@ class Op:
         return built
 
     def describe(self, surface: str = "cli") -> dict[str, Any]:
-        """The operation as `orgkit ops --json` (or `serve`'s `ops`) lists it."""
+        """The operation as `orgkit ops --json` (or `serve`'s `ops`) lists it; `returns` is the JSON
+        Schema of its whole answer, the `outputSchema` of its MCP tool."""
         return {"name": self.name, "description": self.description,
                 "command": list(self.command) if self.command else None, "mcp": self.mcp,
                 "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
                 "notes": self.notes, "positional": [p.name for p in self.params_on(surface) if p.positional],
                 "options": {p.name: p.option for p in self.params_on(surface) if not p.positional},
-                "parameters": self.schema(surface)}
+                "parameters": self.schema(surface), "returns": self.output_schema()}
 
 
 def _shown(value: Any) -> str:
