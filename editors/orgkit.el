@@ -1266,8 +1266,14 @@ Return the buffer."
                                       (orgkit--call "review_batches" nil))))
            (unless batches
              (user-error "orgkit: no batch to undo"))
-           (completing-read "Undo batch: "
-                            (mapcar (lambda (b) (alist-get 'id b)) (reverse batches)) nil t))))
+           ;; Each batch is offered by what it did; the answer is its ID.
+           (let* ((choices (mapcar (lambda (b)
+                                     (cons (format "%s  %s" (or (alist-get 'title b) (alist-get 'action b))
+                                                   (alist-get 'id b))
+                                           (alist-get 'id b)))
+                                   (reverse batches)))
+                  (choice (completing-read "Undo batch: " choices nil t)))
+             (or (cdr (assoc choice choices)) choice)))))
   (let ((answer (orgkit--call "review_undo" `((batch . ,batch)))))
     (message "orgkit: undone (batch %s)" (alist-get 'batch answer))
     (when (get-buffer orgkit-review-buffer)

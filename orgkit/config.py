@@ -189,6 +189,12 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             env="ORGKIT_USE_EXTRACTION_FEEDBACK"),
     Setting("feedback.guardrail", list, "patterns (regular expressions) of guidance that teaches saying less; "
             "`evolve` drops bullets matching one", default=list(GUARDRAIL_PATTERNS), env="ORGKIT_FEEDBACK_GUARDRAIL"),
+    Setting("http.session_idle_timeout", float, "seconds an MCP session of the team server lives without a request "
+            "before it ends and its memory is freed", default=300.0, env="ORGKIT_HTTP_SESSION_IDLE_TIMEOUT",
+            minimum=0.1, kind="bound"),
+    Setting("http.sessions_per_token", int, "MCP sessions one token may hold open on the team server (a new one "
+            "past that ends the token's longest idle session)", default=8, env="ORGKIT_HTTP_SESSIONS_PER_TOKEN",
+            minimum=1, kind="bound"),
     Setting("http.allowed_hosts", list, "Host header values the team server answers to besides its own address "
             "(a reverse proxy's name, e.g. memory.example.org)", default=[], env="ORGKIT_HTTP_ALLOWED_HOSTS",
             kind="trust"),

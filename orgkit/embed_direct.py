@@ -132,6 +132,10 @@ class DirectModel:
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Worker threads sleep between runs instead of spinning: a spinning pool burnt about 12 ms of
+        # CPU after every query embedding (bench/README.md, "One warm client on each surface").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         if record["threads"] is not None:
             options.intra_op_num_threads = options.inter_op_num_threads = record["threads"]
         if "enable_cpu_mem_arena" in record["session_options"]:

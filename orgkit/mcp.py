@@ -7,6 +7,16 @@ read-only annotation), unless its capability is off or its own setting (review
 decisions: `mcp.allow_review`) is not on; skills are prompts taking a `query`;
 every node is a resource `orgkit://node/ID` holding its org text.
 
+Every tool declares the `outputSchema` of its answer, read from the registry
+(`Op.output_schema`: `{result, warnings, errors?}`, where `result` has the
+shape the operation declares), and answers with that document as
+`structuredContent` and as one JSON text block (for clients that read only
+text). `read`, `context` and `recall` also link each note they give as a
+resource (`orgkit://node/ID`, which `resources/read` opens). An operation that
+reports progress (`Op.progress`) sends `notifications/progress` when the
+client gave a progress token. The annotations come from the registry's write
+flags (`writes`, `destructive`, `idempotent`).
+
 `initialize` is answered at once: the word index, the embedding model and the
 vectors load in a background thread started by the first request after it,
 and a search that comes before the model is ready ranks by words and says so
@@ -25,6 +35,8 @@ import sys
 from typing import Any, Callable
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -56,20 +68,67 @@ def offered_tools(config: Config | None, identity: Identity | None = None) -> di
             if op.mcp and (op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
 
 
-def tools(config: Config | None, identity: Identity | None = None) -> list[types.Tool]:
-    """One tool per operation offered over MCP, with its JSON Schema."""
-    return [
-        types.Tool(name=op.name, description=f"{op.description} Returns {op.result}." if op.result else op.description,
-                   input_schema=op.schema(),
-                   annotations=types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=False,
-                                                     idempotent_hint=not op.writes, open_world_hint=False))
-        for op in offered_tools(config, identity).values()
-    ]
+# The operations whose answers name notes a client may want to open: each such note is also a resource link.
+LINKS_NOTES = frozenset({"read", "context", "recall"})
+ANSWER = ("The answer (structuredContent, and the same JSON as text) is {result, warnings, errors?}; "
+          "result is ")
 
 
-def _refusal(name: str, config: Config | None, identity: Identity | None) -> str | None:
-    """Why the tool `name` cannot be called here, or None when it can."""
-    if name in offered_tools(config, identity):
+def tool(op: Op) -> types.Tool:
+    """The MCP tool of one operation: its parameters, its answer's schema and its annotations."""
+    description = op.description
+    if op.result:
+        description += f" {ANSWER}{op.result}."
+    if op.name in LINKS_NOTES:
+        description += f" Each note is also given as a resource link {NODE_URI}."
+    return types.Tool(name=op.name, description=description, input_schema=op.schema(),
+                      output_schema=op.output_schema(), annotations=tool_annotations(op))
+
+
+def tool_annotations(op: Op) -> types.ToolAnnotations:
+    """What a client may assume of a tool, from the registry's write flags."""
+    return types.ToolAnnotations(read_only_hint=not op.writes, destructive_hint=op.writes and op.destructive,
+                                 idempotent_hint=not op.writes or op.idempotent, open_world_hint=False)
+
+
+class Offer:
+    """The tools a server offers under its config to each role, built once.
+
+    A server's config is resolved once for its life, and what is offered depends
+    only on it and the caller's role; building the listing (and checking each
+    capability) for every call was a cost of the surface, not of the work.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[int, str | None], tuple[Any, dict[str, Op], list[types.Tool]]] = {}
+
+    def __call__(self, config: Config | None, identity: Identity | None) -> tuple[dict[str, Op], list[types.Tool]]:
+        key = (id(config), identity.role if identity is not None else None)
+        built = self._built.get(key)
+        if built is None or built[0] is not config:
+            ops = offered_tools(config, identity)
+            built = (config, ops, [tool(op) for op in ops.values()])
+            self._built[key] = built
+        return built[1], built[2]
+
+
+def note_links(name: str, result: Any) -> list[types.ResourceLink]:
+    """A resource link for each note an answer of `name` gives (read, context and recall), each once."""
+    if name not in LINKS_NOTES:
+        return []
+    notes = result.get("included", []) if isinstance(result, dict) else result
+    links: dict[str, types.ResourceLink] = {}
+    for note in notes if isinstance(notes, list) else []:
+        ident = note.get("id") if isinstance(note, dict) else None
+        if isinstance(ident, str) and ident and ident not in links:
+            links[ident] = types.ResourceLink(name=note.get("title") or ident, uri=NODE_PREFIX + ident,
+                                              mime_type=ORG_MIME)
+    return list(links.values())
+
+
+def _refusal(name: str, config: Config | None, identity: Identity | None, offered_now: dict[str, Op]) -> str | None:
+    """Why the tool `name` cannot be called here (`offered_now` are the caller's tools), or None when it can."""
+    if name in offered_now:
         return None
     op = registry().get(name)
     if identity is not None and op is not None and op.mcp and capability_on(op, config):
@@ -88,9 +147,28 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None) -> Outcome:
+async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None,
+                 progress: Callable[[Any], None] | None = None) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity))
+    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity, progress=progress))
+
+
+def progress_sender(rctx: Any) -> Callable[[Any], None]:
+    """A `ctx.progress` hook sending the client `notifications/progress` for this request (the
+    SDK sends nothing when the client gave no progress token). It is called from the
+    operation's thread; a report that can no longer be sent (the request is over) is dropped."""
+    token = anyio.lowlevel.current_token()
+    session = rctx.session
+
+    def send(state: Any) -> None:
+        message = f"{state.done}/{state.total} {state.unit}"
+        try:
+            anyio.from_thread.run(session.report_progress, float(state.done), float(state.total or 0) or None,
+                                  message, token=token)
+        except Exception:  # noqa: BLE001 - progress is a courtesy; the work goes on without it
+            pass
+
+    return send
 
 
 def build_server(ctx: OpContext, *, warm_up: bool = True,
@@ -111,23 +189,35 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         if warm_up:
             ctx.start_warm_up()
 
+    offer = Offer()
+
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=tools(ctx.optional_config(), caller(rctx)))
+        return types.ListToolsResult(tools=offer(ctx.optional_config(), caller(rctx))[1])
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        """A tool's parameters, for the transport's check of Mcp-Param headers (without a whole listing)."""
+        op = registry().get(name)
+        return op.schema() if op is not None and op.mcp else None
 
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
         identity = caller(rctx)
-        refused = _refusal(params.name, ctx.optional_config(), identity)
+        config = ctx.optional_config()
+        refused = _refusal(params.name, config, identity, offer(config, identity)[0])
         if refused is not None:
             return _failure(refused)
+        op = registry()[params.name]
+        hook = progress_sender(rctx) if op.progress else None
         try:
-            outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity)
+            outcome = await run_op(ctx, params.name, dict(params.arguments or {}), identity, hook)
         except Exception as exc:  # a bug too must not end the server; the client hears of it
             return _failure(message(exc))
         data = reply(outcome)
         text = json.dumps(data, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+        content.extend(note_links(op.name, outcome.result))
+        return types.CallToolResult(content=content, structured_content=data)
 
     async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
         warming()
@@ -174,7 +264,7 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
             types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
 
     return Server("orgkit", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema,
                   on_list_prompts=list_prompts, on_get_prompt=get_prompt,
                   on_list_resources=list_resources, on_list_resource_templates=list_templates,
                   on_read_resource=read_resource)

@@ -293,7 +293,12 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         browser.find_element(By.NAME, "token").send_keys(reviewer)
         _submitted(browser, browser.find_element(By.CSS_SELECTOR, "#login button"), "signed in as rita")
         box = browser.find_element(By.ID, f"p-{link['id']}")
-        assert f"[[id:{TANGLE}]" in box.find_element(By.CSS_SELECTOR, "pre.diff").text
+        diff = box.find_element(By.CSS_SELECTOR, "pre.diff")
+        assert f"[[id:{TANGLE}]" in diff.text and diff.value_of_css_property("white-space") == "pre-wrap"
+        # Evidence: each note by its title, linked, with the passage that matched.
+        evidence = box.find_element(By.CSS_SELECTOR, f"a[href='/?note={TANGLE}']")
+        assert evidence.text == "Tangling code blocks"
+        assert evidence.find_element(By.XPATH, "following-sibling::q").text
         box = browser.find_element(By.ID, f"p-{admit['id']}")
         _submitted(browser, box.find_element(By.NAME, "accept"), "accepted (batch")
         box = browser.find_element(By.ID, f"p-{link['id']}")
@@ -301,6 +306,11 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         _submitted(browser, box.find_element(By.NAME, "reject"), "rejected (batch")
         assert not browser.find_elements(By.ID, f"p-{link['id']}")
         assert "deposit" in browser.find_element(By.XPATH, "//h2[text()='Audit trail']/following::table").text
+        batches = browser.find_element(By.XPATH, "//h2[text()='Recent batches']/following::table").text
+        assert "accepted 1 proposal: keep the deposited note" in batches and "rejected 1 proposal: link " in batches
+        browser.get(f"{server.url}/?note={TANGLE}")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Tangling code blocks"
+        assert TANGLE in browser.find_element(By.TAG_NAME, "pre").text
         cookies = {c["name"]: c for c in browser.get_cookies()}
         assert cookies["orgkit_token"]["httpOnly"] and cookies["orgkit_token"]["sameSite"] == "Strict"
         decided = {r["proposal"]: dict(r) for r in rows(notes, "SELECT proposal, action, actor, why FROM decisions")}
@@ -308,6 +318,16 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert decided[link["id"]] == {"proposal": link["id"], "action": "reject", "actor": "rita",
                                        "why": "not this note"}
         assert f"[[id:{TANGLE}]" not in (notes / dep["path"]).read_text()
+        # Each deposit's stage is where it really is: in review, accepted, or rejected (its note removed).
+        left = [p["id"] for p in orgkit(notes, env, "review", "list") if p["deposit"] == dep["id"]]
+        assert {d["id"]: d["stage"] for d in orgkit(notes, env, "deposits")} == {dep["id"]: "in-review"}
+        orgkit(notes, env, "review", "reject", *left, "--why", "enough")
+        other = orgkit(notes, env, "deposit", "--title", "Noweb again", "--body", FINDING + " Again.")
+        admit_other = next(p for p in orgkit(notes, env, "review", "list")
+                           if p["deposit"] == other["id"] and p["kind"] == "admit")
+        orgkit(notes, env, "review", "reject", admit_other["id"], "--why", "said before")
+        stages = {d["id"]: d["stage"] for d in orgkit(notes, env, "deposits")}
+        assert stages == {dep["id"]: "accepted", other["id"]: "rejected"}
         actions = {(r["actor"], r["action"]) for r in rows(notes, "SELECT actor, action FROM audit")}
         assert {("rita", "accept"), ("rita", "reject")} <= actions, actions
         # A forged post: the reviewer's cookie, but no CSRF field (as another site's form would send).

@@ -227,3 +227,65 @@ def test_operations_of_a_disabled_capability_are_not_tools(notes: Path, monkeypa
     monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
     names, listed = in_process(notes, scenario)
     assert "schema_list" in names and not listed.is_error
+
+
+def test_answers_are_structured_link_their_notes_and_report_progress(notes: Path, tiny_model: Path) -> None:
+    """The SDK's client validates search and recall against their outputSchema, opens a note
+    that context links to, and hears index's progress."""
+    import jsonschema
+
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    async def scenario(client, ctx):
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        found = await client.call_tool("search", {"query": "loyal canine"})
+        recalled = await client.call_tool("recall", {"query": "loyal canine"})
+        gathered = await client.call_tool("context", {"query": "loyal canine"})
+        links = [c for c in gathered.content if c.type == "resource_link"]
+        opened = await client.read_resource(str(links[0].uri))
+        indexed = await client.call_tool("index", {"rebuild": True}, progress_callback=on_progress)
+        return listed, found, recalled, gathered, links, opened, indexed
+
+    listed, found, recalled, gathered, links, opened, indexed = in_process(notes, scenario)
+    for name, result in (("search", found), ("recall", recalled)):
+        schema = listed[name].output_schema
+        assert schema == registry()[name].output_schema() and schema["type"] == "object"
+        jsonschema.Draft202012Validator(schema).validate(result.structured_content)
+        assert answer(result) == result.structured_content
+    assert found.structured_content["result"][0]["id"] == "dogs"
+    assert recalled.structured_content["result"]["included"][0]["id"] == "dogs"
+    assert [c.type for c in found.content] == ["text"]  # search names notes in its result only
+    included = [n["id"] for n in answer(gathered)["result"]["included"]]
+    assert [str(link.uri) for link in links] == [f"orgkit://node/{i}" for i in dict.fromkeys(included)]
+    assert links[0].name == "Dogs" and opened.contents[0].text.startswith(f":PROPERTIES:\n:ID:       {included[0]}\n")
+    assert answer(indexed)["result"]["embedded"] > 0
+    assert heard and heard[-1][0] == heard[-1][1] and "passage texts" in heard[-1][2]
+    assert listed["index"].annotations.idempotent_hint and not listed["index"].annotations.read_only_hint
+    assert listed["search"].annotations.read_only_hint and not listed["new"].annotations.destructive_hint
+
+
+def test_every_declared_result_shape_reads_as_a_json_schema() -> None:
+    """The registry's result notation, read into the schemas MCP publishes."""
+    import jsonschema
+
+    from orgkit.ops.results import NotationError, result_schema
+
+    for op in registry().values():
+        jsonschema.Draft202012Validator.check_schema(op.output_schema())
+    assert result_schema("[{id, line, passages?: [{line}], ...}]") == {"type": "array", "items": {
+        "type": "object", "required": ["id", "line"], "properties": {
+            "id": {"type": ["string", "null"]}, "line": {"type": ["integer", "null"]},
+            "passages": {"type": "array", "items": {"type": "object", "required": ["line"],
+                                                      "properties": {"line": {"type": ["integer", "null"]}}}}}}}
+    config = result_schema("{KEY: {value, refused?}}")
+    assert config["additionalProperties"]["required"] == ["value"]
+    plan = result_schema("{written, targets: [{file}]} (check: {ok, stale})")
+    jsonschema.validate({"ok": False, "stale": []}, plan)
+    jsonschema.validate({"written": True, "targets": [{"file": "a.org"}]}, plan)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"written": True}, plan)
+    with pytest.raises(NotationError):
+        result_schema("{id, [")

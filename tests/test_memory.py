@@ -189,7 +189,7 @@ def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path, us
     user_config('[admission]\n"" = { agent = "auto" }\n')
     left = pending(cli, notes)
     assert [p["id"] for p in left] == [link["id"]]
-    assert "auto-approval refused: evidence note" in left[0]["reason"] and "deleted" in left[0]["reason"]
+    assert "left for a person to decide, not accepted by the auto policy: evidence note" in left[0]["reason"] and "deleted" in left[0]["reason"]
     assert f"[[id:{TANGLE}]" in (notes / dep["path"]).read_text()
     assert f"[[id:{NOWEB}]" not in (notes / dep["path"]).read_text()
 
@@ -250,7 +250,7 @@ def test_notes_in_watched_folders_go_to_the_librarian(cli, notes: Path) -> None:
     mine.write_text(mine.read_text() + "\nA change by hand.\n")
     run_json(cli, "deposits", "--notes", str(notes))
     assert rows(notes, "SELECT count(*) AS n FROM audit WHERE action = 'taken-in'") == [{"n": 2}]
-    set_aside = rows(notes, "SELECT status, reason FROM proposals WHERE id != ? AND reason LIKE 'the note changed%'",
+    set_aside = rows(notes, "SELECT status, reason FROM proposals WHERE id != ? AND reason LIKE 'withdrawn: the note changed%'",
                      (link["id"],))
     assert set_aside and {r["status"] for r in set_aside} == {"rejected"}
 

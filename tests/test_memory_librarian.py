@@ -59,7 +59,7 @@ def test_an_off_topic_deposit_gets_its_admit_and_the_reason_only(cli, notes: Pat
                   "bake it in a preheated Dutch oven.")
     found = proposals_of(notes, dep["id"])
     assert [p["kind"] for p in found] == ["admit"]
-    assert found[0]["reason"].startswith("no note matches this deposit closely enough to link")
+    assert found[0]["reason"].startswith("a new note, linked to nothing: no other note is close enough (best match ")
 
 
 def test_links_rest_on_matching_chunks_and_tags_come_from_the_linked_notes(cli, notes: Path) -> None:

@@ -105,7 +105,7 @@ def test_mcp_deposit_review_recall_with_the_loopback_model(tmp_path: Path, env: 
     assert not REVIEW_TOOLS & tools  # agents cannot approve unless mcp.allow_review is on
     assert done["status"] == "proposed" and done["via"] == "mcp"
     invalid = rows(notes, "SELECT reason FROM proposals WHERE status = 'rejected'")
-    assert invalid == [{"reason": "cites chunk(s) 9, which the librarian was not shown"}]
+    assert invalid == [{"reason": "set aside by the librarian: it cites chunk(s) 9, which the librarian was not shown"}]
     pending = accept_on_the_command_line(notes, env)
     new_id = next(p["payload"]["id"] for p in pending if p["kind"] == "new")
 

@@ -41,8 +41,8 @@ def test_model_proposals_are_checked_against_what_the_model_saw(cli, notes: Path
     assert f"note {TANGLE}: Tangling code blocks" in sent and f"note {NOWEB}" in sent
     props = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' ORDER BY seq")
     assert [p["status"] for p in props] == ["pending"] * 4 + ["rejected"] * 2
-    assert props[4]["reason"] == "cites chunk(s) 7, which the librarian was not shown"
-    assert props[5]["reason"] == "names note 99999999-9999-4999-8999-999999999999, which the librarian was not shown"
+    assert props[4]["reason"] == "set aside by the librarian: it cites chunk(s) 7, which the librarian was not shown"
+    assert props[5]["reason"] == "set aside by the librarian: it names note 99999999-9999-4999-8999-999999999999, which the librarian was not shown"
     invalid = rows(notes, "SELECT * FROM audit WHERE action = 'proposal-invalid'")
     assert {a["subject"] for a in invalid} == {props[4]["id"], props[5]["id"]}
     assert rows(notes, "SELECT sha, model FROM watermarks")[0]["model"] == "http:loopback"
@@ -126,6 +126,7 @@ def test_proposals_that_would_change_nothing_are_rejected(cli, notes: Path, llm_
     second = rows(notes, "SELECT * FROM proposals WHERE kind != 'admit' AND deposit = ? ORDER BY seq",
                   (json.loads(result.stdout)["id"],))
     assert [(p["status"], p["reason"]) for p in second if p["kind"] != "duplicate-of"] == [
-        ("rejected", "the target already holds this text"), ("rejected", "the target already links to that note")]
+        ("rejected", "set aside by the librarian: the target already holds this text"),
+        ("rejected", "set aside by the librarian: the target already links to that note")]
     twin = next(p for p in second if p["kind"] == "duplicate-of")  # the same finding, deposited before
     assert twin["status"] == "pending" and twin["payload"]["dest"] == first[0]["deposit"]

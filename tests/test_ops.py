@@ -107,6 +107,7 @@ def test_ops_json_and_the_serve_op_list_the_registry(cli, notes: Path, monkeypat
     assert [o["name"] for o in listed] == list(registry())
     search = next(o for o in listed if o["name"] == "search")
     assert search["parameters"] == get("search").schema() and search["writes"] is False
+    assert search["returns"] == get("search").output_schema()
     assert search["positional"] == ["query"]
     ctx = OpContext(notes, warm=True)
     served = handle(ctx, '{"op": "ops"}')["result"]

@@ -129,7 +129,7 @@ class Surfaces:
             tokens = TokenStore(self.state / "http-data")
             token = tokens.add("parity", "admin")
             app = build_app(self._context(), tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20,
-                            idle_timeout=30, warm_up=False)
+                            warm_up=False)
             self._http = self._closing.enter_context(TestClient(app, headers={"Authorization": f"Bearer {token}"}))
         body = self._http.post(f"/ops/{op.name}", json=args).json()
         return ("error", body["error"]) if "error" in body else ("result", body["result"])

@@ -29,8 +29,8 @@ def describe(state: EmbedProgress) -> str:
     left = state.total_tokens - state.tokens  # texts come shortest first: tokens tell the time left
     eta = left / rate if rate > 0 and state.total_tokens else None
     tail = f", ETA {_duration(eta)}" if eta is not None and state.done < state.total else ""
-    return (f"{state.done:,}/{state.total:,} {state.unit} ({share:.0%}), "
-            f"{rate:,.0f} tokens/s{tail}")
+    speed = f", {rate:,.0f} tokens/s" if state.tokens else ""
+    return f"{state.done:,}/{state.total:,} {state.unit} ({share:.0%}){speed}{tail}"
 
 
 class ProgressReport:
@@ -53,10 +53,10 @@ class ProgressReport:
             share = state.done / state.total if state.total else 1.0
             filled = int(BAR_WIDTH * share)
             bar = "#" * filled + "-" * (BAR_WIDTH - filled)
-            self.stream.write(f"\rembedding [{bar}] {describe(state)}\033[K")
+            self.stream.write(f"\r{state.what} [{bar}] {describe(state)}\033[K")
             self._drawn = True
         elif now - self._last >= PLAIN_EVERY or not self._last or state.done == state.total:
-            self.stream.write(f"orgkit: embedding {describe(state)}\n")
+            self.stream.write(f"orgkit: {state.what} {describe(state)}\n")
             self._last = now
         self.stream.flush()
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 def deposit(d: dict, options: dict) -> str:
     error = f"\n    error: {d['error']}" if d.get("error") else ""
-    return f"{d['path']}  [{d['id']}]  {d['status']}{error}"
+    return f"{d['path']}  [{d['id']}]  {d.get('stage', d['status'])}{error}"
 
 
 def deposits(rows: list[dict], options: dict) -> str:

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 from ..config import Config
 from ..errors import OrgkitError
 from ..feedback.generated import Generator, content_version, record_generated
+from ..index.embedding import EmbedProgress, Progress
 from ..llm import ModelUnavailable, resolve
 from . import notes as nt
 from .anchor import find_quote
@@ -203,14 +204,19 @@ def _embedder(config: Config, notices: list[str]) -> Callable | None:
     return embed
 
 
-def execute(ctx: Context, candidates_for: Callable[[int, dict, str], list[dict]] | None = None) -> dict:
-    """Run every task not yet done; `candidates_for` replaces the extractor (committed candidates)."""
+def execute(ctx: Context, candidates_for: Callable[[int, dict, str], list[dict]] | None = None,
+            progress: Progress | None = None) -> dict:
+    """Run every task not yet done; `candidates_for` replaces the extractor (committed candidates);
+    `progress` hears of each source done, in order."""
     sources = ctx.store.read("run.json")["sources"]
     if candidates_for is None:
         choose_extractor(ctx)
     workers = max(1, min(MAX_WORKERS, len(sources)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda i: _source_pipeline(ctx, i, sources[i], candidates_for), range(len(sources))))
+        finished = pool.map(lambda i: _source_pipeline(ctx, i, sources[i], candidates_for), range(len(sources)))
+        for done, _ in enumerate(finished, 1):
+            if progress is not None:
+                progress(EmbedProgress(done, len(sources), unit="sources", what="extracting"))
     _write_run_note(ctx, sources)
     return result(ctx)
 

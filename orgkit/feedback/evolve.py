@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..config import Config
 from ..files import replace_file
+from ..index.embedding import EmbedProgress, Progress
 from ..org.write import atomic_write
 from ..locator import note_ids
 from .events import Event, load_events, sha256
@@ -255,11 +256,13 @@ class _Phraser:
                          json.dumps(self.cache, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
 
-def evolve(config: Config, dimensions: dict[str, str] | None = None) -> EvolveResult:
+def evolve(config: Config, dimensions: dict[str, str] | None = None,
+           progress: Progress | None = None) -> EvolveResult:
     """Distil the recorded events into the guidance file; what happened to each cluster.
 
     `dimensions` maps extracted claims' IDs to their dimensions (bullets name the
-    dimension a pattern of corrections lives in)."""
+    dimension a pattern of corrections lives in). `progress` hears of each cluster
+    decided (phrasing one may wait for the model)."""
     events = load_events(config)
     path = guidance_path(config)
     result = EvolveResult(guidance=_display(config, path), events=len(events))
@@ -267,7 +270,10 @@ def evolve(config: Config, dimensions: dict[str, str] | None = None) -> EvolveRe
     guard = patterns(config)
     phraser = _Phraser(config, result, dimensions or {})
     minimum = config["feedback.min_events"]
-    for cluster in cluster_events(events):
+    clusters = cluster_events(events)
+    for done, cluster in enumerate(clusters, 1):
+        if progress is not None:
+            progress(EmbedProgress(done - 1, len(clusters), unit="clusters of corrections", what="evolving"))
         if len(cluster.members) < minimum:
             result.clusters.append(ClusterReport(cluster, "below_min"))
             continue
@@ -284,6 +290,8 @@ def evolve(config: Config, dimensions: dict[str, str] | None = None) -> EvolveRe
             section = doc.extractor(key.extractor).section(key.node_type)
             section.items.remove(entry)
         result.clusters.append(report)
+    if progress is not None and clusters:
+        progress(EmbedProgress(len(clusters), len(clusters), unit="clusters of corrections", what="evolving"))
     phraser.save()
     text = render(doc).encode("utf-8")
     if text != before and (before is not None or doc.extractors):

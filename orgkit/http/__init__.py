@@ -58,7 +58,7 @@ def run(ctx: OpContext, address: str) -> None:
         print("orgkit: warning: no tokens yet: every request will be refused (orgkit token add NAME --role ROLE)",
               file=sys.stderr)
     idle = cfg["http.idle_timeout"]
-    app = build_app(ctx, tokens, allowed, max_body=cfg["http.max_body_bytes"], idle_timeout=idle)
+    app = build_app(ctx, tokens, allowed, max_body=cfg["http.max_body_bytes"])
     shown = f"[{host}]" if ":" in host else host
     print(f"orgkit: serving http://{shown}:{port} (MCP at /mcp, operations at /ops/NAME, review page at /)",
           file=sys.stderr, flush=True)

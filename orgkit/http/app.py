@@ -57,15 +57,16 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
 
 
 def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
-              idle_timeout: float, warm_up: bool = True) -> Guard:
+              warm_up: bool = True) -> Guard:
     """The whole server as one ASGI application (the Guard in front of the routes); with
     `warm_up`, the index and model start loading as the server starts."""
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from .sessions import TokenSessions
 
     ctx.surface = "http"
+    cfg = ctx.loaded_config()
     mcp_server = build_server(ctx, identify=lambda rctx: _scope_identity(getattr(rctx, "request", None)))
-    sessions = StreamableHTTPSessionManager(mcp_server, max_request_body_size=max_body,
-                                            session_idle_timeout=max(idle_timeout * 60, 60.0))
+    sessions = TokenSessions(mcp_server, per_token=cfg["http.sessions_per_token"],
+                             idle=cfg["http.session_idle_timeout"], max_body=max_body)
 
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
@@ -101,6 +102,7 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
               Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
               *page.routes(ctx, tokens, call_as)]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={BodyTooLarge: too_large})
+    app.state.mcp_sessions = sessions
     return Guard(app, allowed, tokens, max_body)
 
 

@@ -39,7 +39,7 @@ _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222}
 h1{font-size:1.4em} h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ccc}
 .proposal{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:1em 0}
-pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:13px}
+pre{background:#f7f7f7;padding:.5em;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere}
 .add{color:#0a6b0a} .del{color:#a31515} .meta{color:#666;font-size:13px}
 .msg{background:#eef6ff;border:1px solid #9cc3ef;padding:.5em 1em}
 form.inline{display:inline-block;margin-right:1em} table{border-collapse:collapse;font-size:13px}
@@ -79,6 +79,10 @@ def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
             return login(request)
         if (refused := _refusal(identity)) is not None:
             return login(request, refused, 403)
+        note = request.query_params.get("note")
+        if note:
+            status, body = await call_as(ctx, identity, "read", {"ids": [note]})
+            return html(request, lambda csrf: _note(note, body if status == 200 else None), status)
         sections = await _gather(ctx, identity, call_as)
         message = request.query_params.get("msg", "")
         return html(request, lambda csrf: _review(identity, sections, csrf, message))
@@ -191,12 +195,26 @@ def _diff(text: str | None) -> str:
 
 
 def _evidence(item: Any) -> str:
-    """One piece of a proposal's evidence: the note it comes from and the text it quotes, if any."""
+    """One piece of a proposal's evidence: the note's title (a link to it) and the passage that matched."""
     if not isinstance(item, dict):
         return escape(str(item))
-    where = escape(str(item.get("file") or item.get("id") or ""))
-    text = item.get("text") or item.get("quote") or item.get("passage")
-    return where + (f": <q>{escape(str(text))}</q>" if text else "")
+    name = escape(str(item.get("title") or item.get("file") or item.get("id") or ""))
+    if item.get("id"):
+        name = f'<a href="/?note={quote(str(item["id"]))}">{name}</a>'
+    text = item.get("passage")
+    return name + (f": <q>{escape(str(text))}</q>" if text else "")
+
+
+def _note(note_id: str, body: dict | None) -> str:
+    """One note's org text, as the evidence links show it."""
+    back = '<p><a href="/">back to the review</a></p>'
+    docs = (body or {}).get("result") or []
+    if not docs:
+        return f"<h1>orgkit review</h1>{back}<p class=msg>no note {escape(note_id)}</p>"
+    doc = docs[0]
+    return (f"<h1>{escape(str(doc.get('title') or note_id))}</h1>{back}"
+            f"<p class=meta>{escape(str(doc.get('file')))}:{escape(str(doc.get('line')))}</p>"
+            f"<pre>{escape(str(doc.get('content') or ''))}</pre>")
 
 
 def _proposal(p: dict, csrf: str) -> str:
@@ -245,15 +263,16 @@ def _review(identity: Identity, s: dict[str, Any], csrf: str, message: str) -> s
                      f'<p class=meta>deposit {escape(dep_id)} · {escape(str(dep.get("path", "")))} · '
                      f'{escape(str(dep.get("lane", "")))} · by {escape(str(dep.get("actor", "")))}</p>'
                      + "".join(_proposal(p, csrf) for p in proposals) + "</section>")
-    parts.append("<h2>Recent batches</h2><table><tr><th>batch</th><th>action</th><th>state</th><th>by</th>"
-                 "<th>at</th><th></th></tr>")
+    parts.append("<h2>Recent batches</h2><table><tr><th>what it did</th><th>state</th><th>by</th>"
+                 "<th>at</th><th>batch</th><th></th></tr>")
     for b in reversed((s.get("batches") or [])[-15:]):
         can_undo = b["state"] == "applied" and not b.get("undone_by") and b["action"] != "undo"
         button = (f"<form method=post action=/undo class=inline>{_csrf(csrf)}"
                   f"<input type=hidden name=batch value=\"{escape(b['id'])}\"><button type=submit>Undo</button>"
                   "</form>") if can_undo else ""
-        parts.append(f"<tr><td>{escape(b['id'])}</td><td>{escape(b['action'])}</td><td>{escape(b['state'])}</td>"
-                     f"<td>{escape(b['actor'])}</td><td>{escape(b['at'])}</td><td>{button}</td></tr>")
+        parts.append(f"<tr><td>{escape(b.get('title') or b['action'])}</td><td>{escape(b['state'])}</td>"
+                     f"<td>{escape(b['actor'])}</td><td>{escape(b['at'])}</td><td class=meta>{escape(b['id'])}</td>"
+                     f"<td>{button}</td></tr>")
     parts.append("</table><h2>Audit trail</h2><table><tr><th>at</th><th>who</th><th>what</th><th>subject</th></tr>")
     for r in s.get("trail") or []:
         parts.append(f"<tr><td>{escape(r['at'])}</td><td>{escape(r['actor'])}</td><td>{escape(r['action'])}</td>"

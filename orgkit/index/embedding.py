@@ -40,6 +40,7 @@ class EmbedProgress:
     seconds: float = 0.0
     total_tokens: int = 0  # of every text in the run: long texts come last, so time left goes by tokens
     unit: str = "passage texts"  # what `done` and `total` count
+    what: str = "embedding"  # the work being counted (evolve counts clusters of corrections with it too)
 
 
 Progress = Callable[[EmbedProgress], None]

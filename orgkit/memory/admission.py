@@ -23,6 +23,7 @@ from .store import Store
 
 POLICIES = ("review", "auto")
 AUTO_ACTOR = "admission policy"
+LEFT_FOR_A_PERSON = "left for a person to decide, not accepted by the auto policy"  # and why, after a colon
 
 
 def policy(cfg: Config, rel: str, lane: str) -> str:
@@ -101,10 +102,10 @@ def _admit_deposit(store: Store, deposit_id: str) -> list[str]:
         with store.tx() as conn:
             for pid, why in refused.items():
                 old = conn.execute("SELECT reason FROM proposals WHERE id = ?", (pid,)).fetchone()[0]
-                if old != f"auto-approval refused: {why}":
-                    conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (f"auto-approval refused: {why}", pid))
+                if old != f"{LEFT_FOR_A_PERSON}: {why}":
+                    conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (f"{LEFT_FOR_A_PERSON}: {why}", pid))
                     store.audit(conn, AUTO_ACTOR, "auto-refused", pid, deposit=deposit_id, reason=why)
-        out = [f"proposal {pid}: auto-approval refused: {why}" for pid, why in refused.items()]
+        out = [f"proposal {pid}: {LEFT_FOR_A_PERSON}: {why}" for pid, why in refused.items()]
         if ok:
             batch = accept_locked(store, [p.id for p in ok], AUTO_ACTOR, action="auto-accept")
             out.append(f"deposit {deposit_id}: {len(ok)} proposal(s) accepted by policy in batch {batch}")

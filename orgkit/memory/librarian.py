@@ -176,6 +176,9 @@ def link_score(note: NoteEvidence) -> float:
     return note.best + (NAMED_BONUS if named else 0.0)
 
 
+NO_LINK = "a new note, linked to nothing"  # what the librarian decided when it proposes no link
+
+
 def link_targets(evidence: list[NoteEvidence], *, on_topic: bool | None = None,
                  demoted: frozenset[str] = frozenset()) -> tuple[list[NoteEvidence], str | None]:
     """The notes to propose links to, best first, and why there are none when there are none.
@@ -188,14 +191,13 @@ def link_targets(evidence: list[NoteEvidence], *, on_topic: bool | None = None,
         return link_score(note) * (0.5 if note.title.lower() in demoted else 1.0)
 
     if on_topic is False:
-        return [], "the search's relevance floor finds nothing in the notes about this deposit"
-    chosen = sorted((n for n in evidence if score(n) >= LINK_SCORE and n.overlap < DUPLICATE),
-                    key=lambda n: (-score(n), n.id))[:LINKS]
+        return [], f"{NO_LINK}: search finds no note on its subject (all below the relevance floor)"
+    candidates = [n for n in evidence if n.overlap < DUPLICATE]  # a near-copy is a duplicate, not a link
+    chosen = sorted((n for n in candidates if score(n) >= LINK_SCORE), key=lambda n: (-score(n), n.id))[:LINKS]
     if chosen:
         return chosen, None
-    best = max((score(n) for n in evidence), default=0.0)
-    return [], (f"no note matches this deposit closely enough to link (best passage evidence {best:.2f}, "
-                f"threshold {LINK_SCORE:.2f})")
+    best = max((score(n) for n in candidates), default=0.0)
+    return [], f"{NO_LINK}: no other note is close enough (best match {best:.2f}, {LINK_SCORE:.2f} needed)"
 
 
 def duplicates(evidence: list[NoteEvidence]) -> list[NoteEvidence]:

@@ -73,6 +73,9 @@ class Proposal:
                                 f"({p.get('overlap', 0):.0%} of its word sequences)"}.get(self.kind, self.kind)
 
 
+SET_ASIDE = "set aside by the librarian"  # a proposal that cannot stand, and why after a colon
+
+
 def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown_chunks: set[int],
           shown_notes: set[str]) -> str | None:
     """Why a proposal cannot stand (None when it can): unknown kind, missing fields, or a
@@ -134,6 +137,9 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
             reason = f"cites chunks that are not chunk numbers: {cited!r}"
         if kind == "new" and reason is None:
             payload.setdefault("id", new_id())
+        if reason is not None:
+            reason = f"{SET_ASIDE}: it {reason}" if reason.startswith(("cites", "names", "links")) \
+                else f"{SET_ASIDE}: {reason}"
         rests_on = [deposit_id] + [x for x in (target, payload.get("dest")) if x and x != deposit_id]
         proof = [evidence[x] for x in rests_on if x in evidence]
         p = Proposal(id=new_id(), deposit=deposit_id, kind=str(kind), target=target, payload=payload,

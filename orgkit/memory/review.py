@@ -218,8 +218,22 @@ def edit_in_editor(text: str) -> str:
 
 
 def batches(store: Store) -> list[dict]:
-    return [{"id": r["id"], "action": r["action"], "state": r["state"], "actor": r["actor"], "at": r["at"],
-             "files": [p["path"] for p in loads(r["plan"])],
-             "proposals": sorted(loads(r["proposals"])["statuses"]), "undoes": r["undoes"],
-             "undone_by": r["undone_by"]}
-            for r in store.all("SELECT * FROM batches ORDER BY at, id")]
+    """Every batch, oldest first, each with a `title` saying what it did."""
+    rows = store.all("SELECT * FROM batches ORDER BY at, id")
+    summaries = {r["id"]: Proposal.from_row(r).summary() for r in store.all("SELECT * FROM proposals")}
+    out = []
+    for r in rows:
+        proposals = sorted(loads(r["proposals"])["statuses"])
+        out.append({"id": r["id"], "action": r["action"], "state": r["state"], "actor": r["actor"], "at": r["at"],
+                    "files": [p["path"] for p in loads(r["plan"])], "proposals": proposals,
+                    "undoes": r["undoes"], "undone_by": r["undone_by"],
+                    "title": batch_title(r["action"], r["undoes"], [summaries.get(p, p) for p in proposals])})
+    return out
+
+
+def batch_title(action: str, undoes: str | None, summaries: list[str]) -> str:
+    """What a batch did, in a line: `accepted 2 proposals: link A to 'B', append 40 characters to C`."""
+    count = f"{len(summaries)} proposal{'s' if len(summaries) != 1 else ''}"
+    done = {"accept": f"accepted {count}", "reject": f"rejected {count}",
+            "undo": f"undid batch {undoes} ({count} back to pending)"}.get(action, f"{action} {count}")
+    return f"{done}: {', '.join(summaries)}" if summaries else done

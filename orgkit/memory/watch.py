@@ -60,8 +60,9 @@ def take_in(store: Store) -> list[str]:
                 store.audit(conn, "librarian", "taken-in", node.id, path=rel)
                 out.append(f"{rel}: new in a watched folder; sent to the librarian")
             else:
-                conn.execute("UPDATE proposals SET status = 'rejected', reason = 'the note changed since; "
-                             "the librarian proposes again', decided_by = 'librarian', decided_at = ? "
+                conn.execute("UPDATE proposals SET status = 'rejected', "
+                             "reason = 'withdrawn: the note changed since, so the librarian proposes again', "
+                             "decided_by = 'librarian', decided_at = ? "
                              "WHERE deposit = ? AND status = 'pending'", (now(), row["id"]))
                 conn.execute("UPDATE deposits SET sha = ?, title = ?, status = 'pending' WHERE id = ?",
                              (digest, node.title, row["id"]))

@@ -138,12 +138,13 @@ class Outcome:
 
 
 def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False,
-         identity: Any = None) -> Outcome:
+         identity: Any = None, progress: Any = None) -> Outcome:
     """Validate `given` against operation `name` and run it on `ctx`.
 
     `identity` is the verified caller of the team server (orgkit.tokens.Identity):
     a caller whose role does not allow the call is refused here, for every
     surface, and the operation records it as the actor, whatever the request says.
+    `progress` (a server's, for this one call) replaces `ctx.progress` while the call runs.
 
     Raises Refused for a caller without the role, ParamError for bad parameters
     and OrgkitError when the call fails as a whole; the adapters answer each as
@@ -151,7 +152,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     """
     op = get(name)
     try:
-        return _call(ctx, op, given, from_text, identity)
+        return _call(ctx, op, given, from_text, identity, progress)
     except BadParameter as exc:
         raise _named(exc, op, ctx.surface) from None
 
@@ -164,7 +165,8 @@ def _named(exc: BadParameter, op: Op, surface: str) -> BadParameter:
     return BadParameter(param.option, exc.rest)
 
 
-def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, identity: Any) -> Outcome:
+def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, identity: Any,
+          progress: Any) -> Outcome:
     if identity is not None:
         _authorize(op, identity)
     if op.cli_only and not ctx.trusted:
@@ -182,9 +184,12 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     if not ctx.lock.acquire(timeout=-1 if left is None else left):
         raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
                              "(serve.call_timeout) for a call still running past its own deadline; try again")
+    own_progress = ctx.progress
     try:
         ctx.begin()
         ctx.identity = identity
+        if progress is not None:
+            ctx.progress = progress
         try:
             result = op.run(ctx, args)
         except OrgkitError as exc:
@@ -196,13 +201,15 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
                            [without_hosts(e) for e in ctx.errors], ctx.failed)
         return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
     finally:
+        ctx.progress = own_progress
         ctx.lock.release()
 
 
-def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None) -> Outcome:
+def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None,
+                progress: Any = None) -> Outcome:
     """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
     return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100],
-                  lambda: call(ctx, name, given, identity=identity))
+                  lambda: call(ctx, name, given, identity=identity, progress=progress))
 
 
 __all__ = ["MODULES", "Op", "OpContext", "OrgkitError", "Outcome", "Param", "ParamError", "call", "call_within",

@@ -92,14 +92,14 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
         elif args["resume"]:
             run = runs.open_run(ctx.config, args["resume"])
             _feedback(ctx, args, run)
-            result = runs.execute(run)
+            result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
         elif args["plan"]:
             return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), feedback=_wants_feedback(ctx, args))
         else:
             run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args))
             _feedback(ctx, args, run)
-            result = runs.execute(run)
+            result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
     for failed in result["audit"]["failed"]:
         ctx.error(f"{failed['task']} ({failed['source']}) failed: {failed['error']} "
@@ -234,7 +234,7 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
                Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
                      "notes (see `orgkit evolve`) to the extractor's prompt.")),
            result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id}], audit}",
-           writes=True, capability=CAP, check=_check_extract))
+           writes=True, capability=CAP, check=_check_extract, progress=True))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
            "mark the ones no longer found stale.", audit,
            params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN", **RUN),

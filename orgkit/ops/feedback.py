@@ -13,7 +13,7 @@ def evolve(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.corrections import claim_dimensions
     from ..feedback.evolve import evolve as run
 
-    result = run(ctx.config, claim_dimensions(ctx.config))
+    result = run(ctx.config, claim_dimensions(ctx.config), ctx.progress)
     if result.model_note:
         ctx.warn(result.model_note)
     for message in result.warnings:
@@ -31,7 +31,7 @@ declare(Op("evolve", "Distil the recorded corrections of generated notes into th
                      "(one bullet per cluster of at least feedback.min_events corrections).", evolve,
            result="{guidance, events, written, clusters: [{extractor, node_type, field, source, events, hash, "
                   "status, bullet, by, pattern}], dropped, model_calls, model_note, warnings}",
-           writes=True))
+           writes=True, progress=True))
 declare(Op("guidance", "The guidance file and its bullets, by model role and node type.", guidance,
            params=(Param("extractor", "string", "Only this extractor (model role)."),
                    Param("node_type", "string", "Only this node type.")),

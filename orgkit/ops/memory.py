@@ -97,16 +97,19 @@ def _body_file(ctx: OpContext, name: str) -> str:
 
 def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.deposit import get, listing
+    from ..memory.stage import stages
 
     with _store(ctx, args["use_extraction_feedback"]) as store:
         _catch_up(ctx, store)
         found = [get(store, args["id"])] if args["id"] else listing(store)
-        return [d.to_json() for d in found]
+        where = stages(store)
+        return [d.to_json() | {"stage": where.get(d.id, d.status)} for d in found]
 
 
 def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.proposals import listing
     from ..memory.review import show
+    from ..memory.shown import shown_evidence
 
     with _store(ctx) as store:
         _catch_up(ctx, store)
@@ -115,9 +118,19 @@ def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
             row = p.to_json() | {"summary": p.summary()}
             if args["diff"]:
                 shown = show(store, p.id)
-                row |= {"diff": shown.diff, "error": shown.error}
+                row |= {"diff": shown.diff, "error": shown.error,
+                        "evidence": shown_evidence(p.evidence, p.deposit, _note_reader(ctx))}
             rows.append(row)
         return rows
+
+
+def _note_reader(ctx: OpContext) -> Any:
+    from ..memory.shown import reader
+    from ..retrieve.locate import index_locator
+
+    index = ctx.lookup_index()
+    return reader(ctx.root, index_locator(index) if index is not None else None,
+                  index.stored_texts() if index is not None else None)
 
 
 def review_show(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -219,10 +232,12 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    FEEDBACK),
            result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
                   "model}", writes=True, role="agent"))
-declare(Op("deposits", "Each deposit and its stage (pending, processing, proposed, failed, no-model); unfinished "
-           "work is picked up first.", deposits,
+declare(Op("deposits", "Each deposit and the stage it is in: pending, processing or failed (the librarian's), "
+           "in-review, accepted, rejected (its note removed, or every proposal turned down), superseded or "
+           "nothing-proposed; `status` keeps how far the librarian got (proposed, or no-model when it ran "
+           "without a model). Unfinished work is picked up first.", deposits,
            params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"), FEEDBACK),
-           result="[{id, path, title, lane, status, error, model, ...}]", writes=True, role="agent"))
+           result="[{id, path, title, lane, status, stage, error, model, ...}]", writes=True, role="agent"))
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
                    Param("diff", "boolean", "Include the diff each would make.")),
@@ -234,21 +249,22 @@ declare(Op("review_show", "A proposal and the unified diff accepting it would ma
            cli=("review", "show"), role="reviewer"))
 declare(Op("review_accept", "Accept proposals as one batch (`review undo BATCH` reverts it).", review_accept,
            params=(IDS, WHY), result="{batch, accepted}", writes=True, cli=("review", "accept"),
-           mcp_setting=REVIEW_SETTING, role="reviewer"))
+           mcp_setting=REVIEW_SETTING, role="reviewer", destructive=True))
 declare(Op("review_edit", "Edit a proposal ($EDITOR, or the given text), then accept it as edited.", review_edit,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),
                    Param("text", "string", "The edited text (default: open $EDITOR).", stdin=True,
                          max_bytes="deposit.max_bytes"), WHY),
            result="{batch, accepted, payload}", writes=True, cli=("review", "edit"), mcp_setting=REVIEW_SETTING,
-           role="reviewer"))
+           role="reviewer", destructive=True))
 declare(Op("review_reject", "Reject proposals as one batch (rejecting a deposit's admit removes its note).",
            review_reject, params=(IDS, WHY), result="{batch, rejected}", writes=True, cli=("review", "reject"),
-           mcp_setting=REVIEW_SETTING, role="reviewer"))
+           mcp_setting=REVIEW_SETTING, role="reviewer", destructive=True))
 declare(Op("review_undo", "Revert a batch of decisions, if none of its files was edited since.", review_undo,
            params=(Param("batch", "string", "The batch.", required=True, positional=True, metavar="BATCH"), WHY),
-           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer"))
+           result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer",
+           destructive=True))
 declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
-           review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by}]",
+           review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by, title}]",
            cli=("review", "batches"), role="reviewer"))
 declare(Op("review_trail", "The audit trail, newest first: deposits, decisions and recalls, with who made them.",
            review_trail, params=(Param("limit", "integer", "How many records.", default=50, minimum=1,

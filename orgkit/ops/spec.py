@@ -136,6 +136,12 @@ class Op:
     surface (serve, MCP, HTTP) is refused whatever it offers. `role` is the least
     role (orgkit.tokens.ROLES) a caller of the team server needs for it;
     unset, reading needs a reader and writing an admin (`needed_role`).
+    `result` is the result's shape in the notation results.py reads into the
+    JSON Schema MCP publishes. Of an operation that writes, `destructive` says it
+    may change or remove what is already there (not only add), and `idempotent`
+    that calling it again with the same arguments changes nothing more; MCP
+    gives both to clients as tool annotations. `progress` says it reports how
+    far it is through `ctx.progress` (MCP sends that as progress notifications).
     """
 
     name: str
@@ -153,6 +159,9 @@ class Op:
     config_problems_ok: bool = False
     role: str | None = None
     cli_only: str | None = None
+    destructive: bool = False
+    idempotent: bool = False
+    progress: bool = False
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     @property
@@ -171,23 +180,44 @@ class Op:
         return tuple(p for p in self.params if surface == "cli" or not p.cli_only)
 
     def schema(self, surface: str = "mcp") -> dict[str, Any]:
-        """The JSON Schema of this operation's parameters on `surface`."""
-        params = self.params_on(surface)
-        return {
-            "type": "object",
-            "properties": {p.name: p.schema() for p in params},
-            "required": [p.name for p in params if p.required],
-            "additionalProperties": False,
-        }
+        """The JSON Schema of this operation's parameters on `surface` (built once: treat it as read-only)."""
+        built = self.__dict__.setdefault("_schemas", {})
+        if surface not in built:
+            params = self.params_on(surface)
+            built[surface] = {
+                "type": "object",
+                "properties": {p.name: p.schema() for p in params},
+                "required": [p.name for p in params if p.required],
+                "additionalProperties": False,
+            }
+        return built[surface]
+
+    def result_schema(self) -> dict[str, Any]:
+        """The JSON Schema of this operation's result, read from `result` (read-only)."""
+        from .results import result_schema
+
+        return result_schema(self.result)
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON Schema of a whole answer, as every surface gives it: `{result, warnings, errors?}`."""
+        built = self.__dict__.get("_output")
+        if built is None:
+            texts = {"type": "array", "items": {"type": "string"}}
+            built = {"type": "object",
+                     "properties": {"result": self.result_schema(), "warnings": texts, "errors": texts},
+                     "required": ["result", "warnings"]}
+            self.__dict__["_output"] = built
+        return built
 
     def describe(self, surface: str = "cli") -> dict[str, Any]:
-        """The operation as `orgkit ops --json` (or `serve`'s `ops`) lists it."""
+        """The operation as `orgkit ops --json` (or `serve`'s `ops`) lists it; `returns` is the JSON
+        Schema of its whole answer, the `outputSchema` of its MCP tool."""
         return {"name": self.name, "description": self.description,
                 "command": list(self.command) if self.command else None, "mcp": self.mcp,
                 "writes": self.writes, "result": self.result, "aliases": list(self.aliases),
                 "notes": self.notes, "positional": [p.name for p in self.params_on(surface) if p.positional],
                 "options": {p.name: p.option for p in self.params_on(surface) if not p.positional},
-                "parameters": self.schema(surface)}
+                "parameters": self.schema(surface), "returns": self.output_schema()}
 
 
 def _shown(value: Any) -> str:
