@@ -118,8 +118,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "
-            "(ripgrep is stopped then; other work finishes in the background, and calls after it wait for it "
-            "within their own deadline)",
+            "(ripgrep is stopped then; other work finishes in the background while other calls go on)",
             default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1),
     Setting("query.max_chars", int, "longest query an operation accepts", default=2000,
             env="ORGKIT_QUERY_MAX_CHARS", minimum=1),

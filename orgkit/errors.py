@@ -15,6 +15,14 @@ class NotFound(OrgkitError):
     """Something asked for by name or ID does not exist."""
 
 
+class DatabaseUnavailable(OrgkitError):
+    """The database cannot be reached (down, restarting, the connection lost): try again later.
+
+    The connection that failed is dropped, so the next call connects afresh; the
+    team server answers 503 meanwhile.
+    """
+
+
 def say(exc: BaseException, limit: int = 2000) -> str:
     """A failure as one line of at most about `limit` characters: what a user or a client reads.
 

@@ -30,7 +30,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..deadline import DeadlinePassed, remaining, within
+from ..deadline import within
 from ..errors import OrgkitError
 from .boundary import enforce
 from .context import OpContext
@@ -131,17 +131,9 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
         raise OrgkitError(f"{op.name} needs the notes, and {config.notes} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
-    left = remaining()
-    if not ctx.lock.acquire(timeout=-1 if left is None else left):
-        raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
-                             "(serve.call_timeout) for a call still running past its own deadline; try again")
-    try:
-        ctx.begin()
-        ctx.identity = identity
+    with ctx.call(identity) as state:
         result = op.run(ctx, args)
-        return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
-    finally:
-        ctx.lock.release()
+        return Outcome(result, list(state.warnings), list(state.errors), state.failed)
 
 
 def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None) -> Outcome:
