@@ -172,8 +172,15 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             kind="trust"),
     Setting("http.max_body_bytes", int, "largest request body the team server reads", default=4 << 20,
             env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024),
-    Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open", default=30.0,
-            env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1),
+    Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open: each request on a "
+            "connection must arrive whole within it", default=30.0, env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1),
+    Setting("http.max_unauthenticated", int, "connections per server process that have not yet shown a token; "
+            "past it the oldest idle one is closed", default=256, env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1),
+    Setting("http.trusted_proxies", list, "addresses of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For "
+            "the team server believes (\"*\": any)", default=["127.0.0.1", "::1"],
+            env="ORGKIT_HTTP_TRUSTED_PROXIES", kind="trust"),
+    Setting("http.secure_cookies", bool, "mark the review page's cookies Secure even when no request says it came "
+            "over TLS", default=False, env="ORGKIT_HTTP_SECURE_COOKIES", kind="trust"),
 ]}
 
 

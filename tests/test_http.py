@@ -291,7 +291,9 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert not browser.find_elements(By.ID, f"p-{link['id']}")
         assert "deposit" in browser.find_element(By.XPATH, "//h2[text()='Audit trail']/following::table").text
         cookies = {c["name"]: c for c in browser.get_cookies()}
-        assert cookies["orgkit_token"]["httpOnly"] and cookies["orgkit_token"]["sameSite"] == "Strict"
+        assert cookies["orgkit_session"]["httpOnly"] and cookies["orgkit_session"]["sameSite"] == "Strict"
+        session = cookies["orgkit_session"]["value"]
+        assert reviewer not in session
         decided = {r["proposal"]: dict(r) for r in rows(notes, "SELECT proposal, action, actor, why FROM decisions")}
         assert decided[admit["id"]]["action"] == "accept" and decided[admit["id"]]["actor"] == "rita"
         assert decided[link["id"]] == {"proposal": link["id"], "action": "reject", "actor": "rita",
@@ -301,11 +303,11 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert {("rita", "accept"), ("rita", "reject")} <= actions, actions
         # A forged post: the reviewer's cookie, but no CSRF field (as another site's form would send).
         forged = httpx.post(f"{server.url}/decide", data={"proposal": link["id"], "action": "reject"},
-                            cookies={"orgkit_token": reviewer}, headers={"Origin": server.url})
+                            cookies={"orgkit_session": session}, headers={"Origin": server.url})
         assert forged.status_code == 403
         # The cookie never authorizes the API.
         assert httpx.post(f"{server.url}/ops/search", json={"query": "x"},
-                          cookies={"orgkit_token": reviewer}).status_code == 401
+                          cookies={"orgkit_session": session}).status_code == 401
 
 
 def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:

@@ -54,7 +54,8 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
         failed = worker.BACKGROUND.last_error(ctx.config)
         if failed:
             ctx.warn(f"the background librarian failed: {failed}")
-        worker.in_background(ctx.config, ctx.embedder)
+        if ctx.may_work_in_background():  # else the server's leading process picks it up
+            worker.in_background(ctx.config, ctx.embedder)
         return
     for message in worker.catch_up(store, only=only, embedder=ctx.embedder).messages:
         ctx.warn(message)
