@@ -78,33 +78,34 @@ def cli(notes: Path, env: dict, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process under it (the server's workers and their children)."""
+    out = [pid]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                out += process_tree(int(child))
+    except FileNotFoundError:  # it ended meanwhile
+        pass
+    return out
+
+
 def peak_rss_mib(pid: int) -> float:
-    """The peak RSS of `pid` and every process under it (worker processes), added up."""
+    """The peak RSS (VmHWM) of `pid` and every process under it, added up."""
     total = 0.0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            total += int(line.split()[1]) / 1024
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                total += peak_rss_mib(int(child))
-            except (FileNotFoundError, ProcessLookupError):
-                pass
+    for each in process_tree(pid):
+        status = Path(f"/proc/{each}/status")
+        for line in status.read_text().splitlines() if status.exists() else []:
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1]) / 1024
     return total
 
 
 def cpu_seconds(pid: int) -> float:
     """CPU time of `pid` and every process under it (user and system, reaped children's included)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    total = sum(int(x) for x in fields[11:15]) / ticks
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                total += cpu_seconds(int(child))
-            except (FileNotFoundError, ProcessLookupError):
-                pass
-    return total
+    stats = [Path(f"/proc/{each}/stat") for each in process_tree(pid)]
+    return sum(sum(int(x) for x in stat.read_text().rsplit(")", 1)[1].split()[11:15])
+               for stat in stats if stat.exists()) / os.sysconf("SC_CLK_TCK")
 
 
 def tiny_model() -> Path:

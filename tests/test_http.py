@@ -10,7 +10,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,15 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memory_notes import FINDING, TANGLE, make_notes, rows
+from team_server import ORGKIT, orgkit
 
-ORGKIT = str(Path(sys.executable).with_name("orgkit"))
-
-
-def orgkit(notes: Path, env: dict, *args: str) -> dict | list:
-    done = subprocess.run([ORGKIT, *args, "--notes", str(notes), "--json"], env=env, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 class HttpServer:
