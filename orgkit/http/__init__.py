@@ -97,9 +97,8 @@ def _supervisor(config: Any, sock: socket.socket, serving: str) -> Any:
     class Supervisor(Multiprocess):
         def init_processes(self) -> None:
             super().init_processes()
-            for process in self.processes:
-                process.wait_until_ready(60, self.should_exit)
-            print(serving, file=sys.stderr, flush=True)
+            if all([process.wait_until_ready(60, self.should_exit) for process in self.processes]):
+                print(serving, file=sys.stderr, flush=True)
 
     return Supervisor(config, sockets=[sock])
 
