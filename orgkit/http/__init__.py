@@ -117,7 +117,7 @@ class Server:
 
         ctx = self.make_context()
         leadership = Leadership(ctx)
-        ctx.leads = leadership.held
+        ctx.leader = leadership
         return self.app(ctx, leadership)
 
     def app(self, ctx: OpContext, leadership: Any = None) -> Any:

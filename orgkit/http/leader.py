@@ -6,7 +6,10 @@ the librarian on unfinished deposits: the one holding the index's leader lock
 PostgreSQL). The lock is freed by the kernel or the database when its holder
 dies, and the others try for it every `INTERVAL` seconds, so a killed leader's
 work is taken over. The leader looks for work on the same beat: passages
-without a vector (written by any worker) and deposits not yet processed.
+without a vector, once the index has changed (any worker may have written
+them), and the librarian's work when another worker asked for it (`ask`: a
+deposit came in there) by touching the wake file in the state dir. Taking the
+lead is a start: the librarian picks up whatever the last leader left.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ..errors import OrgkitError
 from ..ops import OpContext
 
 INTERVAL = 0.5
+WAKE = "librarian.wake"
 
 
 class Leadership:
@@ -27,12 +31,20 @@ class Leadership:
 
     def __init__(self, ctx: OpContext) -> None:
         self.ctx = ctx
+        self.wake = ctx.config.state_dir / WAKE
+        self._woken: int | None = None  # the wake file's mtime when the librarian last started
+        self._generation: int | None = None  # the index's when the backlog was last counted
         self._held = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def held(self) -> bool:
         return self._held.is_set()
+
+    def ask(self) -> None:
+        """Ask the leader to run the librarian (from a worker that does not lead)."""
+        self.wake.parent.mkdir(parents=True, exist_ok=True)
+        self.wake.touch()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="orgkit-leader", daemon=True)
@@ -70,28 +82,23 @@ class Leadership:
                       file=sys.stderr, flush=True)
 
     def _work(self, index) -> None:
-        """Start what waits: the embedding backlog, the librarian's unfinished deposits."""
+        """Start what waits: the embedding backlog, the librarian's work when asked (or just taken over)."""
         ctx = self.ctx
         try:
             if ctx.words_ready.is_set() and ctx.model_ready.is_set() and not ctx.background.running:
-                from ..index.embedding import pending_count
+                generation = index.generation()
+                if generation != self._generation:
+                    from ..index.embedding import pending_count
 
-                ctx.background.start(pending_count(index, ctx.embedder.fingerprint))
-            _librarian(ctx)
+                    ctx.background.start(pending_count(index, ctx.embedder.fingerprint))
+                    self._generation = generation
+            woken = self.wake.stat().st_mtime_ns if self.wake.exists() else 0
+            if woken != self._woken:
+                from ..memory.store import in_use
+                from ..memory.worker import in_background
+
+                self._woken = woken
+                if in_use(ctx.config):
+                    in_background(ctx.config, ctx.embedder)
         except Exception as exc:  # noqa: BLE001 - the calls that follow say why (background_error)
             ctx.background_error = f"background work failed: {exc}"
-
-
-def _librarian(ctx: OpContext) -> None:
-    """Run the librarian in the background when deposits wait for it."""
-    from ..memory.store import in_use, reading
-    from ..memory.worker import UNFINISHED, in_background
-
-    if not in_use(ctx.config):
-        return
-    marks = ",".join("?" * len(UNFINISHED))
-    with reading(ctx.config) as conn:
-        waiting = conn is not None and conn.execute(f"SELECT 1 FROM deposits WHERE status IN ({marks}) LIMIT 1",
-                                                    UNFINISHED).fetchone()
-    if waiting:
-        in_background(ctx.config, ctx.embedder)

@@ -67,8 +67,8 @@ class OpContext:
         self._pool: list[Index] = []  # idle index connections of a warm context, one per call at a time
         self._pool_lock = threading.Lock()
         self._refreshing = threading.Lock()  # one check of the files at a time; the others wait for it
-        self.leads: Callable[[], bool] | None = None  # set by a server of several processes: may this one
-        # run background work (embedding, the librarian)? None: a single process, which always may
+        self.leader: Any = None  # a server of several processes: its bid for the background work
+        # (held() and ask(), orgkit.http.leader.Leadership); None: a single process, which always runs it
         # Cleared while a background warm-up runs: first the word index, then the model and vectors.
         self.words_ready = threading.Event()
         self.model_ready = threading.Event()
@@ -144,7 +144,12 @@ class OpContext:
     def may_work_in_background(self) -> bool:
         """Whether this process runs background embedding and the librarian (in a server of
         several processes, only the one holding the leader lock does)."""
-        return self.leads is None or self.leads()
+        return self.leader is None or self.leader.held()
+
+    def hand_over(self) -> None:
+        """Ask the process that leads to pick up waiting work (the librarian's), as a start would."""
+        if self.leader is not None:
+            self.leader.ask()
 
     def warn(self, message: str) -> None:
         if message not in self.current.warnings:
