@@ -104,6 +104,10 @@ def test_connections_without_a_token_are_capped_and_callers_with_one_get_through
 
 def test_a_slow_call_holds_up_no_other(one) -> None:
     notes, tokens, server = one
+    fast_id = "22222222-2222-4222-8222-222222222222"
+    alone = time.monotonic()
+    assert server.op("read", tokens["reader"], ids=[fast_id]).status_code == 200
+    alone = time.monotonic() - alone
     ends: dict[str, float] = {}
 
     def slow() -> None:
@@ -113,13 +117,13 @@ def test_a_slow_call_holds_up_no_other(one) -> None:
     started = time.monotonic()
     thread = threading.Thread(target=slow)
     thread.start()
-    time.sleep(0.15)
-    fast = server.op("read", tokens["reader"], ids=["22222222-2222-4222-8222-222222222222"])
+    time.sleep(0.1)
+    fast = server.op("read", tokens["reader"], ids=[fast_id])
     ends["fast"] = time.monotonic()
     thread.join(30)
     assert fast.status_code == 200
-    assert ends["slow"] - started > 0.5, "the slow call was not slow: nothing was measured"
-    assert ends["fast"] < ends["slow"] - 0.2, (ends["fast"] - started, ends["slow"] - started)
+    assert ends["slow"] - started > 4 * alone, "the slow call was not slow: nothing was measured"
+    assert ends["fast"] < ends["slow"], (ends["fast"] - started, ends["slow"] - started)
 
 
 def _csrf(page: httpx.Response) -> str:
@@ -174,15 +178,15 @@ def test_workers_share_the_work_and_a_killed_leader_is_taken_over(tmp_path: Path
     try:
         line = server.wait_for(r"worker \d+ runs the background work")
         leader = int(re.search(r"worker (\d+)", line).group(1))
-        titles = [f"Finding number {i}" for i in range(4)]
-        for title in titles[:2]:
+        titles = ["Finding number 0", "Finding number 1"]
+        for title in titles[:1]:
             made = server.op("deposit", agent, title=title, body=f"{title}: tomatoes want a deep stake.")
             assert made.status_code == 200, made.text
         seen = len(server.lines)
         os.kill(leader, signal.SIGKILL)
         line = server.wait_for(r"worker \d+ runs the background work", after=seen)
         assert int(re.search(r"worker (\d+)", line).group(1)) != leader
-        for title in titles[2:]:
+        for title in titles[1:]:
             made = server.op("deposit", agent, title=title, body=f"{title}: tomatoes want a deep stake.")
             assert made.status_code == 200, made.text
         end = time.monotonic() + 20
@@ -211,7 +215,6 @@ def test_postgres_going_away_gives_503_and_coming_back_needs_no_restart(tmp_path
 
     env = env | {"ORGKIT_DATABASE_URL": new_database(postgres_server)}
     notes = make_notes(tmp_path / "notes")
-    orgkit(notes, env, "index", "--no-embed")
     reader = orgkit(notes, env, "token", "add", "rob", "--role", "reader")["token"]
     server = Server(notes, env, workers=1)
     ctl = {"pgdata": postgres_server.pgdata, "user": postgres_server.system_user, "timeout": 30}
