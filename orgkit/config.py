@@ -138,8 +138,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
     Setting("serve.max_line_bytes", int, "longest request line `serve` and MCP accept",
             default=1 << 20, env="ORGKIT_MAX_LINE_BYTES", minimum=64, kind="bound"),
     Setting("serve.call_timeout", float, "seconds a `serve` or MCP call may take before its client gets an error "
-            "(ripgrep is stopped then; other work finishes in the background, and calls after it wait for it "
-            "within their own deadline)",
+            "(ripgrep is stopped then; other work finishes in the background while other calls go on)",
             default=60.0, env="ORGKIT_CALL_TIMEOUT", minimum=0.1, kind="bound"),
     Setting("query.max_chars", int, "longest query an operation accepts", default=2000,
             env="ORGKIT_QUERY_MAX_CHARS", minimum=1, kind="bound"),
@@ -203,8 +202,17 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             kind="trust"),
     Setting("http.max_body_bytes", int, "largest request body the team server reads", default=4 << 20,
             env="ORGKIT_HTTP_MAX_BODY_BYTES", minimum=1024, kind="bound"),
-    Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open", default=30.0,
-            env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1, kind="bound"),
+    Setting("http.idle_timeout", float, "seconds an idle or slow HTTP connection is kept open: each request on a "
+            "connection must arrive whole within it", default=30.0, env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1,
+            kind="bound"),
+    Setting("http.max_unauthenticated", int, "connections per server process that have not yet shown a token; "
+            "past it the oldest idle one is closed", default=256, env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1,
+            kind="bound"),
+    Setting("http.trusted_proxies", list, "addresses of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For "
+            "the team server believes (\"*\": any)", default=["127.0.0.1", "::1"],
+            env="ORGKIT_HTTP_TRUSTED_PROXIES", kind="trust"),
+    Setting("http.secure_cookies", bool, "mark the review page's cookies Secure even when no request says it came "
+            "over TLS", default=False, env="ORGKIT_HTTP_SECURE_COOKIES", kind="trust"),
 ]}
 
 

@@ -35,6 +35,14 @@ class Unavailable(OrgkitError):
     """The call could not be served now (busy, past its deadline): the same call may work later."""
 
 
+class DatabaseUnavailable(Unavailable):
+    """The database cannot be reached (down, restarting, the connection lost): try again later.
+
+    The connection that failed is dropped, so the next call connects afresh; the
+    team server answers 503 meanwhile.
+    """
+
+
 def say(exc: BaseException, limit: int = 2000) -> str:
     """A failure as one line of at most about `limit` characters: what a user or a client reads.
 

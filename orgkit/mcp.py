@@ -21,7 +21,7 @@ flags (`writes`, `destructive`, `idempotent`).
 vectors load in a background thread started by the first request after it,
 and a search that comes before the model is ready ranks by words and says so
 in its warnings. A failed call is a tool error (`isError`), never the end of
-the server. Calls run one at a time in a worker thread, on one `OpContext`,
+the server. Calls run in worker threads, side by side, on one `OpContext`,
 each under the per-call deadline `serve.call_timeout`. Request lines are read
 within `serve.max_line_bytes` (`BoundedLines`), and a frame that is too long,
 not JSON or not JSON-RPC gets a JSON-RPC error reply.

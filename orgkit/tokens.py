@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import OrgkitError
+from .errors import DatabaseUnavailable, OrgkitError
 from .files import replace_file
 from .org.write import directory_lock
 
@@ -174,6 +174,8 @@ class TokenStore:
         found = None
         try:
             records = self._load()
+        except DatabaseUnavailable:  # not a verdict on the token: the server answers 503
+            raise
         except OrgkitError:  # the server said why when it started; a file spoiled since lets no one in
             return None
         for record in records:
@@ -214,15 +216,19 @@ class PgTokenStore(TokenStore):
 
         with self._guard:
             for attempt in (1, 2):
-                if self._conn is None:
-                    self._conn = prepared(self.url, "tokens", MIGRATIONS, "the tokens table")
                 try:
+                    if self._conn is None:
+                        self._conn = prepared(self.url, "tokens", MIGRATIONS, "the tokens table")
                     return run(self._conn)
                 except Exception as exc:  # noqa: BLE001 - a closed connection, a restarted server
                     conn, self._conn = self._conn, None
-                    with contextlib.suppress(Exception):
-                        conn.close()
-                    if attempt == 2 or isinstance(exc, OrgkitError):
+                    if conn is not None:
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                    if isinstance(exc, DatabaseUnavailable):
+                        if attempt == 2:  # the server is away: the caller answers 503, never "unauthorized"
+                            raise
+                    elif attempt == 2 or isinstance(exc, OrgkitError):
                         raise OrgkitError(f"cannot read the tokens from the database: {exc}") from None
 
     @contextlib.contextmanager

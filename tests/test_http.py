@@ -10,7 +10,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,22 +22,17 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memory_notes import FINDING, TANGLE, make_notes, rows
+from team_server import ORGKIT, orgkit
 
-ORGKIT = str(Path(sys.executable).with_name("orgkit"))
-
-
-def orgkit(notes: Path, env: dict, *args: str) -> dict | list:
-    done = subprocess.run([ORGKIT, *args, "--notes", str(notes), "--json"], env=env, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 class HttpServer:
-    """`orgkit serve --http 127.0.0.1:0` in a process of its own; `url` once it listens."""
+    """`orgkit serve --http 127.0.0.1:0 --workers N` in a process of its own; `url` once it listens
+    (one worker unless asked: MCP sessions live in the process that opened them)."""
 
-    def __init__(self, notes: Path, env: dict) -> None:
-        self.proc = subprocess.Popen([ORGKIT, "serve", "--http", "127.0.0.1:0", "--notes", str(notes)], env=env,
+    def __init__(self, notes: Path, env: dict, workers: int = 1) -> None:
+        self.proc = subprocess.Popen([ORGKIT, "serve", "--http", "127.0.0.1:0", "--workers", str(workers),
+                                      "--notes", str(notes)], env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
         line = ""
@@ -312,7 +306,9 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert browser.find_element(By.TAG_NAME, "h1").text == "Tangling code blocks"
         assert TANGLE in browser.find_element(By.TAG_NAME, "pre").text
         cookies = {c["name"]: c for c in browser.get_cookies()}
-        assert cookies["orgkit_token"]["httpOnly"] and cookies["orgkit_token"]["sameSite"] == "Strict"
+        assert cookies["orgkit_session"]["httpOnly"] and cookies["orgkit_session"]["sameSite"] == "Strict"
+        session = cookies["orgkit_session"]["value"]
+        assert reviewer not in session
         decided = {r["proposal"]: dict(r) for r in rows(notes, "SELECT proposal, action, actor, why FROM decisions")}
         assert decided[admit["id"]]["action"] == "accept" and decided[admit["id"]]["actor"] == "rita"
         assert decided[link["id"]] == {"proposal": link["id"], "action": "reject", "actor": "rita",
@@ -332,11 +328,11 @@ def test_the_review_page_in_a_real_browser(tmp_path: Path, env: dict) -> None:
         assert {("rita", "accept"), ("rita", "reject")} <= actions, actions
         # A forged post: the reviewer's cookie, but no CSRF field (as another site's form would send).
         forged = httpx.post(f"{server.url}/decide", data={"proposal": link["id"], "action": "reject"},
-                            cookies={"orgkit_token": reviewer}, headers={"Origin": server.url})
+                            cookies={"orgkit_session": session}, headers={"Origin": server.url})
         assert forged.status_code == 403
         # The cookie never authorizes the API.
         assert httpx.post(f"{server.url}/ops/search", json={"query": "x"},
-                          cookies={"orgkit_token": reviewer}).status_code == 401
+                          cookies={"orgkit_session": session}).status_code == 401
 
 
 def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:

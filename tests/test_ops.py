@@ -196,7 +196,7 @@ def test_a_one_shot_read_builds_no_index(cli, notes: Path) -> None:
     assert not (notes / ".orgkit").exists()
 
 
-def test_a_context_runs_one_call_at_a_time_with_its_own_warnings(notes: Path) -> None:
+def test_each_call_on_a_context_has_its_own_warnings(notes: Path) -> None:
     ctx = OpContext(notes, warm=True)
     first = call(ctx, "read", {"ids": ["cats", "nope"]})
     second = call(ctx, "read", {"ids": ["dogs"]})

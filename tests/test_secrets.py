@@ -114,7 +114,7 @@ def test_the_team_server_shows_the_set_up_to_admins_only(pg_secret_url: str, tmp
     ctx = OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True)
     tokens = store_for(ctx.config, print)
     made = {role: tokens.add(role, role) for role in ("reader", "admin")}
-    app = build_app(ctx, tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20, idle_timeout=30,
+    app = build_app(ctx, tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20,
                     warm_up=False)
     with TestClient(app) as http:
         def op(name: str, role: str, **args) -> tuple[int, str]:
@@ -162,7 +162,7 @@ def test_no_answer_of_the_team_server_carries_the_password(tmp_path: Path, monke
     for url in (URLS[1], URLS[5]):  # the query, and a value libpq echoes alone as it fails to parse it
         monkeypatch.setenv("ORGKIT_DATABASE_URL", url)
         ctx = OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True)
-        app = build_app(ctx, tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20, idle_timeout=30,
+        app = build_app(ctx, tokens, Allowed(frozenset({"testserver"})), max_body=1 << 20,
                         warm_up=False)
         with TestClient(app) as http:
             for role, name, args in (("admin", "doctor", {}), ("admin", "config", {}), ("reader", "doctor", {}),

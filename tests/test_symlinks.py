@@ -99,7 +99,7 @@ def test_agents_and_the_team_server_see_nothing_through_it(tmp_path: Path, tiny_
     tokens = TokenStore(tmp_path / "tokens")
     reader = tokens.add("reader", "reader")
     app = build_app(OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True), tokens,
-                    Allowed(frozenset({"testserver"})), max_body=1 << 20, idle_timeout=30, warm_up=False)
+                    Allowed(frozenset({"testserver"})), max_body=1 << 20, warm_up=False)
     with TestClient(app, headers={"Authorization": f"Bearer {reader}"}) as http:
         for name, args in (("scan", {"query": WORD}), ("search", {"query": WORD}), ("read", {"ids": ["out1"]})):
             assert HELD not in http.post(f"/ops/{name}", json=args).text

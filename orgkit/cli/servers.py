@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
@@ -11,11 +12,15 @@ from ..ops import OpContext
 from .common import handle_errors
 
 
-def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after: float | None) -> OpContext:
-    """A warm context whose relative paths start at the notes directory; a bad notes dir fails now."""
+def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after: float | None, *,
+                   resume: bool = True) -> OpContext:
+    """A warm context whose relative paths start at the notes directory; a bad notes dir fails now.
+    With `resume`, deposits left unprocessed are picked up (a server of several processes leaves
+    that to the worker that leads)."""
     ctx = OpContext(notes_dir, {"state_dir": state_dir, "serve.recheck_after": recheck_after}, warm=True)
     ctx.base = ctx.root
-    resume_memory(ctx)
+    if resume:
+        resume_memory(ctx)
     return ctx
 
 
@@ -49,19 +54,24 @@ def register(main: click.Group) -> None:
     @click.option("--http", "address", metavar="HOST:PORT", default=None,
                   help="Serve over HTTP instead (the team server: MCP at /mcp, the operations at /ops/NAME, the "
                        "review page at /; bearer tokens from `orgkit token add`). HOST defaults to 127.0.0.1.")
+    @click.option("--workers", type=click.IntRange(min=1), default=None,
+                  help="With --http: worker processes serving the one address (one of them runs background "
+                       "embedding and the librarian) [default: the number of cores].")
     @handle_errors
     def serve_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None,
-                      address: str | None) -> None:
+                      address: str | None, workers: int | None) -> None:
         """Answer JSON requests on stdin, one a line: {"op": NAME, ...} for every op in `orgkit ops`."""
-        ctx = server_context(notes_dir, state_dir, recheck_after)
         if address is not None:
-            from ..http import run
+            from ..http import default_workers, run
 
-            run(ctx, address)
+            count = workers or default_workers()
+            run(partial(server_context, notes_dir, state_dir, recheck_after, resume=count == 1), address, count)
             return
+        if workers is not None:
+            raise click.UsageError("--workers goes with --http: `serve` on stdio is one process")
         from ..serve import serve
 
-        serve(ctx, sys.stdin.buffer, sys.stdout.buffer)
+        serve(server_context(notes_dir, state_dir, recheck_after), sys.stdin.buffer, sys.stdout.buffer)
 
     @main.command("mcp")
     @_options

@@ -6,11 +6,15 @@ Only loopback unless an address is asked for; TLS is a reverse proxy's job.
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..errors import OrgkitError
 from ..ops import OpContext
+from .protocol import TimedProtocol, configured
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -40,53 +44,93 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run(ctx: OpContext, address: str) -> None:
-    """Serve until interrupted; says where on stderr once listening."""
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def run(make_context: Callable[[], OpContext], address: str, workers: int) -> None:
+    """Serve until interrupted; says where on stderr once listening.
+
+    With one worker, this process serves. With several, `make_context` (picklable:
+    a spawned process calls it) builds each worker's own warm context, and uvicorn's
+    supervisor runs them on the one listening socket, restarting any that dies;
+    the leader lock (see `leader`) picks the one that runs background work.
+    """
     import uvicorn
 
-    from ..tokens import store_for
-    from .app import build_app
-    from .guard import Allowed
 
     host, port = parse_address(address)
+    ctx = make_context()
     cfg = ctx.config
-    sock = listen(host, port)
-    port = sock.getsockname()[1]
-    allowed = Allowed.for_address(host, port, cfg["http.allowed_hosts"], cfg["http.allowed_origins"])
-    tokens = store_for(cfg, lambda message: print(f"orgkit: warning: {message}", file=sys.stderr))
+    tokens = _tokens(cfg)
     if not tokens.listing():
         print("orgkit: warning: no tokens yet: every request will be refused (orgkit token add NAME --role ROLE)",
               file=sys.stderr)
-    idle = cfg["http.idle_timeout"]
-    app = build_app(ctx, tokens, allowed, max_body=cfg["http.max_body_bytes"])
+    sock = listen(host, port)
+    port = sock.getsockname()[1]
+    server = Server(make_context, host, port)
     shown = f"[{host}]" if ":" in host else host
-    print(f"orgkit: serving http://{shown}:{port} (MCP at /mcp, operations at /ops/NAME, review page at /)",
-          file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, http=_timed_protocol(), log_level="warning", timeout_keep_alive=max(1, round(idle)),
+    serving = (f"orgkit: serving http://{shown}:{port} (MCP at /mcp, operations at /ops/NAME, review page at /"
+               + (f"; {workers} worker processes" if workers > 1 else "") + ")")
+    idle = cfg["http.idle_timeout"]
+    config = uvicorn.Config(server if workers > 1 else server.app(ctx), factory=workers > 1, workers=workers,
+                            http=TimedProtocol, log_level="warning", timeout_keep_alive=max(1, round(idle)),
                             timeout_graceful_shutdown=5, h11_max_incomplete_event_size=64 * 1024,
+                            proxy_headers=True, forwarded_allow_ips=cfg["http.trusted_proxies"],
                             lifespan="on", access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    if workers > 1:
+        _supervisor(config, sock, serving).run()
+    else:
+        print(serving, file=sys.stderr, flush=True)
+        uvicorn.Server(config).run(sockets=[sock])
 
 
-def _timed_protocol() -> type:
-    """uvicorn's HTTP/1.1 protocol, closing a connection whose first request has not arrived in time.
+def _supervisor(config: Any, sock: socket.socket, serving: str) -> Any:
+    """uvicorn's supervisor of worker processes, saying `serving` once every worker answers."""
+    from uvicorn.supervisors import Multiprocess
 
-    uvicorn times out idle connections only between requests; one opened and left
-    silent, or sending its headers a byte at a time, would otherwise be held forever.
-    """
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    class Supervisor(Multiprocess):
+        def init_processes(self) -> None:
+            super().init_processes()
+            if all([process.wait_until_ready(60, self.should_exit) for process in self.processes]):
+                print(serving, file=sys.stderr, flush=True)
 
-    class TimedProtocol(H11Protocol):
-        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
-            super().connection_made(transport)
-            self._first_request = self.loop.call_later(self.timeout_keep_alive, self._close_if_unstarted)
+    return Supervisor(config, sockets=[sock])
 
-        def _close_if_unstarted(self) -> None:
-            if self.cycle is None:
-                self.transport.close()
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._first_request.cancel()
-            super().connection_lost(exc)
+@dataclass(frozen=True)
+class Server:
+    """The team server's app, built in the process that serves (each worker's own, when several)."""
 
-    return TimedProtocol
+    make_context: Callable[[], OpContext]
+    host: str
+    port: int
+
+    def __call__(self) -> Any:
+        """uvicorn's app factory in a worker process: its own context, leader bid and app."""
+        from .leader import Leadership
+
+        ctx = self.make_context()
+        leadership = Leadership(ctx)
+        ctx.leader = leadership
+        return self.app(ctx, leadership)
+
+    def app(self, ctx: OpContext, leadership: Any = None) -> Any:
+        from .app import build_app
+        from .guard import Allowed
+
+        cfg = ctx.config
+        configured(cfg["http.idle_timeout"], cfg["http.max_unauthenticated"])
+        allowed = Allowed.for_address(self.host, self.port, cfg["http.allowed_hosts"], cfg["http.allowed_origins"])
+        return build_app(ctx, _tokens(cfg), allowed, max_body=cfg["http.max_body_bytes"], leadership=leadership)
+
+
+def _tokens(cfg: Any) -> Any:
+    """The server's token store (the user's data dir, or the database), warnings on stderr."""
+    from ..tokens import store_for
+
+    return store_for(cfg, lambda message: print(f"orgkit: warning: {message}", file=sys.stderr))

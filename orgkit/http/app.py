@@ -1,9 +1,11 @@
 """The team server's routes: MCP at /mcp, the operations at /ops/NAME, the review page at /.
 
 All three are adapters over the operation registry, as `serve` and `orgkit
-mcp` are: the same operations, validated the same way, run one at a time on
-one warm `OpContext` in worker threads (so the event loop keeps answering
-other clients), with the verified caller as the actor of whatever they record.
+mcp` are: the same operations, validated the same way, run side by side in
+worker threads on one warm `OpContext` (each call with its own state and index
+connection, so a slow call holds up no one), with the verified caller as the
+actor of whatever they record. While the database is unreachable, calls get
+503 with one line saying so; the next call after it is back connects afresh.
 What is offered is what the registry offers agents (operations marked for
 MCP); `ops.call` refuses a caller without the role an operation needs, and
 failures are answered with the statuses of the one table (ops/answers.py).
@@ -28,6 +30,8 @@ from ..serve import encode
 from ..tokens import Identity, TokenStore
 from . import page
 from .guard import IDENTITY, Allowed, BodyTooLarge, Guard
+from .leader import Leadership
+from .signin import Sessions
 
 
 def agent_ops(ctx: OpContext) -> dict[str, Op]:
@@ -57,16 +61,19 @@ async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) ->
 
 
 def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body: int,
-              warm_up: bool = True) -> Guard:
+              warm_up: bool = True, leadership: Leadership | None = None) -> Guard:
     """The whole server as one ASGI application (the Guard in front of the routes); with
-    `warm_up`, the index and model start loading as the server starts."""
+    `warm_up`, the index and model start loading as the server starts; with `leadership`
+    (a worker of several), its bid for the background work starts too."""
     from .sessions import TokenSessions
 
     ctx.surface = "http"
     cfg = ctx.loaded_config()
+    signed_in = Sessions(ctx.config.state_dir, tokens)
     mcp_server = build_server(ctx, identify=lambda rctx: _scope_identity(getattr(rctx, "request", None)))
     sessions = TokenSessions(mcp_server, per_token=cfg["http.sessions_per_token"],
-                             idle=cfg["http.session_idle_timeout"], max_body=max_body)
+                             idle=cfg["http.session_idle_timeout"], max_body=max_body,
+                             stateless=leadership is not None)
 
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
@@ -91,8 +98,14 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if warm_up:
             ctx.start_warm_up()
-        async with sessions.run():
-            yield
+        if leadership is not None:
+            leadership.start()
+        try:
+            async with sessions.run():
+                yield
+        finally:
+            if leadership is not None:
+                leadership.stop()
 
     async def too_large(request: Request, exc: Exception) -> Response:
         return json_response({"error": str(exc)}, 413)
@@ -100,10 +113,10 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
     routes = [Route("/ops", ops_list, methods=["GET"]),
               Route("/ops/{name}", op_call, methods=["POST"]),
               Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
-              *page.routes(ctx, tokens, call_as)]
+              *page.routes(ctx, tokens, signed_in, call_as)]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={BodyTooLarge: too_large})
     app.state.mcp_sessions = sessions
-    return Guard(app, allowed, tokens, max_body)
+    return Guard(app, allowed, tokens, signed_in, max_body)
 
 
 def _scope_identity(request: Any) -> Identity | None:

@@ -8,8 +8,11 @@
 - A request body larger than `http.max_body_bytes` is refused (413) while it
   arrives, so a client cannot make the server hold more than that.
 - The caller is identified by `Authorization: Bearer TOKEN` (or, for the review
-  page only, its cookie); the verified identity is put in the ASGI scope for
-  the routes. A missing or unknown token gets 401 with no detail.
+  page only, its session cookie); the verified identity is put in the ASGI scope
+  for the routes, and the connection is vouched for (see `protocol`). A missing
+  or unknown token gets 401 with no detail.
+- Every refusal closes the connection (`Connection: close`): a caller without a
+  token cannot keep one open to send request after request on it.
 """
 
 from __future__ import annotations
@@ -18,13 +21,22 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..tokens import Identity, TokenStore
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import DatabaseUnavailable
+from ..tokens import Identity, TokenStore
+from .protocol import VOUCH
+from .signin import Sessions
+
 IDENTITY = "orgkit.identity"  # the scope key the verified caller is kept under
-COOKIE = "orgkit_token"
+COOKIE = "orgkit_session"
 PUBLIC_PATHS = ("/", "/login", "/logout")  # the page answers these itself (login form without a token)
+PAGE_PATHS = PUBLIC_PATHS + ("/decide", "/undo")  # where the page's session cookie is taken
+UNAVAILABLE = "the database is unavailable (restarting or unreachable); try again shortly"
+
+
+def _nobody() -> None:
+    """The vouch of a request that came through no TimedProtocol (a test client)."""
 
 
 @dataclass(frozen=True)
@@ -80,19 +92,19 @@ def bearer(scope: Scope) -> str | None:
 
 
 async def respond(send: Send, status: int, body: dict, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    """A JSON answer from the guard itself."""
+    """A JSON refusal from the guard itself; the connection is closed after it."""
     data = json.dumps(body).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            *extra]})
+                            (b"connection", b"close"), *extra]})
     await send({"type": "http.response.body", "body": data})
 
 
 class Guard:
     """ASGI middleware: Host/Origin allow-list, body limit and the caller's identity."""
 
-    def __init__(self, app: ASGIApp, allowed: Allowed, tokens: TokenStore, max_body: int) -> None:
-        self.app, self.allowed, self.tokens, self.max_body = app, allowed, tokens, max_body
+    def __init__(self, app: ASGIApp, allowed: Allowed, tokens: TokenStore, sessions: Sessions, max_body: int) -> None:
+        self.app, self.allowed, self.tokens, self.sessions, self.max_body = app, allowed, tokens, sessions, max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -108,19 +120,26 @@ class Guard:
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             await respond(send, 413, {"error": f"request body over {self.max_body} bytes (http.max_body_bytes)"})
             return
-        identity = self.identify(scope)
+        try:
+            identity = self.identify(scope)
+        except DatabaseUnavailable:
+            await respond(send, 503, {"error": UNAVAILABLE}, [(b"retry-after", b"5")])
+            return
         if identity is None and scope["path"] not in PUBLIC_PATHS:
             await respond(send, 401, {"error": "unauthorized"}, [(b"www-authenticate", b'Bearer realm="orgkit"')])
             return
+        if identity is not None:
+            scope.get(VOUCH, _nobody)()
         scope[IDENTITY] = identity
         await self.app(scope, self._bounded(receive, send), send)
 
     def identify(self, scope: Scope) -> Identity | None:
-        """The caller: a bearer token anywhere; the page's cookie only on the page's own paths."""
+        """The caller: a bearer token anywhere; the page's session cookie only on the page's own paths."""
         token = bearer(scope)
-        if token is None and scope["path"] in PUBLIC_PATHS + ("/decide", "/undo"):
-            token = cookie(scope, COOKIE)
-        return self.tokens.verify(token) if token else None
+        if token is not None:
+            return self.tokens.verify(token)
+        session = cookie(scope, COOKIE) if scope["path"] in PAGE_PATHS else None
+        return self.sessions.identity(session) if session else None
 
     def _bounded(self, receive: Receive, send: Send) -> Receive:
         """`receive`, failing the request once its body passes the limit (chunked uploads too)."""

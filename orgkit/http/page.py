@@ -1,18 +1,19 @@
 """The review page: pending proposals as diffs, decided in the browser through the operations.
 
 Plain server-rendered HTML with no script at all. A reviewer enters a token
-once; it is kept in an HTTP-only, same-site cookie that only this page's paths
-accept (the API and MCP take bearer headers only, so a cookie can never
-authorize them). Every form carries a CSRF field: an HMAC, under a secret of
-this server process, of a random cookie the page sets (a double submit a
-forged cross-site post cannot produce); the Guard also refuses foreign Origins.
+once; it opens a server-side session (see `sessions`) whose HTTP-only,
+same-site cookie only this page's paths accept (the API and MCP take bearer
+headers only, so a cookie can never authorize them), marked `Secure` when the
+request came over TLS (directly, or through a proxy in `http.trusted_proxies`
+that says so) or `http.secure_cookies` is on. Signing out ends the session.
+Every form carries a CSRF field tied to the session (before signing in: to a
+random cookie of the login form); the Guard also refuses foreign Origins.
 Decisions go through the same operations, and so the same writer and audit
 log, as `orgkit review` on the command line.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from ..memory.proposals import EDITABLE
 from ..ops import OpContext, get, refusal
 from ..tokens import Identity, TokenStore
 from .guard import COOKIE, IDENTITY
+from .signin import LIFETIME, Sessions
 
 CSRF_COOKIE = "orgkit_csrf"
 PAGE_OP = "review_list"  # the operation the page is built on: who may call it may use the page
@@ -47,24 +49,33 @@ td,th{border-bottom:1px solid #eee;padding:.2em .6em;text-align:left;vertical-al
 """
 
 
-def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
+def routes(ctx: OpContext, tokens: TokenStore, sessions: Sessions, call_as: CallAs) -> list[Route]:
     """The page's routes over `ctx`, deciding through `call_as` (the JSON ops' own runner)."""
-    secret = secrets.token_bytes(32)
+    always_secure = bool(ctx.config["http.secure_cookies"])
 
-    def sign(value: str) -> str:
-        return hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()
+    def secure(request: Request) -> bool:
+        return always_secure or request.url.scheme == "https"
+
+    def expected_csrf(request: Request) -> str | None:
+        """The CSRF field this request's forms carry: the session's once signed in, else the login form's."""
+        session = request.cookies.get(COOKIE)
+        if request.scope.get(IDENTITY) is not None and session:
+            return sessions.csrf(session)
+        cookie = request.cookies.get(CSRF_COOKIE)
+        return sessions.sign(cookie) if cookie else None
 
     def csrf_ok(request: Request, form: Any) -> bool:
-        cookie = request.cookies.get(CSRF_COOKIE)
-        return bool(cookie) and hmac.compare_digest(str(form.get("csrf", "")), sign(cookie))
+        expected = expected_csrf(request)
+        return expected is not None and hmac.compare_digest(str(form.get("csrf", "")), expected)
 
     def html(request: Request, render: Callable[[str], str], status: int = 200) -> Response:
-        """A page whose forms carry the CSRF field (`render` gets it); sets the CSRF cookie if missing."""
+        """A page whose forms carry the CSRF field (`render` gets it); sets the login form's cookie if missing."""
         fresh = None if request.cookies.get(CSRF_COOKIE) else secrets.token_urlsafe(32)
-        response = HTMLResponse(_document(render(sign(fresh or request.cookies[CSRF_COOKIE]))),
-                                status_code=status, headers=_HEADERS)
+        csrf = expected_csrf(request) or sessions.sign(fresh or "")
+        response = HTMLResponse(_document(render(csrf)), status_code=status, headers=_HEADERS)
         if fresh:
-            response.set_cookie(CSRF_COOKIE, fresh, httponly=True, samesite="strict", path="/")
+            response.set_cookie(CSRF_COOKIE, fresh, httponly=True, samesite="strict", path="/",
+                                secure=secure(request))
         return response
 
     def login(request: Request, message: str = "", status: int = 200) -> Response:
@@ -98,14 +109,16 @@ def routes(ctx: OpContext, tokens: TokenStore, call_as: CallAs) -> list[Route]:
         if (refused := _refusal(identity)) is not None:
             return login(request, refused, 403)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(COOKIE, sessions.open(token), max_age=int(LIFETIME), httponly=True, samesite="strict",
+                            path="/", secure=secure(request))
         return response
 
     async def sign_out(request: Request) -> Response:
         if not csrf_ok(request, await request.form()):
             return forbidden()
+        sessions.close(request.cookies.get(COOKIE, ""))
         response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=secure(request))
         return response
 
     async def decided(request: Request, op: str, params: dict) -> Response:

@@ -33,10 +33,16 @@ from .guard import IDENTITY, header, respond
 
 
 class TokenSessions(StreamableHTTPSessionManager):
-    """MCP sessions tied to their token, at most `per_token` each, ended after `idle` seconds idle."""
+    """MCP sessions tied to their token, at most `per_token` each, ended after `idle` seconds idle.
 
-    def __init__(self, app: Any, *, per_token: int, idle: float, max_body: int) -> None:
-        super().__init__(app, max_request_body_size=max_body, session_idle_timeout=idle)
+    `stateless`: a server of several worker processes keeps no sessions at all (a
+    session lives in the process that opened it, and the shared socket hands each
+    request to any worker), so every request stands alone, as the SDK's stateless
+    mode serves it, with the verified caller still its user.
+    """
+
+    def __init__(self, app: Any, *, per_token: int, idle: float, max_body: int, stateless: bool = False) -> None:
+        super().__init__(app, max_request_body_size=max_body, session_idle_timeout=idle, stateless=stateless)
         self.per_token = per_token
         self._used: dict[str, float] = {}  # session ID -> when a request last came for it
         self._calls: dict[str, int] = {}  # session ID -> its POST requests under way (only while there are)
@@ -53,6 +59,9 @@ class TokenSessions(StreamableHTTPSessionManager):
         identity: Identity | None = scope.get(IDENTITY)
         if identity is not None:
             scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=_client_id(identity), scopes=[]))
+        if self.stateless:
+            await super().handle_request(scope, receive, send)
+            return
         session = header(scope, MCP_SESSION_ID_HEADER.encode("ascii"))
         if session is None and scope.get("method") == "POST" and identity is not None:
             if not await self._make_room(identity):

@@ -40,6 +40,7 @@ class Index(Protocol):
     def close(self) -> None: ...
 
 LOCK_NAME = "index.lock"
+LEADER_LOCK = "leader.lock"
 DB_NAME = "index.sqlite"
 BULK_CACHE_KIB = 16384  # SQLite's page cache while an update writes (its default is 2 MiB)
 EXACT_BELOW = 10_000  # vectors of a model below which an exact scan is as fast as the HNSW graph (bench/README.md)
@@ -92,6 +93,18 @@ class SqliteBackend:
             except LockBusy:
                 raise IndexBusy("another orgkit process is updating the index") from None
             yield
+
+    @contextmanager
+    def leader_lock(self, index: "Index") -> Iterator[bool]:
+        """The lock of the one process of a server that runs background work, if free (yields whether
+        it is held): a file lock, released by the kernel if the holder dies."""
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(file_lock(index.state_dir / LEADER_LOCK, wait=False))
+            except LockBusy:
+                yield False
+                return
+            yield True
 
     def clear(self, index: "Index") -> None:
         """Throw the whole index away (a rebuild): its files and vector caches."""
@@ -242,6 +255,15 @@ class PostgresBackend:
             on_wait()
         with advisory_lock(self.url, "orgkit index writer", wait=True):
             yield
+
+    @contextmanager
+    def leader_lock(self, index: "Index") -> Iterator[bool]:
+        """The lock of the one process of a server that runs background work, if free (yields whether
+        it is held): an advisory lock, released by the server if the holder dies."""
+        from ..storage.postgres import advisory_lock
+
+        with advisory_lock(self.url, "orgkit server leader", wait=False) as held:
+            yield held
 
     def clear(self, index: "Index") -> None:
         index.conn.execute(f"TRUNCATE {', '.join(_INDEX_TABLES)}")

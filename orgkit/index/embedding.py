@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
+from ..errors import DatabaseUnavailable
 from .db import write_transaction
 from .store import Index
 from .vectors import after_embed
@@ -236,6 +237,8 @@ class BackgroundEmbedder:
             embed_pending(index, self.embedder, progress=self._advance, stop=self._stop)
         except ModelUnavailable as exc:
             self.error = str(exc)
+        except DatabaseUnavailable:
+            pass  # not this run's fault: the next start, once the database is back, goes on
         except Exception as exc:  # a failed run must not kill the server; the next query hears of it
             self.error = f"background embedding failed: {type(exc).__name__}: {exc}"
         finally:

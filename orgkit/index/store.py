@@ -65,15 +65,17 @@ class Index:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """The connection, opened (and the schema migrated) on first use."""
+        """The connection, opened (and the schema migrated) on first use, and again once it was lost."""
+        if self._conn is not None and getattr(self._conn, "lost", False):
+            self.close()
         if self._conn is None:
             self._conn = self.backend.connect(self)
         return self._conn
 
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            conn, self._conn = self._conn, None
+            conn.close()
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

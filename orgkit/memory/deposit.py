@@ -39,7 +39,6 @@ from ..instructions import instruction_place
 from ..org.escape import escape_lines, inert_line, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
-from ..locator import note_ids
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .replayed import note_file
@@ -213,7 +212,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
             conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
                          "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
         try:
-            while not _create(cfg.notes, target, data, retry=path is None):
+            while not _create(target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
                 target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
@@ -255,11 +254,16 @@ def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, 
                 path=rel, lane=lane, via=via, supersedes=supersedes)
 
 
-def _create(root: Path, target: Path, data: bytes, *, retry: bool) -> bool:
-    """Create the note exclusively; False when the name was taken and another may be tried."""
+def _create(target: Path, data: bytes, *, retry: bool) -> bool:
+    """Create the note exclusively; False when the name was taken and another may be tried.
+
+    The note's one ID is a fresh UUID (its other text is escaped, and no --meta key
+    may be ID), so no other note can hold it: the notes are not searched for it under
+    the writer's lock, which would make every deposit wait for a pass over all of them.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        atomic_write(target, data, expected=None, ids=note_ids(root))
+        atomic_write(target, data, expected=None, ids=None)
     except OrgkitError:
         if retry and os.path.lexists(target):
             return False

@@ -30,8 +30,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..deadline import DeadlinePassed, remaining, within
-from ..errors import BadParameter, OrgkitError, Refused
+from ..deadline import within
+from ..errors import BadParameter, DatabaseUnavailable, OrgkitError, Refused
 from .boundary import enforce
 from .context import OpContext
 from .shown import private, without_hosts
@@ -180,16 +180,16 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     if identity is not None:
         _authorize(op, identity, args)
-    left = remaining()
-    if not ctx.lock.acquire(timeout=-1 if left is None else left):
-        raise DeadlinePassed(f"{op.name} waited {ctx.loaded_config()['serve.call_timeout']:g} s "
-                             "(serve.call_timeout) for a call still running past its own deadline; try again")
-    own_progress = ctx.progress
+    if op.writes:
+        return _run(ctx, op, args, identity, progress)
     try:
-        ctx.begin()
-        ctx.identity = identity
-        if progress is not None:
-            ctx.progress = progress
+        return _run(ctx, op, args, identity, progress)
+    except DatabaseUnavailable:  # a connection the server dropped while it was away: once more, afresh
+        return _run(ctx, op, args, identity, progress)
+
+
+def _run(ctx: OpContext, op: Op, args: dict[str, Any], identity: Any, progress: Any) -> Outcome:
+    with ctx.call(identity, progress) as state:
         try:
             result = op.run(ctx, args)
         except OrgkitError as exc:
@@ -197,12 +197,9 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
                 exc.args = (without_hosts(str(exc)),)
             raise
         if private(ctx):
-            return Outcome(result, [without_hosts(w) for w in ctx.warnings],
-                           [without_hosts(e) for e in ctx.errors], ctx.failed)
-        return Outcome(result, list(ctx.warnings), list(ctx.errors), ctx.failed)
-    finally:
-        ctx.progress = own_progress
-        ctx.lock.release()
+            return Outcome(result, [without_hosts(w) for w in state.warnings],
+                           [without_hosts(e) for e in state.errors], state.failed)
+        return Outcome(result, list(state.warnings), list(state.errors), state.failed)
 
 
 def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None,

@@ -60,7 +60,7 @@ def message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "request nested too deeply"
     if answer(exc) is INTERNAL:
-        return f"internal error: {type(exc).__name__}: {str(exc)[:500]}"
+        return f"internal error: {type(exc).__name__}: {say(exc, 500)}"
     return say(exc)
 
 

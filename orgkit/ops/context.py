@@ -6,19 +6,27 @@ model, the vectors and the skills registry are loaded once. Both run the same
 operation code: only `warm` differs (a long-lived context re-checks the files
 at most every `serve.recheck_after` seconds and always keeps an index; a
 one-shot one checks them once, and reads by ID without building an index).
+
+A long-lived context serves calls at the same time, from worker threads: what
+belongs to one call (its warnings, errors, caller and index connection) lives
+in a context variable, never on the shared object, and each call reads the
+index through a connection of its own, taken from a pool and given back.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 import threading
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from .. import config as config_module
 from ..config import Config
-from ..errors import OrgkitError
+from ..errors import DatabaseUnavailable, OrgkitError
 from ..redact import redact
 
 if TYPE_CHECKING:
@@ -29,8 +37,23 @@ if TYPE_CHECKING:
     from ..skills import Registry
 
 
+@dataclass
+class Call:
+    """What belongs to one call: its warnings and errors, its verified caller, its index connection."""
+
+    identity: Any = None  # the team server's verified caller (orgkit.tokens.Identity)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    failed: bool = False
+    index: "Index | None" = None  # taken from the warm context's pool on first use
+    progress: Callable[[Any], None] | None = None  # a server's progress hook for this call alone
+
+
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("orgkit_call", default=None)
+
+
 class OpContext:
-    """The Config, the warm index/model/vectors/skills, and one call's warnings and errors."""
+    """The Config, the warm index/model/vectors/skills, and the current call's warnings and errors."""
 
     def __init__(self, notes: Path | None = None, flags: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, *, base: Path | None = None,
@@ -40,10 +63,14 @@ class OpContext:
         self.base = base  # relative paths in parameters start here; None: the working directory
         self.warm = warm
         self.surface = "serve" if warm else "cli"  # who is asking: cli, serve, mcp or http (set by the adapter)
-        self.identity: Any = None  # the team server's verified caller during a call (orgkit.tokens.Identity)
-        self.progress: Callable[[Any], None] | None = None  # called with an EmbedProgress per batch
+        self._progress: Callable[[Any], None] | None = None  # the context's own (the command line's bar)
         self.on_wait: Callable[[], None] | None = None
-        self.lock = threading.RLock()  # one operation at a time on the shared index
+        self._outside = Call()  # warnings of work done outside any call (a one-shot command's own)
+        self._pool: list[Index] = []  # idle index connections of a warm context, one per call at a time
+        self._pool_lock = threading.Lock()
+        self._refreshing = threading.Lock()  # one check of the files at a time; the others wait for it
+        self.leader: Any = None  # a server of several processes: its bid for the background work
+        # (held() and ask(), orgkit.http.leader.Leadership); None: a single process, which always runs it
         # Cleared while a background warm-up runs: first the word index, then the model and vectors.
         self.words_ready = threading.Event()
         self.model_ready = threading.Event()
@@ -57,7 +84,6 @@ class OpContext:
         self._skills: Registry | None = None
         self._checked: dict[bool, float] = {}  # embed? -> when the files were last checked
         self._background: BackgroundEmbedder | None = None
-        self.begin()
 
     @property
     def trusted(self) -> bool:
@@ -66,21 +92,87 @@ class OpContext:
 
     # -- one call -------------------------------------------------------
 
-    def begin(self) -> None:
-        """Start a call: no warnings, no errors yet."""
-        self.warnings: list[str] = []
-        self.errors: list[str] = []
-        self.failed = False
+    @property
+    def current(self) -> Call:
+        """The running call's own state (outside a call: the context's own)."""
+        return _CALL.get() or self._outside
+
+    @contextmanager
+    def call(self, identity: Any = None, progress: Callable[[Any], None] | None = None) -> Iterator[Call]:
+        """One call: fresh warnings and errors, `identity` as its caller, `progress` as its own
+        progress hook (a server's), its index connection given back after."""
+        state = Call(identity, progress=progress)
+        token = _CALL.set(state)
+        try:
+            yield state
+        except DatabaseUnavailable:
+            self._drop_pool(state)  # every idle connection went with the server: the next call connects afresh
+            raise
+        finally:
+            _CALL.reset(token)
+            if state.index is not None:
+                with self._pool_lock:
+                    self._pool.append(state.index)
+
+    def _drop_pool(self, state: Call) -> None:
+        with self._pool_lock:
+            lost = self._pool + ([state.index] if state.index is not None else [])
+            self._pool, state.index = [], None
+        for index in lost:
+            try:
+                index.close()
+            except Exception:  # noqa: BLE001 - closing a connection the server already dropped
+                pass
+
+    @property
+    def identity(self) -> Any:
+        return self.current.identity
+
+    @property
+    def progress(self) -> Callable[[Any], None] | None:
+        """Where progress goes (called with an EmbedProgress per batch): the running call's own
+        hook, else the context's (the command line's bar)."""
+        return self.current.progress or self._progress
+
+    @progress.setter
+    def progress(self, hook: Callable[[Any], None] | None) -> None:
+        self._progress = hook
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.current.warnings
+
+    @property
+    def errors(self) -> list[str]:
+        return self.current.errors
+
+    @property
+    def failed(self) -> bool:
+        return self.current.failed
+
+    @failed.setter
+    def failed(self, value: bool) -> None:
+        self.current.failed = value
+
+    def may_work_in_background(self) -> bool:
+        """Whether this process runs background embedding and the librarian (in a server of
+        several processes, only the one holding the leader lock does)."""
+        return self.leader is None or self.leader.held()
+
+    def hand_over(self) -> None:
+        """Ask the process that leads to pick up waiting work (the librarian's), as a start would."""
+        if self.leader is not None:
+            self.leader.ask()
 
     def warn(self, message: str) -> None:
         message = redact(message)
-        if message not in self.warnings:
-            self.warnings.append(message)
+        if message not in self.current.warnings:
+            self.current.warnings.append(message)
 
     def error(self, message: str) -> None:
         """A partial failure: the result is still given, and the call counts as failed."""
-        self.errors.append(redact(message))
-        self.failed = True
+        self.current.errors.append(redact(message))
+        self.current.failed = True
 
     # -- configuration --------------------------------------------------
 
@@ -123,11 +215,25 @@ class OpContext:
 
     @property
     def index(self) -> "Index":
+        """The index: in a warm context's call, a connection of the call's own (from the pool)."""
+        call = _CALL.get()
+        if self.warm and call is not None:
+            if call.index is None:
+                call.index = self._pooled_index()
+            return call.index
         if self._index is None:
             from ..index import Index
 
             self._index = Index.of(self.config)
         return self._index
+
+    def _pooled_index(self) -> "Index":
+        with self._pool_lock:
+            if self._pool:
+                return self._pool.pop()
+        from ..index import Index
+
+        return Index.of(self.config)
 
     @property
     def embedder(self) -> "Embedder":
@@ -184,28 +290,31 @@ class OpContext:
         if not self.model_ready.is_set():
             embed = False  # words only until the model is loaded
         recheck = self.config["serve.recheck_after"] if self.warm else math.inf
-        last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
-        if last > -math.inf and time.monotonic() - last < recheck:
-            if embed and self.warm:
-                self._embedding_status()
-            return
-        ensure_state_dir(self.config)
-        try:
-            stats = update(self.index, embedder=None, wait=False)
-        except IndexBusy:  # another process writes: use the index as it is
-            self.warn("another orgkit process is updating the index; using it as it is")
-            stats = None
-        self._checked[embed] = time.monotonic()
-        for message in stats.warnings if stats is not None else []:
-            self.warn(message)
-        if embed:
-            self._embed_backlog()
+        with self._refreshing:
+            last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
+            if last > -math.inf and time.monotonic() - last < recheck:
+                if embed and self.warm:
+                    self._embedding_status()
+                return
+            ensure_state_dir(self.config)
+            try:
+                stats = update(self.index, embedder=None, wait=False)
+            except IndexBusy:  # another process writes: use the index as it is
+                self.warn("another orgkit process is updating the index; using it as it is")
+                stats = None
+            self._checked[embed] = time.monotonic()
+            for message in stats.warnings if stats is not None else []:
+                self.warn(message)
+            if embed:
+                self._embed_backlog()
 
     def _embed_backlog(self) -> None:
         """Embed a small backlog now; a larger one in the background (warm) or by `orgkit index`."""
         from ..index.embedding import embed_small_backlog
 
         limit = self.config["search.inline_embed_limit"]
+        if self.warm and not self.may_work_in_background():
+            return  # the process leading a server of several embeds; queries answer from what is embedded
         if self.warm:
             for line in self.background.catch_up(self.index, limit):
                 self.warn(line)
@@ -278,7 +387,8 @@ class OpContext:
             self.words_ready.set()
             self.embedder.load()
             self.model_ready.set()
-            self.background.start(pending_count(own, self.embedder.fingerprint))
+            if self.may_work_in_background():
+                self.background.start(pending_count(own, self.embedder.fingerprint))
         except ModelUnavailable:
             pass  # searches say so, and rank by words
         except Exception as exc:  # noqa: BLE001 - the calls that follow report the index's own errors
@@ -294,3 +404,7 @@ class OpContext:
             self._background.stop()
         if self._index is not None:
             self._index.close()
+        with self._pool_lock:
+            for index in self._pool:
+                index.close()
+            self._pool.clear()

@@ -54,7 +54,10 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
         failed = worker.BACKGROUND.last_error(ctx.config)
         if failed:
             ctx.warn(f"the background librarian failed: {failed}")
-        worker.in_background(ctx.config, ctx.embedder)
+        if ctx.may_work_in_background():
+            worker.in_background(ctx.config, ctx.embedder)
+        else:
+            ctx.hand_over()  # a worker of several that does not lead: the one that does runs it
         return
     for message in worker.catch_up(store, only=only, embedder=ctx.embedder).messages:
         ctx.warn(message)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..errors import OrgkitError, first_line
+from ..errors import DatabaseUnavailable, OrgkitError, first_line
 from ..redact import redact
 from .migrations import Migration, refuse_newer, sql
 
@@ -53,7 +53,25 @@ class PgConnection:
             text = "BEGIN"
         params = tuple(params)
         # Without parameters psycopg sends the text as it is (several statements allowed).
-        return self.raw.execute(translate(text) if params else text, params or None, prepare=False)
+        with self._lost():
+            return self.raw.execute(translate(text) if params else text, params or None, prepare=False)
+
+    @property
+    def lost(self) -> bool:
+        """Whether the connection is gone (closed, or the server went away): open a new one."""
+        return bool(self.raw.closed or self.raw.broken)
+
+    @contextmanager
+    def _lost(self) -> Iterator[None]:
+        """A failure that lost the connection as `DatabaseUnavailable` (one line; the next call reconnects)."""
+        import psycopg
+
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if not self.lost:
+                raise
+            raise DatabaseUnavailable(f"the database is unavailable ({first_line(exc)}); try again shortly") from None
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
         """Many rows: a plain `INSERT ... VALUES (?, ...)` goes through COPY (a file's
@@ -62,7 +80,7 @@ class PgConnection:
         if not batch:
             return
         plain = _PLAIN_INSERT.fullmatch(sql)
-        with self.raw.cursor() as cur:
+        with self._lost(), self.raw.cursor() as cur:
             if plain is None:
                 cur.executemany(translate(sql), batch)
                 return
@@ -123,6 +141,8 @@ def connect(url: str, *, named: bool = False) -> PgConnection:
     try:
         raw = (psycopg.connect(url, autocommit=True, connect_timeout=10, row_factory=named_rows) if named
                else psycopg.connect(url, autocommit=True, connect_timeout=10))
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailable(redact(f"cannot connect to {url}: {first_line(exc)}", url)) from None
     except psycopg.Error as exc:
         raise OrgkitError(redact(f"cannot connect to {url}: {first_line(exc)}", url)) from None
     return PgConnection(raw)

@@ -1,0 +1,96 @@
+"""uvicorn's HTTP/1.1 protocol with what it lacks for a server on a network: a read deadline on
+every request, and a cap on connections no token has vouched for.
+
+uvicorn times out a connection only while it is idle between requests: once a
+request's first byte arrives, its headers (and body) may trickle in for as long
+as the client likes, so a client that sends a byte at a time holds a
+connection, and a few thousand such clients hold the server. Here each
+request, the first on a connection and every later one, must have arrived
+whole within `read_timeout` seconds of the moment the server began waiting for
+it, or the connection is closed.
+
+A connection counts as unvouched until a request on it carries a valid token
+(the Guard says so through the scope's `VOUCH` callable). At most
+`max_unvouched` of them are kept per process: past that, the oldest one still
+waiting for a request is closed, so a flood of silent or tokenless
+connections cannot crowd out callers who present a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+VOUCH = "orgkit.vouch"  # the scope key of the callable that marks the connection as authenticated
+
+
+class TimedProtocol(H11Protocol):
+    """H11Protocol with a per-request read deadline and a cap on unvouched connections."""
+
+    read_timeout: ClassVar[float] = 30.0
+    max_unvouched: ClassVar[int] = 256
+    _unvouched: ClassVar[dict["TimedProtocol", None]] = {}  # oldest first (one event loop per process)
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._awaited: Any = None
+        self._arm()
+        self._unvouched[self] = None
+        if len(self._unvouched) > self.max_unvouched:
+            self._shed()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self._unvouched.pop(self, None)
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before and self.cycle is not None:  # a new request: its app task has not run yet
+            self.cycle.scope[VOUCH] = self.vouch  # type: ignore[literal-required]  # an extension key of our own
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def vouch(self) -> None:
+        """A request on this connection carried a valid token: it no longer counts against the cap."""
+        self._unvouched.pop(self, None)
+
+    def _arm(self) -> None:
+        """Start the deadline for the next request (the one after the current cycle)."""
+        self._disarm()
+        self._awaited = self.cycle
+        self._deadline = self.loop.call_later(self.read_timeout, self._read_deadline)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _waiting(self) -> bool:
+        """Whether the awaited request has not arrived whole yet (headers or body still to come)."""
+        return self.cycle is self._awaited or self.cycle.more_body
+
+    def _read_deadline(self) -> None:
+        self._deadline = None
+        if self._waiting() and not self.transport.is_closing():
+            self.transport.close()
+
+    def _shed(self) -> None:
+        """Close the oldest unvouched connection that is waiting for a request (else this new one)."""
+        victim = next((c for c in self._unvouched if c is not self and c._waiting()), self)
+        self._unvouched.pop(victim, None)
+        victim.transport.close()
+
+
+def configured(read_timeout: float, max_unvouched: int) -> type[TimedProtocol]:
+    """TimedProtocol with these limits (set on the class: one server per process)."""
+    TimedProtocol.read_timeout = read_timeout
+    TimedProtocol.max_unvouched = max_unvouched
+    return TimedProtocol

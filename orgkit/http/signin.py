@@ -1,0 +1,116 @@
+"""The review page's sign-in sessions, kept server-side so that signing out ends them.
+
+A session is a row in `http-sessions.sqlite` in the server's state dir, shared
+by every worker process of the server. The browser's cookie is `ID.KEY`: the
+row is found by the SHA-256 of ID, and holds the reviewer's token sealed under
+KEY, so neither a copy of the file nor a guessed ID yields a token or a
+session. The session's CSRF field is an HMAC under KEY, so it is good for this
+session only. Signing out deletes the row: the old cookie no longer works.
+A session ends after `LIFETIME` seconds, and when its token is revoked.
+
+The login form, which comes before any session, carries an HMAC of a random
+cookie under a secret of this server kept in the same file (a double submit a
+forged cross-site post cannot produce).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from ..tokens import Identity, TokenStore
+
+FILE_NAME = "http-sessions.sqlite"
+LIFETIME = 12 * 3600.0
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, sealed BLOB NOT NULL, created REAL NOT NULL);"
+           "CREATE TABLE IF NOT EXISTS secret (one INTEGER PRIMARY KEY CHECK (one = 1), value BLOB NOT NULL);")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _stream(key: str, length: int) -> bytes:
+    """`length` bytes of keystream from `key` (SHA-256 in counter mode)."""
+    out = b""
+    block = 0
+    while len(out) < length:
+        out += hashlib.sha256(f"{block}:{key}".encode()).digest()
+        block += 1
+    return out[:length]
+
+
+def _xor(data: bytes, key: str) -> bytes:
+    return bytes(a ^ b for a, b in zip(data, _stream(key, len(data))))
+
+
+class Sessions:
+    """The sessions of one server (its state dir), checked against its token store."""
+
+    def __init__(self, state_dir: Path, tokens: TokenStore) -> None:
+        self.path = state_dir / FILE_NAME
+        self.tokens = tokens
+        self._secret: bytes | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not self.path.exists()
+        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        if fresh:
+            self.path.chmod(0o600)
+        conn.executescript(_SCHEMA)
+        return conn
+
+    def open(self, token: str) -> str:
+        """A new session for a verified `token`: the cookie value that stands for it."""
+        sid, key = secrets.token_urlsafe(24), secrets.token_urlsafe(32)
+        with closing(self._connect()) as conn:
+            conn.execute("DELETE FROM sessions WHERE created < ?", (time.time() - LIFETIME,))
+            conn.execute("INSERT INTO sessions VALUES (?, ?, ?)",
+                         (_digest(sid), _xor(token.encode(), key), time.time()))
+        return f"{sid}.{key}"
+
+    def identity(self, cookie: str) -> Identity | None:
+        """The reviewer a session cookie stands for, while the session and its token are live."""
+        sid, _, key = cookie.partition(".")
+        if not sid or not key or len(cookie) > 200 or not self.path.exists():
+            return None
+        with closing(self._connect()) as conn:
+            row = conn.execute("SELECT sealed, created FROM sessions WHERE id = ?", (_digest(sid),)).fetchone()
+        if row is None or row[1] < time.time() - LIFETIME:
+            return None
+        try:
+            token = _xor(row[0], key).decode()
+        except UnicodeDecodeError:
+            return None
+        return self.tokens.verify(token)
+
+    def close(self, cookie: str) -> None:
+        """End the session (sign-out): its cookie no longer works, in any worker."""
+        sid = cookie.partition(".")[0]
+        if sid and self.path.exists():
+            with closing(self._connect()) as conn:
+                conn.execute("DELETE FROM sessions WHERE id = ?", (_digest(sid),))
+
+    @staticmethod
+    def csrf(cookie: str) -> str:
+        """The CSRF field of the session `cookie` names (an HMAC under its key: this session's only)."""
+        key = cookie.partition(".")[2]
+        return hmac.new(key.encode(), b"orgkit csrf", hashlib.sha256).hexdigest()
+
+    def sign(self, value: str) -> str:
+        """The login form's CSRF field for the pre-session cookie `value`, under the server's secret."""
+        return hmac.new(self.secret(), value.encode(), hashlib.sha256).hexdigest()
+
+    def secret(self) -> bytes:
+        """This server's secret, made once and shared by its worker processes."""
+        if self._secret is None:
+            with closing(self._connect()) as conn:
+                conn.execute("INSERT OR IGNORE INTO secret VALUES (1, ?)", (secrets.token_bytes(32),))
+                self._secret = conn.execute("SELECT value FROM secret").fetchone()[0]
+        return self._secret
