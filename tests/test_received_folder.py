@@ -289,6 +289,16 @@ def test_link_syntax_in_a_deposit_title_links_nowhere(received: Path, cli) -> No
     assert node["title"].replace("\u200b", "") == title  # reads the same
 
 
+def test_link_syntax_in_a_deposits_meta_links_to_no_note(received: Path, cli) -> None:
+    """A --meta value is a property of the deposited note, where org reads links too: an id link
+    there would tie the deposit to a note before review; a web address stays one."""
+    meta = f"source=https://example.org/x,about=[[id:{TANGLE}][this]],see=id:{TANGLE}"
+    result = cli("deposit", "--title", "Meta links", "--body", "Plain body.", "--meta", meta, "--json")
+    assert result.exit_code == 0, result.stderr
+    links = json.loads(cli("links", json.loads(result.stdout)["id"], "--json").stdout)
+    assert [link["dest"] for link in links] == ["https://example.org/x"]
+
+
 # --- extraction runs --------------------------------------------------------------------------
 
 def test_an_extraction_run_writes_no_claim_note_outside(received: Path, cli, monkeypatch) -> None:

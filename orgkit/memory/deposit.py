@@ -36,7 +36,7 @@ from ..org.names import fit_name, name_max, slugify
 from ..errors import BadParameter, NotFound, OrgkitError
 from ..files import LockBusy
 from ..instructions import instruction_place
-from ..org.escape import escape_lines, inert_line, one_line
+from ..org.escape import escape_lines, inert_line, inert_property, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
 from ..vault import is_org_file
@@ -178,7 +178,7 @@ def render_note(node_id: str, title: str, body: str, lane: str, via: str, create
              f":DEPOSITED_VIA: {via}"]
     if supersedes:
         props.append(f":SUPERSEDES: {supersedes}")
-    props += [f":{key.upper()}: {one_line(value)}" for key, value in sorted(meta.items())]
+    props += [f":{key.upper()}: {inert_property(value)}" for key, value in sorted(meta.items())]
     head = "\n".join([":PROPERTIES:", *props, ":END:", f"#+title: {inert_line(title)}"])
     return f"{head}\n\n{escape_lines(body).strip(chr(10))}\n"
 

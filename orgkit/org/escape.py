@@ -26,6 +26,7 @@ _LINK_BRACKETS = str.maketrans({"[": "(", "]": ")"})
 _ZWSP = "\u200b"
 _OPENING = re.compile(r"\[(?=\[)")
 _TYPE_COLON = re.compile(syntax.LINK_TYPE_PREFIX.pattern + r"(?=\S)")
+_ID_COLON = re.compile(r"(?<![A-Za-z0-9])id:(?=\S)", re.I)
 
 
 def one_line(text: str, limit: int = 0) -> str:
@@ -45,6 +46,13 @@ def inert_line(text: str, limit: int = 0) -> str:
     each `[` that opens `[[`, and before the colon of a link type (`id:`, `https:`, `file:`...)
     that something follows."""
     return _TYPE_COLON.sub(lambda m: m.group(1) + _ZWSP + ":", _OPENING.sub("[" + _ZWSP, one_line(text, limit)))
+
+
+def inert_property(text: str) -> str:
+    """`text` as one property value in which org reads no link to a note: a zero-width space
+    after each `[` that opens `[[`, and before the colon of `id:`; a plain web address
+    (a deposit's `:SOURCE:`) stays a link to where it points."""
+    return _ID_COLON.sub("id" + _ZWSP + ":", _OPENING.sub("[" + _ZWSP, one_line(text)))
 
 
 def escape_lines(text: str) -> str:
