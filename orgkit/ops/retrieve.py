@@ -62,10 +62,14 @@ def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     return [h.to_json() for h in found.hits]
 
 
+SHOWN_OMITTED = 5  # a warning is a line: the first few left-out notes, the rest counted
+
+
 def _omitted(omitted: list[dict]) -> str:
     left = ", ".join(f"{o['id']} ({o.get('title') or o['reason']}, ~{o['tokens']} tokens)"
-                     if "tokens" in o else f"{o['id']} ({o['reason']})" for o in omitted)
-    return f"left out {len(omitted)} linked note(s): {left}"
+                     if "tokens" in o else f"{o['id']} ({o['reason']})" for o in omitted[:SHOWN_OMITTED])
+    more = f" and {len(omitted) - SHOWN_OMITTED} more (--json lists them)" if len(omitted) > SHOWN_OMITTED else ""
+    return f"left out {len(omitted)} linked note(s): {left}{more}"
 
 
 def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
