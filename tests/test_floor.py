@@ -130,3 +130,30 @@ def test_a_misspelled_four_letter_word_is_corrected_though_its_stem_is_shorter(c
     })
     assert [h["id"] for h in search(cli, notes, "--mode", "lexical", "gibs")] == ["gibbs"]
     assert search(cli, notes, "--mode", "lexical", "gib") == []  # three letters: too short to guess at
+
+
+def test_the_rankings_dispute_raises_the_query_floor_not_each_hits(tmp_path: Path) -> None:
+    """A disputed query that passes takes in every hit reaching the query floor: its second note, near in
+    meaning but short of the disputed floor, still answers; a note far from it in meaning does not."""
+    from orgkit.index import Index, update
+    from orgkit.retrieve import floor
+    from orgkit.retrieve.search import Cosines, _hits, _judge, lexical_ranking, lexical_terms
+
+    index = Index.at(write_notes(tmp_path / "notes", NOTES))
+    update(index)
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+    assert dense is not None
+    with index.snapshot() as conn:
+        terms = lexical_terms(conn, "cats kittens", index.backend)
+        lexical = lexical_ranking(conn, "cats kittens", 10, terms, index.backend)
+        hits = _hits(conn, index, lexical, "cats kittens", 10)
+        by_title = {hit.title: hit for hit in hits}
+        cosine = {by_title["Cats"].node: 0.70, by_title["Kittens"].node: 0.45}
+        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        best = _judge(conn, hits, terms, lexical, Cosines(0.70, lambda node: cosine.get(node, 0.05)), dense, total,
+                      agree=False)
+    assert best is not None and floor.judge(best, dense).relevant and not best.agree
+    assert by_title["Cats"].answers and by_title["Kittens"].answers
+    assert by_title["Kittens"].relevance < dense.disputed  # short of the floor the disputed query had to reach
+    assert not any(hit.answers for title, hit in by_title.items() if title not in ("Cats", "Kittens"))
+    index.close()

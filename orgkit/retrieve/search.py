@@ -249,7 +249,11 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     answers the query (what `context` takes in) when it reaches the query
     floor itself: under a model, by meaning and words together (a passage
     holding two rare words of a long question, "pros" and "cons", and
-    nothing of its meaning does not answer it).
+    nothing of its meaning does not answer it). Whether the rankings agree
+    is the query's signal, not a hit's: a disputed query must reach the
+    higher floor, and once it does, a note below that floor but above the
+    query floor answers it too (holding the hits to the disputed floor left
+    out in-corpus targets the query had found).
     """
     if not hits:
         return None
@@ -263,7 +267,7 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
         cosine = cosines.of_node(hit.node) if cosines is not None else None
         passage = passages[hit.node]
         signals.append(floor.Signals(cosine, floor.coverage(
-            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)]), agree))
+            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals), agree)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
