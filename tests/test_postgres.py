@@ -316,7 +316,8 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
     """Past EXACT_BELOW vectors a model gets an HNSW index, and dense search goes through it."""
     from orgkit.config import load
     from orgkit.embed import Embedder
-    from orgkit.index import Index, backend, update
+    from orgkit.index import Index, update
+    from orgkit.storage import backend
     from orgkit.retrieve.search import search
 
     notes = _corpus("manual", tmp_path)

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import DatabaseUnavailable
-from .db import write_transaction
+from ..storage.db import write_transaction
 from .store import Index
 from .vectors import after_embed
 from .texts import bump_generation, missing_texts
@@ -99,7 +99,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
     state = EmbedProgress()
     if _known_complete(conn, index, fingerprint):
         return state
-    if index.backend.name == "postgres":
+    if index.backend.shares_embedding:
         _embed_queued(index, embedder, state, progress, stop, workers)
         if stop is not None and stop.is_set():
             return state

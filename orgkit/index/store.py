@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Iterator
 from ..errors import NotFound
 from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
-from .backend import DB_NAME, PostgresBackend, SqliteBackend, backend_for
-from .db import in_slices
+from ..storage.backend import DB_NAME, IndexBackend, backend_for
+from ..storage.db import in_slices
 from .outlines import olps
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Index:
     state_dir: Path
     database: str | None = None
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
-    _backend: SqliteBackend | PostgresBackend | None = field(default=None, repr=False)
+    _backend: IndexBackend | None = field(default=None, repr=False)
 
     @classmethod
     def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None) -> "Index":
@@ -51,7 +51,7 @@ class Index:
         return cls.at(config.notes, state_dir or config.state_dir, config["database.url"])
 
     @property
-    def backend(self) -> SqliteBackend | PostgresBackend:
+    def backend(self) -> IndexBackend:
         if self._backend is None:
             self._backend = backend_for(self.database)
         return self._backend

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .db import in_slices
+from ..storage.db import in_slices
 from .outlines import headings
 from .store import Index
 

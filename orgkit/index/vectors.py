@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import replace_file
-from .db import in_slices
+from ..storage.db import in_slices
 from .store import Index
 
 if TYPE_CHECKING:

@@ -19,30 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
-from .db import in_slices
+from ..storage.vocabulary import Vocabulary
 
-VOCAB_TABLE = "temp.chunks_vocab"
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _ranges_lock = threading.Lock()
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """Where a backend keeps the index's stems: a key for caches, and the queries that read them
-    (the stems in a range, with their counts; the counts of a list of stems, `{}` standing for
-    its placeholders)."""
-
-    key: str
-    range_sql: str
-    counts_sql: str
-
-    def documents(self, conn: sqlite3.Connection, stems: set[str]) -> dict[str, int]:
-        """How many passages hold each of `stems` (a stem none holds is left out), in one query
-        per 500 stems rather than one per stem (a deposit brings thousands)."""
-        return dict(in_slices(conn, self.counts_sql, sorted(stems)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +36,6 @@ class Term:
     stem: str
     docs: int
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
-
-
-def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The vocabulary table, on this connection only (a temp table: nothing is written to the index)."""
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
 
 
 def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:

@@ -26,8 +26,9 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..index.backend import PostgresBackend, SqliteBackend
-from ..index.vocab import Vocabulary, stems_of
+from ..index.vocab import stems_of
+from ..storage.backend import IndexBackend
+from ..storage.vocabulary import Vocabulary
 
 MAX_CHUNKS = 200  # chunks of a deposit looked at (the first ones)
 QUERY_TERMS = 24  # a chunk's rarest words that query the index
@@ -69,7 +70,7 @@ class NoteEvidence:
         return list(dict.fromkeys(self.named_in + ranked))
 
 
-def gather(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunks: list[tuple[int, str]],
+def gather(conn: sqlite3.Connection, backend: IndexBackend, chunks: list[tuple[int, str]],
            exclude: set[str]) -> list[NoteEvidence]:
     """Evidence for every note a chunk of the deposit reaches, strongest first; notes whose
     ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index,
@@ -137,7 +138,7 @@ def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
     return shared / norm if norm else 0.0
 
 
-def _passages_for(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunk_terms: dict[int, set[str]],
+def _passages_for(conn: sqlite3.Connection, backend: IndexBackend, chunk_terms: dict[int, set[str]],
                   idf: dict[str, float], known: set[str]) -> dict[int, list[int]]:
     """The passages each chunk's rarest words known to the index reach by BM25."""
     out: dict[int, list[int]] = {}

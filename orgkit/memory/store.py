@@ -36,8 +36,8 @@ from typing import Any, ContextManager, Iterator
 from ..config import Config
 from ..errors import OrgkitError, first_line
 from ..files import LockBusy, file_lock
-from ..index.backend import PostgresBackend, backend_for
-from ..index.db import write_transaction
+from ..storage.backend import backend_for, choose
+from ..storage.db import write_transaction
 from ..storage.migrations import Migration, migrate_sqlite
 
 DB_NAME = "memory.sqlite"
@@ -194,8 +194,9 @@ class PostgresDatabase:
 
 def place(cfg: Config) -> SqliteFiles | PostgresDatabase:
     """Where the memory database is: the database `database.url` names, else the data dir."""
-    backend = backend_for(cfg["database.url"])
-    return PostgresDatabase(backend.url) if isinstance(backend, PostgresBackend) else SqliteFiles(cfg)
+    url = cfg["database.url"]
+    backend_for(url)  # a URL of no engine's scheme is refused here as for the index
+    return choose(url, lambda: SqliteFiles(cfg), lambda: PostgresDatabase(url))()
 
 
 @contextmanager

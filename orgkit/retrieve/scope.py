@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
-from ..index.db import in_slices
+from ..storage.db import in_slices
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
 
 if TYPE_CHECKING:

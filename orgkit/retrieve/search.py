@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..index import vocab
-from ..index.backend import PostgresBackend, SqliteBackend, any_phrase
+from ..storage.backend import IndexBackend, any_phrase, backend_for
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
@@ -107,9 +107,9 @@ class VectorCache:
 
 @dataclass
 class DatabaseVectors:
-    """Vectors the database ranks itself (pgvector): how many there are, and the query that ranks them."""
+    """Vectors the database ranks itself (`dense_in_database`): how many there are, and the query that ranks them."""
 
-    backend: PostgresBackend
+    backend: IndexBackend
     conn: object
     fingerprint: str
     count: int
@@ -299,7 +299,7 @@ def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder
     if embedder is None:
         return _words_only(result, "no embedding model configured")
     backend = index.backend
-    if isinstance(backend, PostgresBackend):
+    if backend.dense_in_database:
         count = conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (embedder.fingerprint,)).fetchone()[0]
         vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, embedder.fingerprint, count)
     else:
@@ -329,7 +329,7 @@ def fts_match(query: str) -> str | None:
 
 
 def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int, terms: list[Term] | None = None,
-                    backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> Ranking:
+                    backend: IndexBackend = backend_for(None)) -> Ranking:
     """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
@@ -343,7 +343,7 @@ def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int, terms: li
 
 
 def lexical_terms(conn: "sqlite3.Connection", query: str,
-                  backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> list[Term]:
+                  backend: IndexBackend = backend_for(None)) -> list[Term]:
     """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
     return vocab.terms(conn, query_terms(query), backend.vocabulary(conn))
 

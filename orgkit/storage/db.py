@@ -1,4 +1,4 @@
-"""SQLite helpers shared by the index's writers."""
+"""Helpers for connections in the sqlite3 call shape (`postgres.PgConnection` speaks it too)."""
 
 from __future__ import annotations
 
