@@ -13,13 +13,13 @@ exactly as before.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
 from ..storage.vocabulary import Vocabulary
+from ..storage.db import Connection
 
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
@@ -49,7 +49,7 @@ def stem(words: list[str]) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be."""
     out = []
     stems = stem(words)
@@ -61,7 +61,7 @@ def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) ->
     return out
 
 
-def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: Any) -> str | None:
+def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> str | None:
     """The query (lower case) with each mistyped word replaced by the word the notes use for what it
     was taken for, so a person sees what was searched and the model embeds real words (None: no word
     was corrected)."""
@@ -71,7 +71,7 @@ def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: 
     return _WORDS.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
 
 
-def surface(conn: sqlite3.Connection, typed: str, stemmed: str, backend: Any) -> str:
+def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
     """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
     best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
     found = backend.lexical(conn, [stemmed], 1.0, 1)
@@ -92,7 +92,7 @@ def allowed_distance(stemmed: str) -> int:
     return 1 if len(stemmed) < 8 else 2
 
 
-def nearest(conn: sqlite3.Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
     """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
 
     Among equally close stems, one with the same letters comes first (two
@@ -121,7 +121,7 @@ def nearest(conn: sqlite3.Connection, stemmed: str, vocabulary: Vocabulary) -> t
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
 
 
-def _starting_with(conn: sqlite3.Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
+def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
     """The index's stems that start with `first`, with their document counts.
 
     fts5vocab counts a term's documents by reading its whole list, so a range

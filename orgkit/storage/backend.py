@@ -25,7 +25,7 @@ from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock
-from .db import in_slices
+from .db import Connection, in_slices
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
 
@@ -39,7 +39,7 @@ class Index(Protocol):
     def path(self) -> Path: ...
 
     @property
-    def conn(self) -> Any: ...
+    def conn(self) -> Connection: ...
 
     def close(self) -> None: ...
 
@@ -63,25 +63,26 @@ class IndexBackend(Protocol):
     duplicate_ids_sql: str
     missing_texts_sql: str
 
-    def connect(self, index: Index) -> Any: ...
+    def connect(self, index: Index) -> Connection: ...
     def status(self, index: Index) -> dict: ...
     def writer_lock(self, index: Index, *, wait: bool,
                     on_wait: Callable[[], None] | None = None) -> ContextManager[None]: ...
     def leader_lock(self, index: Index) -> ContextManager[bool]: ...
     def clear(self, index: Index) -> None: ...
-    def bulk(self, conn: Any) -> ContextManager[None]: ...
+    def bulk(self, conn: Connection) -> ContextManager[None]: ...
     def after_update(self, index: Index) -> None: ...
-    def store_texts(self, conn: Any, texts: list[tuple[str, str]]) -> None: ...
-    def unindex_words(self, conn: Any, file: str) -> None: ...
-    def index_words(self, conn: Any, files: list[str]) -> None: ...
-    def lexical(self, conn: Any, phrases: list[str], heading_weight: float, limit: int) -> list: ...
-    def passage_scores(self, conn: Any, phrases: list[str], heading_weight: float, first: int, last: int) -> list: ...
-    def vocabulary(self, conn: Any) -> Vocabulary: ...
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None: ...
+    def unindex_words(self, conn: Connection, file: str) -> None: ...
+    def index_words(self, conn: Connection, files: list[str]) -> None: ...
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list: ...
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
+                       first: int, last: int) -> list: ...
+    def vocabulary(self, conn: Connection) -> Vocabulary: ...
     def vector_value(self, vector: Any) -> Any: ...
     def after_embed(self, index: Index, fingerprint: str, embedded: int) -> None: ...
-    def vector_indexes(self, conn: Any) -> list[str]: ...
-    def dense(self, conn: Any, fingerprint: str, query_vector: Any, take: int) -> list: ...
-    def cosines(self, conn: Any, fingerprint: str, query_vector: Any, rows: list[int], *,
+    def vector_indexes(self, conn: Connection) -> list[str]: ...
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list: ...
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]: ...
 
 LOCK_NAME = "index.lock"
@@ -171,7 +172,7 @@ class SqliteBackend:
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
                 "vector": None, "schemas": {"index": {"version": version, "latest": current_version()}}}
 
-    def bulk(self, conn: sqlite3.Connection) -> ContextManager[None]:
+    def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
 
     def after_update(self, index: "Index") -> None:
@@ -187,19 +188,19 @@ class SqliteBackend:
         finally:
             conn.execute("PRAGMA busy_timeout = 30000")
 
-    def store_texts(self, conn: sqlite3.Connection, texts: list[tuple[str, str]]) -> None:
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Nothing: the files are beside the index."""
 
-    def unindex_words(self, conn: sqlite3.Connection, file: str) -> None:
+    def unindex_words(self, conn: Connection, file: str) -> None:
         # The full-text index reads its text through a view: tell it what it indexed.
         conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, body) "
                      "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (file,))
 
-    def index_words(self, conn: sqlite3.Connection, files: list[str]) -> None:
+    def index_words(self, conn: Connection, files: list[str]) -> None:
         in_slices(conn, "INSERT INTO chunks_fts (rowid, heading, body) SELECT rowid, heading, body "
                         "FROM chunk_text WHERE file IN ({})", files)
 
-    def lexical(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) of the passages matching any phrase, by FTS5's BM25."""
         match = any_phrase(phrases)
         # One expression scores and orders: the score shown is the one the list is sorted by.
@@ -210,7 +211,7 @@ class SqliteBackend:
             (match, limit),
         ).fetchall()
 
-    def passage_scores(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float,
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list:
         """(passage, BM25) of the passages with rows first..last matching any phrase.
 
@@ -221,7 +222,7 @@ class SqliteBackend:
                             "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
                             (any_phrase(phrases), first, last)).fetchall()
 
-    def vocabulary(self, conn: sqlite3.Connection) -> Vocabulary:
+    def vocabulary(self, conn: Connection) -> Vocabulary:
         """How the index's stems and their passage counts are read (typo correction, orgkit.index.vocab)."""
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
@@ -235,11 +236,11 @@ class SqliteBackend:
         """Nothing in the database: the vector matrix cache beside it is the caller's
         (`vectors.after_embed`)."""
 
-    def vector_indexes(self, conn: sqlite3.Connection) -> list[str]:
+    def vector_indexes(self, conn: Connection) -> list[str]:
         """None: SQLite's vectors are scanned, never indexed."""
         return []
 
-    def dense(self, conn: sqlite3.Connection, fingerprint: str, query_vector: Any, take: int) -> list:
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
         """(node, passage, cosine) of the passages nearest `query_vector`, nearest first: an exact
         scan of the stored vectors (search ranks from its in-memory matrix instead)."""
         import numpy as np
@@ -253,7 +254,7 @@ class SqliteBackend:
         order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1]))[:take]
         return [(rows[i][0], rows[i][1], float(scores[i])) for i in order]
 
-    def cosines(self, conn: sqlite3.Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
         """Exact cosines with `query_vector` for a few rows (nodes, each by its best passage, or
         `by="rowid"` passages), read from the stored vectors."""
@@ -294,7 +295,7 @@ class PostgresBackend:
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def connect(self, index: "Index"):
+    def connect(self, index: "Index") -> Connection:
         from .postgres import prepared
 
         return prepared(self.url, "index", MIGRATIONS, "the index")
@@ -350,21 +351,21 @@ class PostgresBackend:
         for name in self.vector_indexes(index.conn):
             index.conn.execute(f"DROP INDEX IF EXISTS {name}")
 
-    def bulk(self, conn) -> ContextManager[None]:
+    def bulk(self, conn: Connection) -> ContextManager[None]:
         return nullcontext()
 
     def after_update(self, index: "Index") -> None:
         """Nothing to fold: PostgreSQL's log is the server's business."""
 
-    def store_texts(self, conn, texts: list[tuple[str, str]]) -> None:
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Keep each file's text, so a machine without the notes can read them."""
         conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
 
-    def unindex_words(self, conn, file: str) -> None:
+    def unindex_words(self, conn: Connection, file: str) -> None:
         conn.execute("DELETE FROM file_texts WHERE path = ?", (file,))
         conn.execute("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = ?)", (file,))
 
-    def index_words(self, conn, files: list[str]) -> None:
+    def index_words(self, conn: Connection, files: list[str]) -> None:
         """Store the terms of the passages of `files`, cut by FTS5's own tokenizer."""
         from .terms import tokenizer
 
@@ -374,7 +375,7 @@ class PostgresBackend:
         conn.execute("UPDATE chunks c SET tokens = s.n FROM unnest(?::bigint[], ?::int[]) AS s (rowid, n) "
                      "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
 
-    def lexical(self, conn, phrases: list[str], heading_weight: float, limit: int) -> list:
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) by FTS5's BM25, computed from the stored terms and their positions.
 
         Each query word is a phrase, as FTS5 reads `"word"`: its tokens (two
@@ -388,7 +389,8 @@ class PostgresBackend:
         sql, params = bm25_sql(tokenized)
         return conn.execute(sql, (*params, heading_weight, limit)).fetchall()
 
-    def passage_scores(self, conn, phrases: list[str], heading_weight: float, first: int, last: int) -> list:
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
+                       first: int, last: int) -> list:
         """`lexical`'s BM25 (the whole index's statistics) for the passages with rows first..last."""
         from .terms import bm25_sql, tokenizer
 
@@ -399,7 +401,7 @@ class PostgresBackend:
         rows = conn.execute(sql, (*params, heading_weight, first, last, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
-    def vocabulary(self, conn) -> Vocabulary:
+    def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
         return Vocabulary(self.url, "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
                           "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
@@ -422,12 +424,12 @@ class PostgresBackend:
                          f"WHERE model = {_literal(fingerprint)}")
             conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
 
-    def vector_indexes(self, conn) -> list[str]:
+    def vector_indexes(self, conn: Connection) -> list[str]:
         return [name for (name,) in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%' "
             "AND schemaname = current_schema()")]
 
-    def dense(self, conn, fingerprint: str, query_vector: Any, take: int) -> list:
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
         """(node, passage, cosine) of the passages nearest `query_vector`, nearest first.
 
         The `take` nearest distinct texts are found first (by the HNSW index
@@ -450,7 +452,7 @@ class PostgresBackend:
                 JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
             (literal, literal, take)).fetchall()
 
-    def cosines(self, conn, fingerprint: str, query_vector: Any, rows: list[int], *,
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
         """Exact cosines with `query_vector` for a few rows (the nodes a search shows, each by its
         best passage, or `by="rowid"` passages themselves)."""
@@ -511,7 +513,7 @@ def choose(url: str | None, files: F, database: D) -> F | D:
 
 
 @contextmanager
-def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
+def bulk_cache(conn: Connection) -> Iterator[None]:
     """A larger page cache for the block, then the one the connection had.
 
     Inserting a file's passages and nodes updates indexes keyed by hash and

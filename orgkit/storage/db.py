@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Protocol
+
+
+class Cursor(Protocol):
+    """The rows of one statement, as both engines' cursors give them."""
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What flows through `Index.conn` and the memory store: a `sqlite3.Connection` opened with
+    `isolation_level=None`, or `postgres.PgConnection`, which speaks the same calls (`?`
+    placeholders, explicit BEGIN ... COMMIT)."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
+    def executemany(self, sql: str, rows: Iterable[Any], /) -> Any: ...
+    @property
+    def in_transaction(self) -> bool: ...
+    def close(self) -> None: ...
+
 
 IN_SLICE = 500  # values per IN list, under SQLite's variable limit
 
 
-def in_slices(conn: Any, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
     """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
     limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
     out: list[tuple] = []
@@ -20,7 +40,7 @@ def in_slices(conn: Any, sql: str, values: list, before: tuple = ()) -> list[tup
 
 
 @contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(conn: Connection) -> Iterator[None]:
     """One write transaction: all of it commits, or (on any exception, a kill included) none.
 
     BEGIN IMMEDIATE takes the write lock up front, so a second writer waits at

@@ -7,10 +7,9 @@ them, so `orgkit.index.vocab` corrects words the same way on both.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
-from .db import in_slices
+from .db import Connection, in_slices
 
 VOCAB_TABLE = "temp.chunks_vocab"
 
@@ -25,12 +24,12 @@ class Vocabulary:
     range_sql: str
     counts_sql: str
 
-    def documents(self, conn: sqlite3.Connection, stems: set[str]) -> dict[str, int]:
+    def documents(self, conn: Connection, stems: set[str]) -> dict[str, int]:
         """How many passages hold each of `stems` (a stem none holds is left out), in one query
         per 500 stems rather than one per stem (a deposit brings thousands)."""
         return dict(in_slices(conn, self.counts_sql, sorted(stems)))
 
 
-def ensure_vocab(conn: sqlite3.Connection) -> None:
+def ensure_vocab(conn: Connection) -> None:
     """The vocabulary table, on this connection only (a temp table: nothing is written to the index)."""
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
