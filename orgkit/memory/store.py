@@ -37,7 +37,7 @@ from ..config import Config
 from ..errors import OrgkitError, first_line
 from ..files import LockBusy, file_lock
 from ..storage.backend import backend_for, choose
-from ..storage.db import write_transaction
+from ..storage.db import Connection, write_transaction
 from ..storage.migrations import Migration, migrate_sqlite
 
 DB_NAME = "memory.sqlite"
@@ -259,7 +259,7 @@ class Store:
         self.close()
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self) -> Iterator[Connection]:
         """One write transaction (BEGIN IMMEDIATE: SQLite's writers queue instead of failing;
         PostgreSQL locks the rows a transaction writes)."""
         with write_transaction(self.conn):
@@ -271,7 +271,7 @@ class Store:
     def all(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, args).fetchall()
 
-    def audit(self, conn: sqlite3.Connection, actor: str, action: str, subject: str | None,
+    def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
         """Append one audit record inside the caller's transaction."""
         conn.execute("INSERT INTO audit(at, actor, action, subject, detail) VALUES (?,?,?,?,?)",
