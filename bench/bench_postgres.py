@@ -51,8 +51,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from orgkit.index import Index  # noqa: E402
-from orgkit.index import backend as backend_module  # noqa: E402
-from orgkit.index.backend import EXACT_BELOW, PostgresBackend  # noqa: E402
+from orgkit.storage import backend as backend_module  # noqa: E402
+from orgkit.storage.backend import EXACT_BELOW, PostgresBackend  # noqa: E402
 from orgkit.index.vectors import VectorSet  # noqa: E402
 from orgkit.retrieve.search import DENSE_TAKE, POOL, dense_ranking  # noqa: E402
 

@@ -85,14 +85,14 @@ def tokens_dir(notes: Path) -> Path:
 def store_for(config: "Config", warn: Callable[[str], None]) -> "TokenStore":
     """The tokens a server over `config` checks: the database's with PostgreSQL, else this user's
     file for the notes dir. A tokens file in the notes' data dir is named in `warn` and ignored."""
-    from .storage.postgres import is_postgres_url
+    from .storage.backend import choose
 
     shipped = config.data_dir / FILE_NAME
     if shipped.exists():
         warn(f"{shipped}: ignored (a tokens file that travels with the notes is never trusted; tokens live in "
              "the user's data dir or the database: make them afresh with `orgkit token add`)")
     url = config["database.url"]
-    return PgTokenStore(url) if is_postgres_url(url) else TokenStore(tokens_dir(config.notes))
+    return choose(url, lambda: TokenStore(tokens_dir(config.notes)), lambda: PgTokenStore(url))()
 
 
 class TokenStore:

@@ -2,7 +2,7 @@
 
 import re
 
-from orgkit.index.schema import MIGRATIONS
+from orgkit.storage.schema import MIGRATIONS
 from orgkit.storage.migrations import sql
 from orgkit.storage.terms import TOKENIZE
 

@@ -316,7 +316,8 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
     """Past EXACT_BELOW vectors a model gets an HNSW index, and dense search goes through it."""
     from orgkit.config import load
     from orgkit.embed import Embedder
-    from orgkit.index import Index, backend, update
+    from orgkit.index import Index, update
+    from orgkit.storage import backend
     from orgkit.retrieve.search import search
 
     notes = _corpus("manual", tmp_path)
@@ -337,3 +338,27 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
                                                                embedder=embedder).hits]
     assert through_graph == exact  # 180 vectors, a candidate list of 200: the graph finds them all
     index.close()
+
+
+def test_both_engines_answer_dense_and_cosines_alike(pg_url: str, tmp_path: Path, tiny_model: Path) -> None:
+    """The one storage interface: SQLite's dense search and cosines (a scan of its stored vectors)
+    give PostgreSQL's (pgvector), node for node."""
+    from orgkit.config import load
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+
+    notes = _corpus("manual", tmp_path)
+    embedder = Embedder.from_config(load(notes))
+    query = embedder.embed_query("tangle a file")
+    answers = []
+    for index in (Index.at(notes, tmp_path / "state"), Index.at(notes, tmp_path / "pg-state", pg_url)):
+        update(index, embedder=embedder)
+        with index.snapshot() as conn:
+            ids = dict(conn.execute("SELECT rowid, id FROM nodes").fetchall())
+            nearest = index.backend.dense(conn, embedder.fingerprint, query, 10)
+            best = index.backend.cosines(conn, embedder.fingerprint, query, list(ids))
+        answers.append(([score for _, _, score in nearest], {ids[n]: cosine for n, cosine in best.items()}))
+        index.close()
+    (sqlite_nearest, sqlite_best), (pg_nearest, pg_best) = answers
+    assert sqlite_nearest == pytest.approx(pg_nearest, abs=1e-5) and len(sqlite_nearest) == 10
+    assert sqlite_best == pytest.approx(pg_best, abs=1e-5) and len(sqlite_best) > 10

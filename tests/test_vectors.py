@@ -178,3 +178,25 @@ def test_a_cache_that_cannot_be_trusted_is_rebuilt(notes: Path, tmp_path: Path, 
     assert got.matrix.tobytes() == want.matrix.tobytes() and got.chunks.tolist() == want.chunks.tolist()
     vectors.refresh_cache(index, embedder.fingerprint)
     assert_equals_full_rebuild(index, embedder)
+
+
+def test_sqlite_answers_dense_and_cosines_as_the_vector_cache_ranks(notes: Path, tiny_model: Path) -> None:
+    """The one storage interface: SQLite's exact scan of the stored vectors gives what search's
+    in-memory matrix gives, nearest first, and each node's (or passage's) best cosine."""
+    embedder = Embedder.from_config(load(notes))
+    index = Index.at(notes)
+    update(index, embedder=embedder)
+    query = embedder.embed_query("pets that dig in the garden")
+    with index.snapshot() as conn:
+        cache = vectors.load_vectors(index, embedder.fingerprint, conn)
+        scores = cache.matrix @ query.astype(np.float32)
+        want = sorted(zip(cache.nodes.tolist(), cache.chunks.tolist(), scores.tolist()), key=lambda r: (-r[2], r[1]))
+        got = index.backend.dense(conn, embedder.fingerprint, query, 3)
+        nodes = sorted(set(cache.nodes.tolist()))
+        best = index.backend.cosines(conn, embedder.fingerprint, query, nodes)
+        passages = index.backend.cosines(conn, embedder.fingerprint, query, cache.chunks.tolist()[:2], by="rowid")
+    assert not index.backend.dense_in_database and len(want) > 3
+    assert [row[:2] for row in got] == [row[:2] for row in want[:3]]
+    assert [row[2] for row in got] == pytest.approx([row[2] for row in want[:3]], abs=1e-6)
+    assert best == pytest.approx({n: float(scores[cache.nodes == n].max()) for n in nodes}, abs=1e-6)
+    assert passages == pytest.approx({int(c): float(s) for c, s in zip(cache.chunks[:2], scores[:2])}, abs=1e-6)

@@ -16,7 +16,6 @@ batch by batch as vectors land.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import DatabaseUnavailable
-from .db import write_transaction
+from ..storage.db import Connection, write_transaction
 from .store import Index
 from .vectors import after_embed
 from .texts import bump_generation, missing_texts
@@ -51,12 +50,12 @@ def _complete_key(fingerprint: str) -> str:
     return f"complete:{fingerprint}"  # the generation at which every passage had a vector
 
 
-def _known_complete(conn: sqlite3.Connection, index: Index, fingerprint: str) -> bool:
+def _known_complete(conn: Connection, index: Index, fingerprint: str) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_complete_key(fingerprint),)).fetchone()
     return row == (str(index.generation(conn)),)
 
 
-def _missing_hashes(conn: sqlite3.Connection, fingerprint: str) -> list[str]:
+def _missing_hashes(conn: Connection, fingerprint: str) -> list[str]:
     """The distinct passage text hashes without a vector from this model, sorted.
 
     One set difference of two index scans: ten times cheaper at 60k passages
@@ -99,7 +98,7 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
     state = EmbedProgress()
     if _known_complete(conn, index, fingerprint):
         return state
-    if index.backend.name == "postgres":
+    if index.backend.shares_embedding:
         _embed_queued(index, embedder, state, progress, stop, workers)
         if stop is not None and stop.is_set():
             return state

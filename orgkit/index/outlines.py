@@ -7,9 +7,9 @@ of a copy of its whole path in every passage and every node below it.
 
 from __future__ import annotations
 
-import sqlite3
 
 from .chunks import Chunk, Section
+from ..storage.db import Connection
 
 _Row = tuple[int | None, str, str]  # parent, title, label
 
@@ -40,7 +40,7 @@ def section_rows(file: str, chunks: list[Chunk], next_row: int) -> tuple[dict[in
     return rows, values
 
 
-def _load(conn: sqlite3.Connection, wanted: set[int], known: dict[int, _Row]) -> None:
+def _load(conn: Connection, wanted: set[int], known: dict[int, _Row]) -> None:
     """Read the rows `wanted` and all their ancestors into `known`."""
     todo = [r for r in wanted if r not in known]
     while todo:
@@ -56,7 +56,7 @@ def _load(conn: sqlite3.Connection, wanted: set[int], known: dict[int, _Row]) ->
         todo = list(dict.fromkeys(found))
 
 
-def olps(conn: sqlite3.Connection, rowids: list[int | None]) -> dict[int, list[str]]:
+def olps(conn: Connection, rowids: list[int | None]) -> dict[int, list[str]]:
     """The outline path above each heading row: its ancestors' titles, outermost first."""
     known: dict[int, _Row] = {}
     _load(conn, {r for r in rowids if r is not None}, known)
@@ -73,7 +73,7 @@ def olps(conn: sqlite3.Connection, rowids: list[int | None]) -> dict[int, list[s
     return out
 
 
-def headings(conn: sqlite3.Connection, rows: list[tuple[str, int | None]]) -> list[str]:
+def headings(conn: Connection, rows: list[tuple[str, int | None]]) -> list[str]:
     """Passage headings ("File title > Parent > Child") of (file title, heading row) pairs."""
     known: dict[int, _Row] = {}
     _load(conn, {r for _, r in rows if r is not None}, known)

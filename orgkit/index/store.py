@@ -9,7 +9,6 @@ of it.
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,8 @@ from typing import TYPE_CHECKING, Iterator
 from ..errors import NotFound
 from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
-from .backend import DB_NAME, PostgresBackend, SqliteBackend, backend_for
-from .db import in_slices
+from ..storage.backend import DB_NAME, IndexBackend, backend_for
+from ..storage.db import Connection, in_slices
 from .outlines import olps
 
 if TYPE_CHECKING:
@@ -38,8 +37,8 @@ class Index:
     root: Path
     state_dir: Path
     database: str | None = None
-    _conn: sqlite3.Connection | None = field(default=None, repr=False)
-    _backend: SqliteBackend | PostgresBackend | None = field(default=None, repr=False)
+    _conn: Connection | None = field(default=None, repr=False)
+    _backend: IndexBackend | None = field(default=None, repr=False)
 
     @classmethod
     def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None) -> "Index":
@@ -51,7 +50,7 @@ class Index:
         return cls.at(config.notes, state_dir or config.state_dir, config["database.url"])
 
     @property
-    def backend(self) -> SqliteBackend | PostgresBackend:
+    def backend(self) -> IndexBackend:
         if self._backend is None:
             self._backend = backend_for(self.database)
         return self._backend
@@ -64,7 +63,7 @@ class Index:
         return self.database is not None or self.path.is_file()
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> Connection:
         """The connection, opened (and the schema migrated) on first use, and again once it was lost."""
         if self._conn is not None and getattr(self._conn, "lost", False):
             self.close()
@@ -78,7 +77,7 @@ class Index:
             conn.close()
 
     @contextmanager
-    def snapshot(self) -> Iterator[sqlite3.Connection]:
+    def snapshot(self) -> Iterator[Connection]:
         """A read transaction: every query inside sees the same committed state."""
         conn = self.conn
         if conn.in_transaction:
@@ -96,7 +95,7 @@ class Index:
             return None
         return StoredTexts(self.root, index=self)
 
-    def generation(self, conn: sqlite3.Connection | None = None) -> int:
+    def generation(self, conn: Connection | None = None) -> int:
         """A number that grows with every committed change (vector caches check it)."""
         row = (conn or self.conn).execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row else 0

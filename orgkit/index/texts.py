@@ -3,9 +3,8 @@ work queue and the update share (each below the other two)."""
 
 from __future__ import annotations
 
-import sqlite3
 
-from .db import in_slices
+from ..storage.db import Connection, in_slices
 from .outlines import headings
 from .store import Index
 
@@ -18,6 +17,6 @@ def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
 
-def bump_generation(conn: sqlite3.Connection) -> None:
+def bump_generation(conn: Connection) -> None:
     conn.execute("INSERT INTO meta VALUES ('generation', '1') "
                  "ON CONFLICT (key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1")

@@ -23,9 +23,9 @@ from ..errors import OrgkitError
 from ..org import OrgFile, parse_outlined
 from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
-from .backend import IndexBusy
+from ..storage.backend import IndexBusy
 from .chunks import Chunk, chunk_file
-from .db import in_slices, write_transaction
+from ..storage.db import in_slices, write_transaction
 from .kinds import node_kinds
 from .embedding import Progress, embed_pending, pending_count
 from .texts import bump_generation

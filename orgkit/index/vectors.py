@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import sqlite3
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import replace_file
-from .db import in_slices
+from ..storage.db import Connection, in_slices
 from .store import Index
 
 if TYPE_CHECKING:
@@ -70,7 +69,7 @@ def remove_other_caches(index: Index, fingerprint: str) -> None:
             path.unlink(missing_ok=True)
 
 
-def load_vectors(index: Index, fingerprint: str, conn: sqlite3.Connection) -> VectorSet:
+def load_vectors(index: Index, fingerprint: str, conn: Connection) -> VectorSet:
     """The vectors as of `conn`'s snapshot: the cache file, patched in memory when it is behind.
 
     A small update does not rewrite the file (see `cache_is_worth_rewriting`),
@@ -141,7 +140,7 @@ class _Content:
     blocks: list["np.ndarray"]
 
 
-def _from_database(conn: sqlite3.Connection, fingerprint: str, generation: int) -> VectorSet:
+def _from_database(conn: Connection, fingerprint: str, generation: int) -> VectorSet:
     """Every passage's vector from SQLite, written row by row into one matrix.
 
     Streaming the rows keeps memory at the matrix itself: holding the blobs and
@@ -171,7 +170,7 @@ def _from_database(conn: sqlite3.Connection, fingerprint: str, generation: int) 
     return VectorSet(generation, chunks, nodes, np.array(hashes, dtype="S"), matrix)
 
 
-def _patched(conn: sqlite3.Connection, fingerprint: str, generation: int, old: VectorSet) -> _Content | None:
+def _patched(conn: Connection, fingerprint: str, generation: int, old: VectorSet) -> _Content | None:
     """The vectors as of `conn`, reusing `old`'s rows; None when `old` cannot be trusted.
 
     Row ids only find the old row cheaply (both are sorted by them); the text
@@ -214,7 +213,7 @@ def _runs(at: "np.ndarray", kept: "np.ndarray") -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _passages_with_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[tuple[int, int, str]]:
+def _passages_with_vectors(conn: Connection, fingerprint: str) -> list[tuple[int, int, str]]:
     """(row id, node, hash) of the passages `_from_database` returns, in its order, without blobs.
 
     Two scans and a set cost less than the join, which looks a vector up in
@@ -225,13 +224,13 @@ def _passages_with_vectors(conn: sqlite3.Connection, fingerprint: str) -> list[t
     return [row for row in rows if row[2] in present]
 
 
-def _stored_dimensions(conn: sqlite3.Connection, fingerprint: str) -> int | None:
+def _stored_dimensions(conn: Connection, fingerprint: str) -> int | None:
     """The size of this model's vectors in SQLite (length() reads no blob)."""
     row = conn.execute("SELECT length(vector) FROM vectors WHERE model = ? LIMIT 1", (fingerprint,)).fetchone()
     return row[0] // 4 if row else None
 
 
-def _vectors_by_hash(conn: sqlite3.Connection, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
+def _vectors_by_hash(conn: Connection, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
     """The stored vectors of `hashes` under this model, as raw float32 bytes."""
     return dict(in_slices(conn, "SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({})",
                           sorted(hashes), (fingerprint,)))

@@ -13,36 +13,19 @@ exactly as before.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
-from .db import in_slices
+from ..storage.vocabulary import Vocabulary
+from ..storage.db import Connection
 
-VOCAB_TABLE = "temp.chunks_vocab"
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _ranges_lock = threading.Lock()
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """Where a backend keeps the index's stems: a key for caches, and the queries that read them
-    (the stems in a range, with their counts; the counts of a list of stems, `{}` standing for
-    its placeholders)."""
-
-    key: str
-    range_sql: str
-    counts_sql: str
-
-    def documents(self, conn: sqlite3.Connection, stems: set[str]) -> dict[str, int]:
-        """How many passages hold each of `stems` (a stem none holds is left out), in one query
-        per 500 stems rather than one per stem (a deposit brings thousands)."""
-        return dict(in_slices(conn, self.counts_sql, sorted(stems)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +36,6 @@ class Term:
     stem: str
     docs: int
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
-
-
-def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The vocabulary table, on this connection only (a temp table: nothing is written to the index)."""
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab(main, chunks_fts, row)")
 
 
 def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:
@@ -71,7 +49,7 @@ def stem(words: list[str]) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be."""
     out = []
     stems = stem(words)
@@ -83,7 +61,7 @@ def terms(conn: sqlite3.Connection, words: list[str], vocabulary: Vocabulary) ->
     return out
 
 
-def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: Any) -> str | None:
+def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> str | None:
     """The query (lower case) with each mistyped word replaced by the word the notes use for what it
     was taken for, so a person sees what was searched and the model embeds real words (None: no word
     was corrected)."""
@@ -93,7 +71,7 @@ def corrected(conn: sqlite3.Connection, query: str, terms: list[Term], backend: 
     return _WORDS.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
 
 
-def surface(conn: sqlite3.Connection, typed: str, stemmed: str, backend: Any) -> str:
+def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
     """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
     best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
     found = backend.lexical(conn, [stemmed], 1.0, 1)
@@ -114,7 +92,7 @@ def allowed_distance(stemmed: str) -> int:
     return 1 if len(stemmed) < 8 else 2
 
 
-def nearest(conn: sqlite3.Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
     """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
 
     Among equally close stems, one with the same letters comes first (two
@@ -143,7 +121,7 @@ def nearest(conn: sqlite3.Connection, stemmed: str, vocabulary: Vocabulary) -> t
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
 
 
-def _starting_with(conn: sqlite3.Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
+def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
     """The index's stems that start with `first`, with their document counts.
 
     fts5vocab counts a term's documents by reading its whole list, so a range

@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..index.backend import PostgresBackend, SqliteBackend
-from ..index.vocab import Vocabulary, stems_of
+from ..index.vocab import stems_of
+from ..storage.backend import IndexBackend
+from ..storage.vocabulary import Vocabulary
+from ..storage.db import Connection
 
 MAX_CHUNKS = 200  # chunks of a deposit looked at (the first ones)
 QUERY_TERMS = 24  # a chunk's rarest words that query the index
@@ -69,7 +70,7 @@ class NoteEvidence:
         return list(dict.fromkeys(self.named_in + ranked))
 
 
-def gather(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunks: list[tuple[int, str]],
+def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]],
            exclude: set[str]) -> list[NoteEvidence]:
     """Evidence for every note a chunk of the deposit reaches, strongest first; notes whose
     ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index,
@@ -109,7 +110,7 @@ def gather(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, c
     return sorted(notes.values(), key=lambda e: (-e.best, e.id))
 
 
-def _idf(conn: sqlite3.Connection, vocabulary: Vocabulary, terms: set[str],
+def _idf(conn: Connection, vocabulary: Vocabulary, terms: set[str],
          own: dict[int, set[str]]) -> tuple[dict[str, float], set[str]]:
     """Inverse document frequency over the index's passages, and the words the index holds;
     a word the index never saw weighs as much as the rarest (it is what makes an off-topic
@@ -137,7 +138,7 @@ def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
     return shared / norm if norm else 0.0
 
 
-def _passages_for(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBackend, chunk_terms: dict[int, set[str]],
+def _passages_for(conn: Connection, backend: IndexBackend, chunk_terms: dict[int, set[str]],
                   idf: dict[str, float], known: set[str]) -> dict[int, list[int]]:
     """The passages each chunk's rarest words known to the index reach by BM25."""
     out: dict[int, list[int]] = {}
@@ -148,7 +149,7 @@ def _passages_for(conn: sqlite3.Connection, backend: SqliteBackend | PostgresBac
     return out
 
 
-def _passage_rows(conn: sqlite3.Connection, rowids: set[int]) -> dict[int, dict]:
+def _passage_rows(conn: Connection, rowids: set[int]) -> dict[int, dict]:
     """Heading, text and the note (ID, title, file, tags) of each passage."""
     if not rowids:
         return {}
@@ -175,7 +176,7 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + SHINGLE]) for i in range(max(0, len(words) - SHINGLE + 1))}
 
 
-def _note_shingles(conn: sqlite3.Connection, node_id: str) -> set[tuple[str, ...]]:
+def _note_shingles(conn: Connection, node_id: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for (body,) in conn.execute("SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = ?",
                                 (node_id,)):

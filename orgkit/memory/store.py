@@ -36,8 +36,8 @@ from typing import Any, ContextManager, Iterator
 from ..config import Config
 from ..errors import OrgkitError, first_line
 from ..files import LockBusy, file_lock
-from ..index.backend import PostgresBackend, backend_for
-from ..index.db import write_transaction
+from ..storage.backend import backend_for, choose
+from ..storage.db import Connection, write_transaction
 from ..storage.migrations import Migration, migrate_sqlite
 
 DB_NAME = "memory.sqlite"
@@ -194,8 +194,9 @@ class PostgresDatabase:
 
 def place(cfg: Config) -> SqliteFiles | PostgresDatabase:
     """Where the memory database is: the database `database.url` names, else the data dir."""
-    backend = backend_for(cfg["database.url"])
-    return PostgresDatabase(backend.url) if isinstance(backend, PostgresBackend) else SqliteFiles(cfg)
+    url = cfg["database.url"]
+    backend_for(url)  # a URL of no engine's scheme is refused here as for the index
+    return choose(url, lambda: SqliteFiles(cfg), lambda: PostgresDatabase(url))()
 
 
 @contextmanager
@@ -258,7 +259,7 @@ class Store:
         self.close()
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self) -> Iterator[Connection]:
         """One write transaction (BEGIN IMMEDIATE: SQLite's writers queue instead of failing;
         PostgreSQL locks the rows a transaction writes)."""
         with write_transaction(self.conn):
@@ -270,7 +271,7 @@ class Store:
     def all(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, args).fetchall()
 
-    def audit(self, conn: sqlite3.Connection, actor: str, action: str, subject: str | None,
+    def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
         """Append one audit record inside the caller's transaction."""
         conn.execute("INSERT INTO audit(at, actor, action, subject, detail) VALUES (?,?,?,?,?)",

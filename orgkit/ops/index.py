@@ -15,7 +15,7 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..index import update
 
     ensure_state_dir(ctx.config)
-    if args["workers"] > 1 and ctx.index.backend.name != "postgres":
+    if args["workers"] > 1 and not ctx.index.backend.shares_embedding:
         raise OrgkitError("--workers needs a shared database (database.url): SQLite embeds in one process")
     stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],
                    progress=None if args["quiet"] else ctx.progress, on_wait=ctx.on_wait, workers=args["workers"])

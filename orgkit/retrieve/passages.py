@@ -103,9 +103,9 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
                             (doc.file, doc.line, last_line)).fetchall()
         lexical = _lexical(conn, index.backend, query, [r[0] for r in rows])
         if index.backend.dense_in_database and embedder is not None and embedder.loaded and rows:
-            # an engine whose vectors are in the database (dense_in_database) has cosines
-            dense = index.backend.cosines(conn, embedder.fingerprint,  # type: ignore[union-attr]
-                                          embedder.embed_query(query), [r[0] for r in rows], by="rowid")
+            # the database ranks its vectors itself: its cosines cost less than the vector cache
+            dense = index.backend.cosines(conn, embedder.fingerprint, embedder.embed_query(query),
+                                          [r[0] for r in rows], by="rowid")
         else:
             dense = _dense(query, [r[0] for r in rows], embedder, cache)
     top = max(lexical.values(), default=0.0) or 1.0

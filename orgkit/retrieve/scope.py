@@ -12,12 +12,11 @@ quote say the same thing: only the first of the two in rank keeps its place.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
-from ..index.db import in_slices
+from ..storage.db import Connection, in_slices
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
 
 if TYPE_CHECKING:
@@ -61,13 +60,13 @@ def resolve(name: str | None, config: "Config", pending: Callable[["Config"], fr
     return Scope(chosen, frozenset() if chosen == "all" else pending(config))
 
 
-def scoped(conn: sqlite3.Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:
+def scoped(conn: Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:
     """A search's ranking (node row first in each entry) without the nodes outside `scope`."""
     kept = narrow(conn, [entry[0] for entry in ranking], scope)
     return [entry for entry in ranking if entry[0] in kept]
 
 
-def narrow(conn: sqlite3.Connection, keys: Iterable, scope: Scope | None, *, by: str = "rowid") -> set:
+def narrow(conn: Connection, keys: Iterable, scope: Scope | None, *, by: str = "rowid") -> set:
     """The `keys` (node rows, or IDs with `by="id"`), in rank order, that `scope` keeps.
 
     A claim after its quote, or a quote after its claim, is dropped; a key the

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..index import vocab
-from ..index.backend import PostgresBackend, SqliteBackend, any_phrase
+from ..storage.backend import IndexBackend, any_phrase, backend_for
+from ..storage.db import Connection
 from ..index.outlines import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
@@ -36,9 +37,6 @@ from ..index.words import STOPWORDS as _STOPWORDS
 from ..index.words import query_terms
 from . import floor, fusion
 from .scope import Scope, scoped
-
-if TYPE_CHECKING:
-    import sqlite3
 
 MODES = ("hybrid", "dense", "lexical")
 AGREEMENT = 5  # dense's top nodes among which BM25's top one counts as agreed on
@@ -94,7 +92,7 @@ class VectorCache:
     fingerprint: str | None = None
     vectors: VectorSet | None = None
 
-    def get(self, index: Index, fingerprint: str, conn: "sqlite3.Connection") -> VectorSet:
+    def get(self, index: Index, fingerprint: str, conn: Connection) -> VectorSet:
         current = self.vectors
         if current is None or fingerprint != self.fingerprint or current.generation != index.generation(conn):
             import numpy as np
@@ -107,10 +105,10 @@ class VectorCache:
 
 @dataclass
 class DatabaseVectors:
-    """Vectors the database ranks itself (pgvector): how many there are, and the query that ranks them."""
+    """Vectors the database ranks itself (`dense_in_database`): how many there are, and the query that ranks them."""
 
-    backend: PostgresBackend
-    conn: object
+    backend: IndexBackend
+    conn: Connection
     fingerprint: str
     count: int
 
@@ -218,7 +216,7 @@ def _as_read(vectors: VectorSet, scores, corrected: str | None, embedder: Embedd
     return np.maximum(scores, dense_scores(vectors, embedder.embed_query(corrected)))
 
 
-def _top_evidence(conn: "sqlite3.Connection", terms: list[Term], lexical: Ranking, total: int) -> tuple[float, float]:
+def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int) -> tuple[float, float]:
     """What BM25's top passage holds of the query: the idf-weighted share of its words, and the idf of
     the rarest one against a word only one passage holds ((0, 0) with no match)."""
     if not lexical or not terms:
@@ -236,7 +234,7 @@ def _credit(term: Term) -> float:
     return 1.0 if term.docs else floor.CORRECTED_WEIGHT
 
 
-def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term], lexical: Ranking,
+def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
            cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
            agree: bool = True) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
@@ -280,7 +278,7 @@ def _judge(conn: "sqlite3.Connection", hits: list[SearchHit], terms: list[Term],
     return best
 
 
-def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[int]) -> list[set[int]]:
+def _words_held(conn: Connection, terms: list[Term], passages: list[int]) -> list[set[int]]:
     """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
 
     The passages' text (heading and body, as BM25 reads them) is stemmed once
@@ -293,7 +291,7 @@ def _words_held(conn: "sqlite3.Connection", terms: list[Term], passages: list[in
             for t in terms]
 
 
-def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder: Embedder | None,
+def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder | None,
                   cache: VectorCache | None, result: SearchResult):
     """(vectors, query vector) for dense ranking, or (None, None) with the reason in `result`.
 
@@ -303,7 +301,7 @@ def _dense_inputs(index: Index, conn: "sqlite3.Connection", query: str, embedder
     if embedder is None:
         return _words_only(result, "no embedding model configured")
     backend = index.backend
-    if isinstance(backend, PostgresBackend):
+    if backend.dense_in_database:
         count = conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (embedder.fingerprint,)).fetchone()[0]
         vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, embedder.fingerprint, count)
     else:
@@ -332,8 +330,8 @@ def fts_match(query: str) -> str | None:
     return any_phrase(terms) if terms else None
 
 
-def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int, terms: list[Term] | None = None,
-                    backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> Ranking:
+def lexical_ranking(conn: Connection, query: str, pool: int, terms: list[Term] | None = None,
+                    backend: IndexBackend = backend_for(None)) -> Ranking:
     """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
@@ -346,8 +344,8 @@ def lexical_ranking(conn: "sqlite3.Connection", query: str, pool: int, terms: li
     return _best_per_node(backend.lexical(conn, wanted, HEADING_WEIGHT, pool * 8), pool)
 
 
-def lexical_terms(conn: "sqlite3.Connection", query: str,
-                  backend: SqliteBackend | PostgresBackend = SqliteBackend()) -> list[Term]:
+def lexical_terms(conn: Connection, query: str,
+                  backend: IndexBackend = backend_for(None)) -> list[Term]:
     """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
     return vocab.terms(conn, query_terms(query), backend.vocabulary(conn))
 
@@ -436,7 +434,7 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     return [(n, best[n][1], scores[n]) for n in order]
 
 
-def title_match(conn: "sqlite3.Connection", lexical: Ranking, query: str, terms: list[Term]) -> int | None:
+def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term]) -> int | None:
     """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
@@ -480,7 +478,7 @@ def _same_word(stem: str, alternatives: set[str]) -> bool:
                for a in alternatives)
 
 
-def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
+def _hits(conn: Connection, index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
     """Ranked nodes as hits; a node ID held by two files counts once."""
     nodes = index.nodes_by_rowid([n for n, _, _ in ranking[: limit * 2]])
     passages = _passages(conn, [c for _, c, _ in ranking[: limit * 2]])
@@ -501,7 +499,7 @@ def _hits(conn: "sqlite3.Connection", index: Index, ranking: Ranking, query: str
     return hits
 
 
-def _passages(conn: "sqlite3.Connection", rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+def _passages(conn: Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
     """(heading, body, first line in the file) of passages by row."""
     if not rowids:
         return {}

@@ -5,6 +5,6 @@ SQLite is the embedded default and needs nothing. Setting `database.url`
 pgvector instead, so many processes on many machines share one index. The
 code above speaks the sqlite3 call shape (`?` placeholders, `execute`,
 `executemany`, `fetchone`); `postgres.PgConnection` gives a psycopg
-connection that shape, and `orgkit.index.backend` holds the few queries
-that differ between the two engines.
+connection that shape, and `backend.IndexBackend` is the one interface both
+engines implement: the few queries that differ, and what each can do.
 """

@@ -8,6 +8,10 @@ the word index (FTS5, or the terms table `orgkit.storage.terms` ranks with
 FTS5's BM25), storing vectors (blobs read into one matrix, or pgvector ranked
 in the database with HNSW above `EXACT_BELOW` vectors), and the two queries
 whose SQLite form relies on SQLite's bare columns in GROUP BY.
+
+`IndexBackend` is the interface both implement completely; a feature asks it
+what the engine can do (`dense_in_database`, `stores_text`,
+`shares_embedding`), never which engine it is.
 """
 
 from __future__ import annotations
@@ -16,14 +20,14 @@ import hashlib
 import sqlite3
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Protocol
+from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock
-from .db import in_slices
+from .db import Connection, in_slices
 from .schema import MIGRATIONS, migrate as migrate_sqlite
-from .vocab import VOCAB_TABLE, Vocabulary, ensure_vocab
+from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
 
 
 class Index(Protocol):
@@ -35,9 +39,51 @@ class Index(Protocol):
     def path(self) -> Path: ...
 
     @property
-    def conn(self) -> Any: ...
+    def conn(self) -> Connection: ...
 
     def close(self) -> None: ...
+
+
+class IndexBackend(Protocol):
+    """Everything the index, search and memory ask of the engine under them.
+
+    The capabilities are what a caller may decide on: `dense_in_database`,
+    whether the database ranks vectors itself (else the caller's in-memory
+    matrix is faster, and `dense`/`cosines` are an exact scan kept for
+    completeness); `stores_text`, whether each file's text is kept (for
+    machines without the notes); `shares_embedding`, whether several processes
+    embed together from one work queue.
+    """
+
+    name: str
+    dense_in_database: bool
+    stores_text: bool
+    shares_embedding: bool
+    begin_read: str
+    duplicate_ids_sql: str
+    missing_texts_sql: str
+
+    def connect(self, index: Index) -> Connection: ...
+    def status(self, index: Index) -> dict: ...
+    def writer_lock(self, index: Index, *, wait: bool,
+                    on_wait: Callable[[], None] | None = None) -> ContextManager[None]: ...
+    def leader_lock(self, index: Index) -> ContextManager[bool]: ...
+    def clear(self, index: Index) -> None: ...
+    def bulk(self, conn: Connection) -> ContextManager[None]: ...
+    def after_update(self, index: Index) -> None: ...
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None: ...
+    def unindex_words(self, conn: Connection, file: str) -> None: ...
+    def index_words(self, conn: Connection, files: list[str]) -> None: ...
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list: ...
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
+                       first: int, last: int) -> list: ...
+    def vocabulary(self, conn: Connection) -> Vocabulary: ...
+    def vector_value(self, vector: Any) -> Any: ...
+    def after_embed(self, index: Index, fingerprint: str, embedded: int) -> None: ...
+    def vector_indexes(self, conn: Connection) -> list[str]: ...
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list: ...
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
+                by: str = "node") -> dict[int, float]: ...
 
 LOCK_NAME = "index.lock"
 LEADER_LOCK = "leader.lock"
@@ -67,8 +113,9 @@ class SqliteBackend:
     """The embedded default: `index.sqlite` in the state dir, FTS5, vectors as blobs."""
 
     name = "sqlite"
-    dense_in_database = False
+    dense_in_database = False  # the caller's in-memory matrix ranks faster than a scan here
     stores_text = False  # the notes are beside the index
+    shares_embedding = False  # one process embeds, under the writer lock
     begin_read = "BEGIN"
 
     def connect(self, index: "Index") -> sqlite3.Connection:
@@ -125,7 +172,7 @@ class SqliteBackend:
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
                 "vector": None, "schemas": {"index": {"version": version, "latest": current_version()}}}
 
-    def bulk(self, conn: sqlite3.Connection) -> ContextManager[None]:
+    def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
 
     def after_update(self, index: "Index") -> None:
@@ -141,19 +188,19 @@ class SqliteBackend:
         finally:
             conn.execute("PRAGMA busy_timeout = 30000")
 
-    def store_texts(self, conn: sqlite3.Connection, texts: list[tuple[str, str]]) -> None:
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Nothing: the files are beside the index."""
 
-    def unindex_words(self, conn: sqlite3.Connection, file: str) -> None:
+    def unindex_words(self, conn: Connection, file: str) -> None:
         # The full-text index reads its text through a view: tell it what it indexed.
         conn.execute("INSERT INTO chunks_fts (chunks_fts, rowid, heading, body) "
                      "SELECT 'delete', rowid, heading, body FROM chunk_text WHERE file = ?", (file,))
 
-    def index_words(self, conn: sqlite3.Connection, files: list[str]) -> None:
+    def index_words(self, conn: Connection, files: list[str]) -> None:
         in_slices(conn, "INSERT INTO chunks_fts (rowid, heading, body) SELECT rowid, heading, body "
                         "FROM chunk_text WHERE file IN ({})", files)
 
-    def lexical(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) of the passages matching any phrase, by FTS5's BM25."""
         match = any_phrase(phrases)
         # One expression scores and orders: the score shown is the one the list is sorted by.
@@ -164,7 +211,7 @@ class SqliteBackend:
             (match, limit),
         ).fetchall()
 
-    def passage_scores(self, conn: sqlite3.Connection, phrases: list[str], heading_weight: float,
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list:
         """(passage, BM25) of the passages with rows first..last matching any phrase.
 
@@ -175,8 +222,8 @@ class SqliteBackend:
                             "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
                             (any_phrase(phrases), first, last)).fetchall()
 
-    def vocabulary(self, conn: sqlite3.Connection) -> Vocabulary:
-        """How the index's stems and their passage counts are read (typo correction, index/vocab.py)."""
+    def vocabulary(self, conn: Connection) -> Vocabulary:
+        """How the index's stems and their passage counts are read (typo correction, orgkit.index.vocab)."""
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
@@ -188,6 +235,39 @@ class SqliteBackend:
     def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
         """Nothing in the database: the vector matrix cache beside it is the caller's
         (`vectors.after_embed`)."""
+
+    def vector_indexes(self, conn: Connection) -> list[str]:
+        """None: SQLite's vectors are scanned, never indexed."""
+        return []
+
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
+        """(node, passage, cosine) of the passages nearest `query_vector`, nearest first: an exact
+        scan of the stored vectors (search ranks from its in-memory matrix instead)."""
+        import numpy as np
+
+        rows = conn.execute("SELECT c.node, c.rowid, v.vector FROM chunks c JOIN vectors v "
+                            "ON v.hash = c.hash AND v.model = ? ORDER BY c.rowid", (fingerprint,)).fetchall()
+        if not rows:
+            return []
+        scores = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1) \
+            @ np.asarray(query_vector, np.float32)
+        order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1]))[:take]
+        return [(rows[i][0], rows[i][1], float(scores[i])) for i in order]
+
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
+                by: str = "node") -> dict[int, float]:
+        """Exact cosines with `query_vector` for a few rows (nodes, each by its best passage, or
+        `by="rowid"` passages), read from the stored vectors."""
+        import numpy as np
+
+        assert by in ("node", "rowid")
+        query = np.asarray(query_vector, np.float32)
+        found = in_slices(conn, f"SELECT c.{by}, v.vector FROM chunks c JOIN vectors v "
+                                f"ON v.hash = c.hash AND v.model = ? WHERE c.{by} IN ({{}})", rows, (fingerprint,))
+        best: dict[int, float] = {}
+        for row, blob in found:
+            best[row] = max(best.get(row, -1.0), float(np.frombuffer(blob, np.float32) @ query))
+        return best
 
     # Both pick one row per group: SQLite from a bare column, PostgreSQL with DISTINCT ON.
     # Each node of the files whose ID a node seen before it holds (index/update.py `_first_seen`).
@@ -209,13 +289,14 @@ class PostgresBackend:
     name = "postgres"
     dense_in_database = True
     stores_text = True  # for machines without the notes
+    shares_embedding = True  # the embed_queue table hands out batches (orgkit.index.queue)
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ"  # one snapshot for every query inside
 
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def connect(self, index: "Index"):
-        from ..storage.postgres import prepared
+    def connect(self, index: "Index") -> Connection:
+        from .postgres import prepared
 
         return prepared(self.url, "index", MIGRATIONS, "the index")
 
@@ -225,7 +306,7 @@ class PostgresBackend:
         `vector` is pgvector's installed version, else "available VERSION"
         (the first migration installs it), else None: the server lacks it.
         """
-        from ..storage import postgres
+        from . import postgres
 
         conn = postgres.connect(self.url)
         try:
@@ -243,7 +324,7 @@ class PostgresBackend:
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         """The single-writer lock: an advisory lock, released by the server if the writer dies."""
-        from ..storage.postgres import advisory_lock
+        from .postgres import advisory_lock
 
         with advisory_lock(self.url, "orgkit index writer", wait=False) as held:
             if held:
@@ -260,7 +341,7 @@ class PostgresBackend:
     def leader_lock(self, index: "Index") -> Iterator[bool]:
         """The lock of the one process of a server that runs background work, if free (yields whether
         it is held): an advisory lock, released by the server if the holder dies."""
-        from ..storage.postgres import advisory_lock
+        from .postgres import advisory_lock
 
         with advisory_lock(self.url, "orgkit server leader", wait=False) as held:
             yield held
@@ -270,23 +351,23 @@ class PostgresBackend:
         for name in self.vector_indexes(index.conn):
             index.conn.execute(f"DROP INDEX IF EXISTS {name}")
 
-    def bulk(self, conn) -> ContextManager[None]:
+    def bulk(self, conn: Connection) -> ContextManager[None]:
         return nullcontext()
 
     def after_update(self, index: "Index") -> None:
         """Nothing to fold: PostgreSQL's log is the server's business."""
 
-    def store_texts(self, conn, texts: list[tuple[str, str]]) -> None:
+    def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Keep each file's text, so a machine without the notes can read them."""
         conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
 
-    def unindex_words(self, conn, file: str) -> None:
+    def unindex_words(self, conn: Connection, file: str) -> None:
         conn.execute("DELETE FROM file_texts WHERE path = ?", (file,))
         conn.execute("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = ?)", (file,))
 
-    def index_words(self, conn, files: list[str]) -> None:
+    def index_words(self, conn: Connection, files: list[str]) -> None:
         """Store the terms of the passages of `files`, cut by FTS5's own tokenizer."""
-        from ..storage.terms import tokenizer
+        from .terms import tokenizer
 
         rows = conn.execute("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(?)", (files,)).fetchall()
         terms, sizes = tokenizer().passages([tuple(r) for r in rows])
@@ -294,13 +375,13 @@ class PostgresBackend:
         conn.execute("UPDATE chunks c SET tokens = s.n FROM unnest(?::bigint[], ?::int[]) AS s (rowid, n) "
                      "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
 
-    def lexical(self, conn, phrases: list[str], heading_weight: float, limit: int) -> list:
+    def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) by FTS5's BM25, computed from the stored terms and their positions.
 
         Each query word is a phrase, as FTS5 reads `"word"`: its tokens (two
         for `foo_bar`) must stand in a row.
         """
-        from ..storage.terms import bm25_sql, tokenizer
+        from .terms import bm25_sql, tokenizer
 
         tokenized = [tokens for tokens in (tokenizer().phrase(p) for p in phrases) if tokens]
         if not tokenized:
@@ -308,9 +389,10 @@ class PostgresBackend:
         sql, params = bm25_sql(tokenized)
         return conn.execute(sql, (*params, heading_weight, limit)).fetchall()
 
-    def passage_scores(self, conn, phrases: list[str], heading_weight: float, first: int, last: int) -> list:
+    def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
+                       first: int, last: int) -> list:
         """`lexical`'s BM25 (the whole index's statistics) for the passages with rows first..last."""
-        from ..storage.terms import bm25_sql, tokenizer
+        from .terms import bm25_sql, tokenizer
 
         tokenized = [tokens for tokens in (tokenizer().phrase(p) for p in phrases) if tokens]
         if not tokenized:
@@ -319,13 +401,13 @@ class PostgresBackend:
         rows = conn.execute(sql, (*params, heading_weight, first, last, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
-    def vocabulary(self, conn) -> Vocabulary:
+    def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
         return Vocabulary(self.url, "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
                           "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
 
     def vector_value(self, vector: Any) -> str:
-        from ..storage.postgres import vector_literal
+        from .postgres import vector_literal
 
         return vector_literal(vector)
 
@@ -342,19 +424,19 @@ class PostgresBackend:
                          f"WHERE model = {_literal(fingerprint)}")
             conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
 
-    def vector_indexes(self, conn) -> list[str]:
+    def vector_indexes(self, conn: Connection) -> list[str]:
         return [name for (name,) in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%' "
             "AND schemaname = current_schema()")]
 
-    def dense(self, conn, fingerprint: str, query_vector: Any, take: int) -> list:
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
         """(node, passage, cosine) of the passages nearest `query_vector`, nearest first.
 
         The `take` nearest distinct texts are found first (by the HNSW index
         when the model has one and `take` fits its search list, else exactly),
         then every passage with one of those texts.
         """
-        from ..storage.postgres import vector_literal
+        from .postgres import vector_literal
 
         dims = len(query_vector)
         model = _literal(fingerprint)
@@ -370,11 +452,11 @@ class PostgresBackend:
                 JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
             (literal, literal, take)).fetchall()
 
-    def cosines(self, conn, fingerprint: str, query_vector: Any, rows: list[int], *,
+    def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
         """Exact cosines with `query_vector` for a few rows (the nodes a search shows, each by its
         best passage, or `by="rowid"` passages themselves)."""
-        from ..storage.postgres import vector_literal
+        from .postgres import vector_literal
 
         assert by in ("node", "rowid")
         if not rows:
@@ -406,9 +488,9 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def backend_for(url: str | None) -> "SqliteBackend | PostgresBackend":
+def backend_for(url: str | None) -> IndexBackend:
     """The backend `database.url` names: none set, the SQLite files in the state dir."""
-    from ..storage.postgres import SCHEMES, is_postgres_url
+    from .postgres import SCHEMES, is_postgres_url
 
     if not url:
         return SqliteBackend()
@@ -417,8 +499,21 @@ def backend_for(url: str | None) -> "SqliteBackend | PostgresBackend":
     return PostgresBackend(url)
 
 
+F = TypeVar("F")
+D = TypeVar("D")
+
+
+def choose(url: str | None, files: F, database: D) -> F | D:
+    """`database` when `url` (`database.url`) names a database server, else `files`: how a store
+    beside the index (memory, tokens) picks its engine as the index does. A URL of no engine's
+    scheme is left to `backend_for` to refuse."""
+    from .postgres import is_postgres_url
+
+    return database if is_postgres_url(url) else files
+
+
 @contextmanager
-def bulk_cache(conn: sqlite3.Connection) -> Iterator[None]:
+def bulk_cache(conn: Connection) -> Iterator[None]:
     """A larger page cache for the block, then the one the connection had.
 
     Inserting a file's passages and nodes updates indexes keyed by hash and

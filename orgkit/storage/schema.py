@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..storage.migrations import Engine, Migration, migrate_sqlite
+from .migrations import Engine, Migration, migrate_sqlite
 
 # Tables both engines hold from their first step (SQLite reads BIGINT as INTEGER).
 _FILES = """

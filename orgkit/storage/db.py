@@ -1,0 +1,55 @@
+"""Helpers for connections in the sqlite3 call shape (`postgres.PgConnection` speaks it too)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Protocol
+
+
+class Cursor(Protocol):
+    """The rows of one statement, as both engines' cursors give them."""
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What flows through `Index.conn` and the memory store: a `sqlite3.Connection` opened with
+    `isolation_level=None`, or `postgres.PgConnection`, which speaks the same calls (`?`
+    placeholders, explicit BEGIN ... COMMIT)."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
+    def executemany(self, sql: str, rows: Iterable[Any], /) -> Any: ...
+    @property
+    def in_transaction(self) -> bool: ...
+    def close(self) -> None: ...
+
+
+IN_SLICE = 500  # values per IN list, under SQLite's variable limit
+
+
+def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+    """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
+    limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
+    out: list[tuple] = []
+    for start in range(0, len(values), IN_SLICE):
+        part = list(values[start:start + IN_SLICE])
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
+    return out
+
+
+@contextmanager
+def write_transaction(conn: Connection) -> Iterator[None]:
+    """One write transaction: all of it commits, or (on any exception, a kill included) none.
+
+    BEGIN IMMEDIATE takes the write lock up front, so a second writer waits at
+    the start (busy_timeout) rather than failing half-way.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
