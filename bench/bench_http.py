@@ -11,7 +11,8 @@ that share `--calls` tool calls. `--mix read`: a third each of search, context
 and recall; `--mix deposits`: that mix for 80% of the calls and deposit for 20%
 (`no_process`, so the librarian's work does not blur the latencies). Reports
 calls/s, p50/p99 per tool, errors, deposits acknowledged against deposits in
-the store (lost ones), and the peak RSS (VmHWM) of the server's processes
+the store (lost ones), the CPU time of the server and of the clients (which
+share the machine's cores with it), and the peak RSS (VmHWM) of the server's processes
 added up. Then opens `--idle` connections that send nothing and checks that the
 server has closed them all after `http.idle_timeout` (set to 2 s here) while it
 keeps answering.
@@ -283,9 +284,9 @@ def main() -> None:
 
             cpu_before = sum(cpu_seconds(server.pid) for server in servers)
             load_before = os.getloadavg()[0]
-            started = time.perf_counter()
+            started, client_cpu = time.perf_counter(), time.process_time()
             anyio.run(load)
-            wall = time.perf_counter() - started
+            wall, client_cpu = time.perf_counter() - started, time.process_time() - client_cpu
             cpu = sum(cpu_seconds(server.pid) for server in servers) - cpu_before
             load_after = os.getloadavg()[0]
             idle = idle_check(int(urls[0].rsplit(":", 1)[1]), args.idle, urls[0], agent)
@@ -308,6 +309,7 @@ def main() -> None:
               "clients": args.clients, "calls": args.calls, "wall_s": round(wall, 1),
               "calls_per_s": round(args.calls / wall, 1), "server_cpu_s": round(cpu, 1),
               "calls_per_server_cpu_s": round(args.calls / cpu, 1) if cpu else None,
+              "client_cpu_s": round(client_cpu, 1),
               "load_average_before_after": [round(load_before, 1), round(load_after, 1)],
               "errors": len(errors), "first_errors": errors[:5],
               "deposits_acknowledged": len(deposited), "deposits_lost": len(set(deposited) - stored),

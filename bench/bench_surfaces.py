@@ -12,7 +12,8 @@ search, context and recall in turn, CALLS rounds, and the median round trip of
 each is printed with the server's CPU time per call (all its threads, from
 /proc: what the call costs the machine, which a loaded machine's waiting does not
 inflate): `serve` (JSON lines over a pipe), `POST /ops/NAME` (httpx, one
-kept-alive connection), MCP over HTTP and MCP over stdio (the SDK's client).
+kept-alive connection), MCP over HTTP and MCP over stdio (the SDK's client);
+the HTTP server runs as one process (`--workers 1`), as one client needs.
 The MCP rows less the serve row are the surface's own cost. With
 `--profile DIR`, each server runs under cProfile and its statistics are written
 to DIR/SURFACE.prof (the event loop's thread: the protocol's and the
@@ -111,8 +112,8 @@ async def serve_lines(notes: Path, env: dict, calls: int, profile: Path | None, 
 
 class HttpServer:
     def __init__(self, notes: Path, env: dict, profile: Path | None, surface: str) -> None:
-        self.proc = subprocess.Popen(command(profile, surface, "serve", "--http", "127.0.0.1:0", "--notes",
-                                             str(notes)), env=env, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(command(profile, surface, "serve", "--http", "127.0.0.1:0", "--workers", "1",
+                                             "--notes", str(notes)), env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = ""
         while "serving" not in line:
