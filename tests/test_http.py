@@ -351,3 +351,29 @@ def test_a_client_that_hangs_up_mid_call_leaves_nothing_half_done(team) -> None:
         time.sleep(0.1)
     assert len(found) == 1 and (notes / found[0]["path"]).is_file()
     assert rows(notes, "SELECT action FROM audit WHERE subject = ?", (found[0]["id"],))[0]["action"] == "deposit"
+
+
+def test_the_listening_socket_gives_connections_without_nagle_delay() -> None:
+    """The server's connections send each part of a response at once: with Nagle's algorithm on, a
+    response written as headers then body waited for the client's delayed ACK (40 ms a call on a
+    kept-alive connection). asyncio turns it off only on sockets made as TCP by name."""
+    import asyncio
+
+    from orgkit.http import listen
+
+    async def accept_one() -> int:
+        sock = listen("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            seen.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname())
+            nodelay = await asyncio.wait_for(seen, 10)
+            writer.close()
+        return nodelay
+
+    assert asyncio.run(accept_one()) != 0
