@@ -182,6 +182,7 @@ def test_workers_share_the_work_and_a_killed_leader_is_taken_over(tmp_path: Path
         for title in titles[:1]:
             made = server.op("deposit", agent, title=title, body=f"{title}: tomatoes want a deep stake.")
             assert made.status_code == 200, made.text
+            assert made.headers["connection"] == "close"  # a connection per call: whichever worker is free takes it
         seen = len(server.lines)
         os.kill(leader, signal.SIGKILL)
         line = server.wait_for(r"worker \d+ runs the background work", after=seen)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..errors import OrgkitError
 from ..ops import OpContext
-from .protocol import TimedProtocol, configured
+from .protocol import OneCallPerConnection, TimedProtocol, configured
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -123,7 +123,7 @@ class Server:
         ctx = self.make_context()
         leadership = Leadership(ctx)
         ctx.leader = leadership
-        return self.app(ctx, leadership)
+        return OneCallPerConnection(self.app(ctx, leadership))
 
     def app(self, ctx: OpContext, leadership: Any = None) -> Any:
         from .app import build_app

@@ -94,3 +94,31 @@ def configured(read_timeout: float, max_unvouched: int) -> type[TimedProtocol]:
     TimedProtocol.read_timeout = read_timeout
     TimedProtocol.max_unvouched = max_unvouched
     return TimedProtocol
+
+
+class OneCallPerConnection:
+    """ASGI middleware for a server of several worker processes: every answer closes its connection.
+
+    The workers share one listening socket, and the first to wake accepts every
+    connection waiting (asyncio accepts up to its backlog at once), so clients
+    that connect together and keep their connections alive all land on one
+    worker while the others idle: 8 MCP clients kept one worker at a full core
+    and the other at none. A connection per call is accepted by a worker free to
+    accept it, which spreads the calls by how busy each worker is; a new
+    connection costs far less than a call.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def closing(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, receive, closing)
