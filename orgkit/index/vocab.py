@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,38 @@ class Term:
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
 
 
-def stems_of(texts: dict[int, str]) -> dict[int, set[str]]:
-    """The stems each text holds, keyed as given (the passage index's tokenizer, in memory)."""
-    return tokenizer().stems(texts)
+def stems_of(texts: dict[int, str]) -> dict[int, frozenset[str]]:
+    """The stems each text holds, keyed as given (the passage index's tokenizer, in memory).
+
+    Remembered by text (the last STEMS_KEPT texts): a warm server's searches judge
+    the same passages again and again, and tokenizing them afresh for every call,
+    one call at a time through the one tokenizer, was the largest cost of a search
+    under load that was not its own work.
+    """
+    out: dict[int, frozenset[str]] = {}
+    todo: dict[int, str] = {}
+    with _stems_lock:
+        for key, text in texts.items():
+            known = _stems.get(text)
+            if known is None:
+                todo[key] = text
+            else:
+                _stems.move_to_end(text)
+                out[key] = known
+    if todo:
+        found = {key: frozenset(stems) for key, stems in tokenizer().stems(todo).items()}
+        out |= found
+        with _stems_lock:
+            for key, stems in found.items():
+                _stems[todo[key]] = stems
+            while len(_stems) > STEMS_KEPT:
+                _stems.popitem(last=False)
+    return out
+
+
+STEMS_KEPT = 20_000  # texts whose stems are remembered (braindump has 3,126 passages)
+_stems_lock = threading.Lock()
+_stems: OrderedDict[str, frozenset[str]] = OrderedDict()
 
 
 def stem(words: list[str]) -> list[str]:

@@ -95,7 +95,7 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
         for p in passages:
             if p not in rows:
                 continue
-            score = _cosine(chunk_terms[n], passage_terms.get(p, set()), idf)
+            score = _cosine(chunk_terms[n], passage_terms.get(p, frozenset()), idf)
             row = rows[p]
             if row["id"] not in best or score > best[row["id"]].score:
                 best[row["id"]] = Match(n, p, score)
@@ -111,7 +111,7 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
 
 
 def _idf(conn: Connection, vocabulary: Vocabulary, terms: set[str],
-         own: dict[int, set[str]]) -> tuple[dict[str, float], set[str]]:
+         own: dict[int, frozenset[str]]) -> tuple[dict[str, float], set[str]]:
     """Inverse document frequency over the index's passages, and the words the index holds;
     a word the index never saw weighs as much as the rarest (it is what makes an off-topic
     chunk match nothing). The deposit's own passages (`own`, already in the index) do not count."""
@@ -129,7 +129,7 @@ def _idf_of(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
-def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
+def _cosine(a: frozenset[str], b: frozenset[str], idf: dict[str, float]) -> float:
     """Cosine of two word sets weighted by idf (squared, as tf-idf vectors with tf 1)."""
     if not a or not b:
         return 0.0
@@ -138,7 +138,7 @@ def _cosine(a: set[str], b: set[str], idf: dict[str, float]) -> float:
     return shared / norm if norm else 0.0
 
 
-def _passages_for(conn: Connection, backend: IndexBackend, chunk_terms: dict[int, set[str]],
+def _passages_for(conn: Connection, backend: IndexBackend, chunk_terms: dict[int, frozenset[str]],
                   idf: dict[str, float], known: set[str]) -> dict[int, list[int]]:
     """The passages each chunk's rarest words known to the index reach by BM25."""
     out: dict[int, list[int]] = {}
