@@ -255,3 +255,18 @@ def test_a_query_with_two_typos_finds_its_note_and_says_how_it_was_read(cli, tmp
     assert hits[0]["corrected"] == "photosynthesis chlorophyll"
     assert "showing results for 'photosynthesis chlorophyll'" in result.stderr
     assert "corrected" not in search(cli, notes, "photosynthesis")[0]  # nothing to correct: nothing said
+
+
+def test_remembered_stems_are_the_tokenizers_and_stay_bounded(monkeypatch) -> None:
+    """A warm server remembers each text's stems rather than tokenizing it again for every call;
+    what it remembers is what the tokenizer gives, and no more than STEMS_KEPT texts are kept."""
+    from orgkit.index import vocab
+    from orgkit.storage.terms import tokenizer
+
+    monkeypatch.setattr(vocab, "STEMS_KEPT", 2)
+    monkeypatch.setattr(vocab, "_stems", type(vocab._stems)())
+    texts = {1: "Spaced repetition schedules", 2: "Running runners ran", 3: "Bayesian inference"}
+    fresh = {key: frozenset(stems) for key, stems in tokenizer().stems(texts).items()}
+    assert vocab.stems_of(texts) == fresh
+    assert vocab.stems_of({7: texts[2], 8: texts[3]}) == {7: fresh[2], 8: fresh[3]}  # remembered, keyed anew
+    assert len(vocab._stems) == 2
