@@ -170,7 +170,8 @@ class SqliteBackend:
             with sqlite3.connect(f"file:{index.path}?mode=ro", uri=True) as conn:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
-                "vector": None, "schemas": {"index": {"version": version, "latest": current_version()}}}
+                "vector": None, "vector_extension": None,
+                "schemas": {"index": {"version": version, "latest": current_version()}}}
 
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
@@ -304,7 +305,8 @@ class PostgresBackend:
         """The server, its pgvector, and the schema version, read without migrating anything.
 
         `vector` is pgvector's installed version, else "available VERSION"
-        (the first migration installs it), else None: the server lacks it.
+        (the first migration installs it), else None: the server lacks it;
+        `vector_extension` names the extension, for a reader that knows no engine.
         """
         from . import postgres
 
@@ -319,6 +321,7 @@ class PostgresBackend:
             conn.close()
         vector = installed or (f"available {available}" if available else None)
         return {"backend": self.name, "location": redact(self.url), "server": server, "vector": vector,
+                "vector_extension": "pgvector",
                 "schemas": {"index": {"version": version, "latest": len(MIGRATIONS)}}}
 
     @contextmanager
