@@ -10,8 +10,9 @@ them and for the check that keeps notes out of them.
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
+from typing import Callable, Collection
 
-from .config import CONFIG_FILE
+from .config import CONFIG_FILE, Config
 
 PERSONAS_DIR = "personas"  # the roles' system prompts (llm/prompts.py)
 SKILLS_DIR = "skills"  # skill files (skills/registry.py)
@@ -21,6 +22,22 @@ INSTRUCTION_DIRS = {
     SKILLS_DIR: "skills",
     SCHEMAS_DIR: "extraction schemas",
 }
+
+Waiting = Callable[[Config], Collection[str]]  # the notes (paths relative to the notes dir) that are deposits
+_waiting: list[Waiting] = []                   # no person admitted
+
+
+def deposits_waiting_from(provider: Waiting) -> None:
+    """Learn which notes are deposits waiting for review from `provider`: the memory flow knows,
+    and the layers under it may not ask it, so the operations layer hands its answer in on loading."""
+    _waiting[:] = [provider]
+
+
+def deposits_waiting(config: Config) -> Collection[str]:
+    """The notes that are deposits no person admitted: never read as a persona, schema or skill.
+    None where no provider was handed in (the library used without its operations, and so
+    without the memory flow)."""
+    return _waiting[0](config) if _waiting else ()
 
 
 def instruction_place(rel: PurePosixPath, real: Path, state_dir: Path, data_dir: Path) -> str | None:

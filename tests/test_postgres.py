@@ -214,10 +214,10 @@ def test_embedding_is_a_work_queue_a_killed_worker_leaves_nothing_claimed(cli, p
     words = json.loads(cli("index", "--no-embed", "--json", env=env).stdout)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import json, sys\nfrom orgkit import config\nfrom orgkit.embed import Embedder\n"
-         "from orgkit.index import Index\nfrom orgkit.index.queue import claim, fill_queue\n"
+         "from orgkit.index import Index\nfrom orgkit.index.queue import fill_queue\n"
          "cfg = config.load()\nindex = Index.of(cfg)\nfingerprint = Embedder.from_config(cfg).fingerprint\n"
          "fill_queue(index, fingerprint)\nindex.conn.execute('BEGIN')\n"
-         "print(json.dumps(claim(index.conn, fingerprint, 40)), flush=True)\nsys.stdin.read()\n"],
+         "print(json.dumps(index.backend.claim_batch(index.conn, fingerprint, 40)), flush=True)\nsys.stdin.read()\n"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
     try:
         held = json.loads(holder.stdout.readline())
@@ -362,3 +362,28 @@ def test_both_engines_answer_dense_and_cosines_alike(pg_url: str, tmp_path: Path
     (sqlite_nearest, sqlite_best), (pg_nearest, pg_best) = answers
     assert sqlite_nearest == pytest.approx(pg_nearest, abs=1e-5) and len(sqlite_nearest) == 10
     assert sqlite_best == pytest.approx(pg_best, abs=1e-5) and len(sqlite_best) > 10
+
+
+def test_both_engines_hand_out_the_same_batches_to_embed(pg_url: str, tmp_path: Path, tiny_model: Path) -> None:
+    """The one "claim a batch" method: PostgreSQL's work queue and SQLite's backlog name the same
+    texts waiting for a vector, and hand them out in the same batches."""
+    from orgkit.config import load
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+
+    notes = _corpus("manual", tmp_path)
+    fingerprint = Embedder.from_config(load(notes)).fingerprint
+    answers = []
+    for index in (Index.at(notes, tmp_path / "state"), Index.at(notes, tmp_path / "pg-state", pg_url)):
+        update(index)
+        conn = index.conn
+        conn.execute("BEGIN")
+        try:
+            waiting = index.backend.queue_embedding(conn, fingerprint)
+            answers.append((waiting, index.backend.claim_batch(conn, fingerprint, 40)))
+        finally:
+            conn.execute("ROLLBACK")
+        index.close()
+    (sqlite_waiting, sqlite_batch), (pg_waiting, pg_batch) = answers
+    assert sqlite_waiting == pg_waiting > 40
+    assert sqlite_batch == pg_batch and len(pg_batch) == 40

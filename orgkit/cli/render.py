@@ -146,7 +146,7 @@ def model_distill(info: dict, options: dict) -> str:
 
 def db_status(info: dict, options: dict) -> str:
     lines = [f"{info['backend']} at {info['location']} (server {info['server']}"
-             + (f", pgvector {info['vector']})" if info["backend"] == "postgres" else ")")]
+             + (f", {info['vector_extension']} {info['vector']})" if info.get("vector_extension") else ")")]
     for name, schema in info["schemas"].items():
         state = "up to date" if schema["version"] == schema["latest"] else f"latest is {schema['latest']}"
         lines.append(f"{name} schema {schema['version']} ({state})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Collection
 
 from ..config import Config
 from ..errors import OrgkitError
@@ -22,9 +23,11 @@ from .sources import read_copy
 from .store import check_run_id
 
 
-def plan(config: Config, given: list[str], schema_spec: str, feedback: bool = False) -> dict:
-    """The prepared run's task graph; with `feedback`, the extractor's persona carries its guidance."""
-    ctx = runs.prepare(config, given, schema_spec)
+def plan(config: Config, given: list[str], schema_spec: str, waiting: Collection[str],
+         feedback: bool = False) -> dict:
+    """The prepared run's task graph (`waiting`: `runs.prepare`'s); with `feedback`, the
+    extractor's persona carries its guidance."""
+    ctx = runs.prepare(config, given, schema_spec, waiting)
     if feedback:
         runs.use_feedback(ctx)
     info = ctx.store.read("run.json")

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 from ..config import Config
 from ..errors import OrgkitError
@@ -30,7 +30,7 @@ from ..org.unique import NoteIds
 from ..locator import run_note_ids
 from .model import extract_with_model, judge_with_model
 from .offline import Demotions, extract_offline, held_to_claims
-from .schema import Schema, parse_schema, resolve_schema, waiting_in_overlay
+from .schema import Schema, parse_schema, resolve_schema
 from ..confine import inside
 from .sources import Source, ingest, read_copy, sources_dir
 from .store import RunStore, claim_note, new_run_id
@@ -80,14 +80,12 @@ def rel(config: Config, path: Path) -> str:
         return str(path)
 
 
-def prepare(config: Config, given: list[str], schema_spec: str) -> Context:
-    """Ingest the sources, write source and hub notes, and record the run's task graph."""
+def prepare(config: Config, given: list[str], schema_spec: str, waiting: Collection[str]) -> Context:
+    """Ingest the sources, write source and hub notes, and record the run's task graph. `waiting`
+    are the notes that are deposits waiting for review (the caller asks the memory flow): no schemas."""
     require_enabled(config)
     if not given:
         raise OrgkitError("no sources given")
-    from ..memory.store import pending_deposit_paths  # deposits waiting for review are no schemas
-
-    waiting = waiting_in_overlay(config.notes, lambda: pending_deposit_paths(config))
     schema = resolve_schema(config.notes, schema_spec, waiting)
     ingested, repeated = _distinct([ingest(g, config.data_dir) for g in given])
     run = new_run_id()

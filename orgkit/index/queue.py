@@ -1,14 +1,17 @@
-"""Embedding as a work queue in PostgreSQL: any number of workers, on any number of machines.
+"""Embedding as a work queue: any number of workers, on any number of machines.
 
-The texts without a vector from a model are queued (one row per text hash);
-a worker claims a batch with `SELECT ... FOR UPDATE SKIP LOCKED` inside a
-transaction, embeds it, stores the vectors, deletes the batch's rows and
-commits, so other workers pass over the rows it holds and take the next
-ones. The claim is the transaction: a worker killed half-way leaves no
-claim behind, since PostgreSQL rolls its transaction back when the session
-ends and the rows are free for the next worker, and a batch is stored whole
-or not at all. `orgkit index --workers N` runs N workers in one process;
-`orgkit index` on several machines adds theirs.
+The backend says how texts are claimed (`IndexBackend.queue_embedding`,
+`claim_batch`, `unqueue`). In PostgreSQL the texts without a vector from a
+model are queued (one row per text hash); a worker claims a batch with
+`SELECT ... FOR UPDATE SKIP LOCKED` inside a transaction, embeds it, stores
+the vectors, takes the batch off the queue and commits, so other workers pass
+over the rows it holds and take the next ones. The claim is the transaction:
+a worker killed half-way leaves no claim behind, since PostgreSQL rolls its
+transaction back when the session ends and the rows are free for the next
+worker, and a batch is stored whole or not at all. `orgkit index --workers N`
+runs N workers in one process; `orgkit index` on several machines adds
+theirs. SQLite's queue is its backlog, embedded by one process
+(`embedding.embed_pending`).
 """
 
 from __future__ import annotations
@@ -23,19 +26,8 @@ CLAIM = 64  # texts a worker claims at once: one embedding batch, one transactio
 
 
 def fill_queue(index: Index, fingerprint: str) -> int:
-    """Queue every passage text without a vector from this model; returns how many are queued."""
-    conn = index.conn
-    conn.execute("INSERT INTO embed_queue (model, hash) SELECT ?, hash FROM "
-                 "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?) AS missing "
-                 "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
-    return conn.execute("SELECT count(*) FROM embed_queue WHERE model = ?", (fingerprint,)).fetchone()[0]
-
-
-def claim(conn, fingerprint: str, limit: int = CLAIM) -> list[str]:
-    """Lock up to `limit` queued hashes no other worker holds (the caller's transaction keeps them)."""
-    return [h for (h,) in conn.execute(
-        "SELECT hash FROM embed_queue WHERE model = ? ORDER BY hash LIMIT ? FOR UPDATE SKIP LOCKED",
-        (fingerprint, limit))]
+    """Make every passage text without a vector from this model claimable; returns how many wait."""
+    return index.backend.queue_embedding(index.conn, fingerprint)
 
 
 def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
@@ -48,7 +40,7 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
     while stop is None or not stop.is_set():
         conn.execute("BEGIN")
         try:
-            hashes = claim(conn, fingerprint)
+            hashes = index.backend.claim_batch(conn, fingerprint, CLAIM)
             if not hashes:
                 conn.execute("COMMIT")
                 return
@@ -63,7 +55,7 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
                     tokens += batch_tokens
             conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
                              "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
-            conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
+            index.backend.unqueue(conn, fingerprint, hashes)
             if todo:
                 bump_generation(conn)
             conn.execute("COMMIT")

@@ -5,7 +5,9 @@ notes directory overrides any of them with `NOTES/personas/ROLE.org`, so the
 wording a model gets is a note the user can read, edit and version. The
 persona is the file's text after its `#+` keywords and top property drawer.
 A file there that is a deposit no person has admitted is no persona: the
-package's is used (the memory flow says which files those are).
+package's is used. The memory flow knows which files those are; the
+operations layer hands that knowledge in (`instructions.deposits_waiting`),
+as this layer may not ask the memory flow itself.
 
 Every prompt actually sent can be watched (`--show-prompt`): `watch_prompts`
 registers a callback that sees each request's messages before it goes out.
@@ -20,7 +22,7 @@ from typing import Callable, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError
-from ..instructions import PERSONAS_DIR
+from ..instructions import PERSONAS_DIR, deposits_waiting
 from ..org.drawers import body_text
 
 PACKAGE_DIR = Path(__file__).with_name("prompts")
@@ -34,15 +36,9 @@ def persona_path(config: Config | None, role: str) -> Path:
     """The persona file a role uses: the notes dir's override, else the package's."""
     if config is not None:
         local = config.notes / PERSONAS_DIR / f"{role}.org"
-        if local.is_file() and f"{PERSONAS_DIR}/{role}.org" not in _pending(config):
+        if local.is_file() and f"{PERSONAS_DIR}/{role}.org" not in deposits_waiting(config):
             return local
     return PACKAGE_DIR / f"{role}.org"
-
-
-def _pending(config: Config) -> frozenset[str]:
-    from ..memory.store import pending_deposit_paths  # asked only when a notes dir has a persona
-
-    return pending_deposit_paths(config)
 
 
 def persona(config: Config | None, role: str) -> str:

@@ -4,8 +4,8 @@ Primary data, never deleted by a rebuild: in the data dir (`memory.sqlite`, SQLi
 in WAL mode), or, when `database.url` names PostgreSQL, in that database beside
 the index (the `memory` component's numbered migrations), so that every process
 of a team reads and decides one review queue. The SQL is written once, for both
-engines; what differs is the connection and the locks (`SqliteFiles`,
-`PostgresDatabase`). Every change is one transaction; what must span a note file
+engines; what differs is the connection and the locks, which the storage layer's
+`MemoryDatabase` answers (`orgkit.storage.memory_db`). Every change is one transaction; what must span a note file
 and the database (a deposit, a batch of accepted proposals) is written here first
 as an intent (`deposits.status = 'writing'`, `batches.state = 'applying'`), so the
 next run can finish or undo it after a crash (see `repair`).
@@ -27,22 +27,16 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
 from ..errors import OrgkitError, first_line
-from ..files import LockBusy, file_lock
-from ..storage.backend import backend_for, choose
 from ..storage.db import Connection, write_transaction
-from ..storage.migrations import Migration, migrate_sqlite
-
-DB_NAME = "memory.sqlite"
-LOCK_NAME = "memory.lock"
-LOCKS_DIR = "locks"
+from ..storage.memory_db import MemoryDatabase, memory_database
+from ..storage.migrations import Migration
 
 _TABLES = """
 CREATE TABLE deposits (
@@ -94,109 +88,9 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def data_dir(cfg: Config) -> Path:
-    """The data dir, created on first use."""
-    path = cfg.data_dir
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OrgkitError(f"cannot create the data dir {path}: {exc.strerror or exc}") from None
-    return path
-
-
-class SqliteFiles:
-    """The embedded default: `memory.sqlite` in the data dir, and `flock` locks beside it
-    (the kernel releases a lock when its holder dies)."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.cfg = cfg
-        self.dir = cfg.data_dir
-        self.path = self.dir / DB_NAME
-        self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
-
-    def connect(self) -> sqlite3.Connection:
-        data_dir(self.cfg)
-        try:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 60000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            migrate_sqlite(conn, "memory", MIGRATIONS, adopt=UNVERSIONED)
-        except sqlite3.Error as exc:
-            raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
-        return conn
-
-    def existing(self) -> sqlite3.Connection | None:
-        """A read-only connection, or None when the file was never made."""
-        if not self.path.is_file():
-            return None
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)
-        conn.row_factory = sqlite3.Row
-        return conn
-
-    def lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
-        locks = self.dir / LOCKS_DIR
-        locks.mkdir(exist_ok=True)
-        return file_lock(locks / f"{name}.lock", wait=wait)
-
-    def writer(self) -> ContextManager[Any]:
-        return file_lock(self.dir / LOCK_NAME, wait=True)
-
-    def forget(self, name: str) -> None:
-        (self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
-
-
-class PostgresDatabase:
-    """The tables in the PostgreSQL database `url` names, and its session advisory locks: the
-    server releases one when its holder's connection ends, a killed process's included, so
-    across machines a free lock still means its holder died."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        try:
-            import psycopg
-        except ImportError:  # connecting says so in one line
-            self.errors: tuple[type[Exception], ...] = ()
-        else:
-            self.errors = (psycopg.Error,)
-
-    def connect(self):
-        from ..storage.postgres import prepared
-
-        return prepared(self.url, "memory", MIGRATIONS, "the memory tables", named=True)
-
-    def existing(self):
-        """A connection, or None when no process made the memory tables yet."""
-        from ..storage import postgres
-
-        conn = postgres.connect(self.url, named=True)
-        if postgres.schema_version(conn, "memory") == 0:
-            conn.close()
-            return None
-        return conn
-
-    @contextmanager
-    def lock(self, name: str, *, wait: bool) -> Iterator[None]:
-        from ..storage.postgres import advisory_lock
-
-        with advisory_lock(self.url, f"orgkit memory {name}", wait=wait) as held:
-            if not held:
-                raise LockBusy(name)
-            yield
-
-    def writer(self) -> ContextManager[None]:
-        return self.lock("writer", wait=True)
-
-    def forget(self, name: str) -> None:
-        """Nothing: an advisory lock leaves nothing behind."""
-
-
-def place(cfg: Config) -> SqliteFiles | PostgresDatabase:
+def place(cfg: Config) -> MemoryDatabase:
     """Where the memory database is: the database `database.url` names, else the data dir."""
-    url = cfg["database.url"]
-    backend_for(url)  # a URL of no engine's scheme is refused here as for the index
-    return choose(url, lambda: SqliteFiles(cfg), lambda: PostgresDatabase(url))()
+    return memory_database(cfg["database.url"], cfg.data_dir, MIGRATIONS, UNVERSIONED)
 
 
 @contextmanager
@@ -265,10 +159,10 @@ class Store:
         with write_transaction(self.conn):
             yield self.conn
 
-    def one(self, sql: str, args: tuple = ()) -> sqlite3.Row | None:
+    def one(self, sql: str, args: tuple = ()) -> Any:
         return self.conn.execute(sql, args).fetchone()
 
-    def all(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+    def all(self, sql: str, args: tuple = ()) -> list[Any]:
         return self.conn.execute(sql, args).fetchall()
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..deadline import within
+from ..config import Config
 from ..errors import BadParameter, DatabaseUnavailable, OrgkitError, Refused
+from ..instructions import deposits_waiting_from
 from .boundary import enforce
 from .context import OpContext
 from .shown import private, without_hosts
@@ -45,6 +47,17 @@ MODULES = ("graph", "retrieve", "index", "database", "edit", "doctor", "model", 
 # What a machine without the notes answers from a shared database (config: has_notes).
 FROM_DATABASE = frozenset({"search", "read", "context", "recall", "db_status", "db_migrate", "config",
                            "token_add", "token_list", "token_revoke"})
+
+
+
+def _deposits_waiting(config: Config) -> frozenset[str]:
+    """The memory flow's deposits waiting for review, for the layers under it that read instructions."""
+    from ..memory.store import pending_deposit_paths
+
+    return pending_deposit_paths(config)
+
+
+deposits_waiting_from(_deposits_waiting)
 
 _REGISTRY: dict[str, Op] = {}
 _ALIASES: dict[str, str] = {}

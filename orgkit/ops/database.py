@@ -14,26 +14,12 @@ from .spec import Op
 def _status(ctx: OpContext) -> dict:
     """The index backend's status, with the memory store's schema, and the tokens' where they are a table."""
     from .. import tokens
-    from ..memory.store import MIGRATIONS, PostgresDatabase, place
-    from ..storage import postgres
-    from ..storage.migrations import sqlite_version
+    from ..memory.store import MIGRATIONS, place
 
     status = ctx.index.backend.status(ctx.index)
-    memory = place(ctx.config)
-    if isinstance(memory, PostgresDatabase):
-        conn = postgres.connect(memory.url)
-        try:
-            for name, migrations in (("memory", MIGRATIONS), ("tokens", tokens.MIGRATIONS)):
-                status["schemas"][name] = {"version": postgres.schema_version(conn, name), "latest": len(migrations)}
-        finally:
-            conn.close()
-        return status
-    made = memory.existing()  # None: the memory flow was never used, and no store was made
-    if made is not None:
-        try:
-            status["schemas"]["memory"] = {"version": sqlite_version(made), "latest": len(MIGRATIONS)}
-        finally:
-            made.close()
+    latest = {"memory": len(MIGRATIONS), "tokens": len(tokens.MIGRATIONS)}
+    for name, version in place(ctx.config).versions(tuple(latest)).items():  # none: the memory flow was never used
+        status["schemas"][name] = {"version": version, "latest": latest[name]}
     return status
 
 
@@ -41,8 +27,9 @@ def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
     """The backend, where it is, the server and its pgvector, and each schema's version."""
     status = _status(ctx)
     behind = [name for name, s in status["schemas"].items() if s["version"] < s["latest"]]
-    if status["backend"] == "postgres" and status["vector"] is None:
-        ctx.warn("the server has no pgvector extension (0.5 or later is needed): install it, then `orgkit db migrate`")
+    if status["vector_extension"] and status["vector"] is None:  # the engine ranks vectors with an extension it lacks
+        ctx.warn(f"the server has no {status['vector_extension']} extension (0.5 or later is needed): install it, "
+                 "then `orgkit db migrate`")
     elif behind:
         ctx.warn(f"schema behind: {', '.join(behind)}; `orgkit db migrate` (or any command) brings it up to date")
     return for_caller(ctx, status)
@@ -52,18 +39,17 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     """Apply the missing migrations (opening the index does: one transaction, one process at a time)."""
     from ..config import ensure_state_dir
 
-    from ..memory.store import PostgresDatabase, place
-    from ..tokens import PgTokenStore
+    from ..memory.store import place
+    from ..tokens import store_for
 
     ensure_state_dir(ctx.config)
     before = _status(ctx)
     ctx.index.conn
     memory = place(ctx.config)
-    if isinstance(memory, PostgresDatabase):
+    if memory.made():  # a memory store never used is not made here
         memory.connect().close()
-        PgTokenStore(memory.url).listing()
-    elif memory.path.is_file():  # a memory store never used is not made here
-        memory.connect().close()
+    if memory.holds_tokens:
+        store_for(ctx.config, ctx.warn).listing()
     after = _status(ctx)
     return {**after, "migrated": {name: [before["schemas"][name]["version"], s["version"]]
                                   for name, s in after["schemas"].items()}}
@@ -72,8 +58,8 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
 declare(Op("db_status", "The storage the index lives in (SQLite in the state dir, or the PostgreSQL database "
            "database.url names, password masked), the server and its pgvector, and each schema's version against "
            "the latest.", db_status, cli=("db", "status"), mcp=False, role="admin",
-           result="{backend, location, server, vector, schemas: {NAME: {version, latest}}}"))
+           result="{backend, location, server, vector, vector_extension, schemas: {NAME: {version, latest}}}"))
 declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
            writes=True,
-           result="{backend, location, server, vector, schemas, migrated: {NAME: [FROM, TO]}}"))
+           result="{backend, location, server, vector, vector_extension, schemas, migrated: {NAME: [FROM, TO]}}"))

@@ -95,9 +95,10 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
             result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
         elif args["plan"]:
-            return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), feedback=_wants_feedback(ctx, args))
+            return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx),
+                        feedback=_wants_feedback(ctx, args))
         else:
-            run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args))
+            run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx))
             _feedback(ctx, args, run)
             result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)

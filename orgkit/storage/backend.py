@@ -80,6 +80,9 @@ class IndexBackend(Protocol):
     def vocabulary(self, conn: Connection) -> Vocabulary: ...
     def vector_value(self, vector: Any) -> Any: ...
     def after_embed(self, index: Index, fingerprint: str, embedded: int) -> None: ...
+    def queue_embedding(self, conn: Connection, fingerprint: str) -> int: ...
+    def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]: ...
+    def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None: ...
     def vector_indexes(self, conn: Connection) -> list[str]: ...
     def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list: ...
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
@@ -170,7 +173,8 @@ class SqliteBackend:
             with sqlite3.connect(f"file:{index.path}?mode=ro", uri=True) as conn:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
-                "vector": None, "schemas": {"index": {"version": version, "latest": current_version()}}}
+                "vector": None, "vector_extension": None,
+                "schemas": {"index": {"version": version, "latest": current_version()}}}
 
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
@@ -236,6 +240,17 @@ class SqliteBackend:
         """Nothing in the database: the vector matrix cache beside it is the caller's
         (`vectors.after_embed`)."""
 
+    def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
+        """How many passage texts lack a vector from this model: SQLite's queue is that backlog itself."""
+        return conn.execute(f"SELECT count(*) FROM ({_MISSING})", (fingerprint,)).fetchone()[0]
+
+    def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]:
+        """Up to `limit` texts of the backlog: one process embeds, under the writer lock, so taking is claiming."""
+        return [h for (h,) in conn.execute(f"{_MISSING} ORDER BY hash LIMIT ?", (fingerprint, limit))]
+
+    def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None:
+        """Nothing: a text with a vector has left the backlog."""
+
     def vector_indexes(self, conn: Connection) -> list[str]:
         """None: SQLite's vectors are scanned, never indexed."""
         return []
@@ -279,6 +294,7 @@ class SqliteBackend:
         WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
 
 
+_MISSING = "SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?"  # texts with no vector yet
 _INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "vectors",
                  "embed_queue", "file_texts")
 
@@ -289,7 +305,7 @@ class PostgresBackend:
     name = "postgres"
     dense_in_database = True
     stores_text = True  # for machines without the notes
-    shares_embedding = True  # the embed_queue table hands out batches (orgkit.index.queue)
+    shares_embedding = True  # the embed_queue table hands out batches (`claim_batch`, orgkit.index.queue)
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ"  # one snapshot for every query inside
 
     def __init__(self, url: str) -> None:
@@ -304,7 +320,8 @@ class PostgresBackend:
         """The server, its pgvector, and the schema version, read without migrating anything.
 
         `vector` is pgvector's installed version, else "available VERSION"
-        (the first migration installs it), else None: the server lacks it.
+        (the first migration installs it), else None: the server lacks it;
+        `vector_extension` names the extension, for a reader that knows no engine.
         """
         from . import postgres
 
@@ -319,6 +336,7 @@ class PostgresBackend:
             conn.close()
         vector = installed or (f"available {available}" if available else None)
         return {"backend": self.name, "location": redact(self.url), "server": server, "vector": vector,
+                "vector_extension": "pgvector",
                 "schemas": {"index": {"version": version, "latest": len(MIGRATIONS)}}}
 
     @contextmanager
@@ -423,6 +441,25 @@ class PostgresBackend:
                          f"WITH (m = {int(HNSW_M)}, ef_construction = {int(HNSW_EF_CONSTRUCTION)}) "
                          f"WHERE model = {_literal(fingerprint)}")
             conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
+
+    def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
+        """Queue every passage text without a vector from this model (one row per text, for every
+        worker of every machine); how many are queued."""
+        conn.execute("INSERT INTO embed_queue (model, hash) SELECT ?, hash FROM "
+                     "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?) AS missing "
+                     "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
+        return conn.execute("SELECT count(*) FROM embed_queue WHERE model = ?", (fingerprint,)).fetchone()[0]
+
+    def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]:
+        """Lock up to `limit` queued hashes no other worker holds (the caller's transaction keeps them;
+        a worker killed half-way leaves no claim, its session's transaction rolled back)."""
+        return [h for (h,) in conn.execute(
+            "SELECT hash FROM embed_queue WHERE model = ? ORDER BY hash LIMIT ? FOR UPDATE SKIP LOCKED",
+            (fingerprint, limit))]
+
+    def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None:
+        """Take a claimed batch off the queue, in the transaction that stores its vectors."""
+        conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
 
     def vector_indexes(self, conn: Connection) -> list[str]:
         return [name for (name,) in conn.execute(

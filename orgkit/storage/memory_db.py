@@ -1,0 +1,180 @@
+"""The memory store's engines: where its tables live, how a process connects, and its locks.
+
+The memory flow's SQL and its numbered migrations are its own
+(`orgkit.memory.store`); what differs between the engines is here: a
+`memory.sqlite` file in the data dir with `flock` locks beside it, or the
+PostgreSQL database `database.url` names, with session advisory locks.
+`MemoryDatabase` is the interface both implement; the memory flow and
+`orgkit db` ask it, never which engine it is.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ContextManager, Iterator, Protocol, Sequence
+
+from ..errors import OrgkitError
+from ..files import LockBusy, file_lock
+from .backend import backend_for, choose
+from .db import Connection
+from .migrations import Migration, migrate_sqlite, sqlite_version
+
+DB_NAME = "memory.sqlite"
+LOCK_NAME = "memory.lock"
+LOCKS_DIR = "locks"
+
+
+class MemoryDatabase(Protocol):
+    """Everything the memory flow asks of the engine under its tables.
+
+    `errors` are the engine's exceptions (an error of the database is said in
+    one line); `holds_tokens`, whether the tokens table lives in this database too.
+    """
+
+    errors: tuple[type[Exception], ...]
+    holds_tokens: bool
+
+    def connect(self) -> Connection: ...
+    def existing(self) -> Connection | None: ...
+    def made(self) -> bool: ...
+    def versions(self, stores: Sequence[str]) -> dict[str, int]: ...
+    def lock(self, name: str, *, wait: bool) -> ContextManager[Any]: ...
+    def writer(self) -> ContextManager[Any]: ...
+    def forget(self, name: str) -> None: ...
+
+
+class SqliteFiles:
+    """The embedded default: `memory.sqlite` in the data dir, and `flock` locks beside it
+    (the kernel releases a lock when its holder dies)."""
+
+    holds_tokens = False  # the tokens are a file of their own
+
+    def __init__(self, directory: Path, migrations: Sequence[Migration], adopt: tuple[str, int] | None) -> None:
+        self.dir = directory
+        self.path = directory / DB_NAME
+        self.migrations = migrations
+        self.adopt = adopt
+        self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    def connect(self) -> sqlite3.Connection:
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OrgkitError(f"cannot create the data dir {self.dir}: {exc.strerror or exc}") from None
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 60000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            migrate_sqlite(conn, "memory", self.migrations, adopt=self.adopt)
+        except sqlite3.Error as exc:
+            raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
+        return conn
+
+    def existing(self) -> sqlite3.Connection | None:
+        """A read-only connection, or None when the file was never made."""
+        if not self.path.is_file():
+            return None
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def made(self) -> bool:
+        """Whether the memory flow was ever used here (a store never used is not made by migrating)."""
+        return self.path.is_file()
+
+    def versions(self, stores: Sequence[str]) -> dict[str, int]:
+        """The memory store's version, when its file was made: the file holds no other store."""
+        conn = self.existing()
+        if conn is None or "memory" not in stores:
+            return {}
+        try:
+            return {"memory": sqlite_version(conn)}
+        finally:
+            conn.close()
+
+    def lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
+        locks = self.dir / LOCKS_DIR
+        locks.mkdir(exist_ok=True)
+        return file_lock(locks / f"{name}.lock", wait=wait)
+
+    def writer(self) -> ContextManager[Any]:
+        return file_lock(self.dir / LOCK_NAME, wait=True)
+
+    def forget(self, name: str) -> None:
+        (self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
+
+
+class PostgresDatabase:
+    """The tables in the PostgreSQL database `url` names, and its session advisory locks: the
+    server releases one when its holder's connection ends, a killed process's included, so
+    across machines a free lock still means its holder died."""
+
+    holds_tokens = True
+
+    def __init__(self, url: str, migrations: Sequence[Migration]) -> None:
+        self.url = url
+        self.migrations = migrations
+        try:
+            import psycopg
+        except ImportError:  # connecting says so in one line
+            self.errors: tuple[type[Exception], ...] = ()
+        else:
+            self.errors = (psycopg.Error,)
+
+    def connect(self) -> Connection:
+        from .postgres import prepared
+
+        return prepared(self.url, "memory", self.migrations, "the memory tables", named=True)
+
+    def existing(self) -> Connection | None:
+        """A connection, or None when no process made the memory tables yet."""
+        from . import postgres
+
+        conn = postgres.connect(self.url, named=True)
+        if postgres.schema_version(conn, "memory") == 0:
+            conn.close()
+            return None
+        return conn
+
+    def made(self) -> bool:
+        """Always: the database is there, and migrating makes its tables."""
+        return True
+
+    def versions(self, stores: Sequence[str]) -> dict[str, int]:
+        """Each store's version in the database (0: not made yet)."""
+        from . import postgres
+
+        conn = postgres.connect(self.url)
+        try:
+            return {name: postgres.schema_version(conn, name) for name in stores}
+        finally:
+            conn.close()
+
+    @contextmanager
+    def lock(self, name: str, *, wait: bool) -> Iterator[None]:
+        from .postgres import advisory_lock
+
+        with advisory_lock(self.url, f"orgkit memory {name}", wait=wait) as held:
+            if not held:
+                raise LockBusy(name)
+            yield
+
+    def writer(self) -> ContextManager[None]:
+        return self.lock("writer", wait=True)
+
+    def forget(self, name: str) -> None:
+        """Nothing: an advisory lock leaves nothing behind."""
+
+
+def memory_database(url: str | None, data_dir: Path, migrations: Sequence[Migration],
+                    adopt: tuple[str, int] | None = None) -> MemoryDatabase:
+    """Where the memory tables are: the database `url` (`database.url`) names, else `data_dir`.
+    `adopt` is `migrate_sqlite`'s, for memory.sqlite files made before versions were recorded."""
+    backend_for(url)  # a URL of no engine's scheme is refused here as for the index
+    database: MemoryDatabase = choose(url, lambda: SqliteFiles(data_dir, migrations, adopt),
+                                      lambda: PostgresDatabase(url or "", migrations))()
+    return database
