@@ -7,11 +7,10 @@ phrases, position) weigh the same whichever ranker ran.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Callable, Iterable, Sequence
 
 from ..retrieve.search import fts_match
-from ..storage.terms import TOKENIZE
+from ..storage.terms import bm25_collection
 
 EMBED_BATCH = 16
 EMBED_CHARS = 600  # a unit's first characters say what it is about
@@ -24,22 +23,7 @@ def bm25_scores(units: Sequence[str], queries: Sequence[str]) -> list[list[float
     index's tokenizer (Porter stems, so "decided" meets "decide"), queried with
     any of the query's meaningful words; the table lives in memory for one call.
     """
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute(f"CREATE VIRTUAL TABLE units USING fts5 (body, tokenize = '{TOKENIZE}')")
-        conn.executemany("INSERT INTO units (rowid, body) VALUES (?, ?)", enumerate(units))
-        out = []
-        for query in queries:
-            row = [0.0] * len(units)
-            match = fts_match(query)
-            if match is not None:
-                for rowid, score in conn.execute("SELECT rowid, -bm25(units) FROM units WHERE units MATCH ?",
-                                                 (match,)):
-                    row[rowid] = score
-            out.append(_scaled(row))
-        return out
-    finally:
-        conn.close()
+    return [_scaled(row) for row in bm25_collection(units, [fts_match(query) for query in queries])]
 
 
 def embedding_scores(embed: Callable[[list[str]], Iterable], units: Sequence[str],

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Sequence
 
 # The passages' FTS5 tokenizer, as the index's latest migration declares it (a test holds the
 # two together): anything else that ranks text by words (PostgreSQL's terms, extraction's
@@ -137,3 +138,24 @@ GROUP BY c.node, c.rowid
 ORDER BY score DESC, c.rowid
 LIMIT ?
 """, params
+
+
+def bm25_collection(texts: Sequence[str], matches: Sequence[str | None]) -> list[list[float]]:
+    """scores[m][t]: FTS5's BM25 of text t for match expression m (0 where it does not match,
+    and for a None match), the texts being the whole collection: a table in memory for one call,
+    with the index's tokenizer, so a ranking over a few texts scores as search does."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE texts USING fts5 (body, tokenize = '{TOKENIZE}')")
+        conn.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)", enumerate(texts))
+        out = []
+        for match in matches:
+            row = [0.0] * len(texts)
+            if match is not None:
+                for rowid, score in conn.execute("SELECT rowid, -bm25(texts) FROM texts WHERE texts MATCH ?",
+                                                 (match,)):
+                    row[rowid] = score
+            out.append(row)
+        return out
+    finally:
+        conn.close()
