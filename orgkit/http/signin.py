@@ -18,17 +18,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
 import time
-from contextlib import closing
 from pathlib import Path
 
+from ..storage.session_file import SessionFile
 from ..tokens import Identity, TokenStore
 
 FILE_NAME = "http-sessions.sqlite"
 LIFETIME = 12 * 3600.0
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, sealed BLOB NOT NULL, created REAL NOT NULL);"
-           "CREATE TABLE IF NOT EXISTS secret (one INTEGER PRIMARY KEY CHECK (one = 1), value BLOB NOT NULL);")
 
 
 def _digest(text: str) -> str:
@@ -53,35 +50,23 @@ class Sessions:
     """The sessions of one server (its state dir), checked against its token store."""
 
     def __init__(self, state_dir: Path, tokens: TokenStore) -> None:
-        self.path = state_dir / FILE_NAME
+        self.file = SessionFile(state_dir / FILE_NAME)
         self.tokens = tokens
         self._secret: bytes | None = None
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
-        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-        if fresh:
-            self.path.chmod(0o600)
-        conn.executescript(_SCHEMA)
-        return conn
 
     def open(self, token: str) -> str:
         """A new session for a verified `token`: the cookie value that stands for it."""
         sid, key = secrets.token_urlsafe(24), secrets.token_urlsafe(32)
-        with closing(self._connect()) as conn:
-            conn.execute("DELETE FROM sessions WHERE created < ?", (time.time() - LIFETIME,))
-            conn.execute("INSERT INTO sessions VALUES (?, ?, ?)",
-                         (_digest(sid), _xor(token.encode(), key), time.time()))
+        now = time.time()
+        self.file.add(_digest(sid), _xor(token.encode(), key), now, older_than=now - LIFETIME)
         return f"{sid}.{key}"
 
     def identity(self, cookie: str) -> Identity | None:
         """The reviewer a session cookie stands for, while the session and its token are live."""
         sid, _, key = cookie.partition(".")
-        if not sid or not key or len(cookie) > 200 or not self.path.exists():
+        if not sid or not key or len(cookie) > 200:
             return None
-        with closing(self._connect()) as conn:
-            row = conn.execute("SELECT sealed, created FROM sessions WHERE id = ?", (_digest(sid),)).fetchone()
+        row = self.file.get(_digest(sid))
         if row is None or row[1] < time.time() - LIFETIME:
             return None
         try:
@@ -93,9 +78,8 @@ class Sessions:
     def close(self, cookie: str) -> None:
         """End the session (sign-out): its cookie no longer works, in any worker."""
         sid = cookie.partition(".")[0]
-        if sid and self.path.exists():
-            with closing(self._connect()) as conn:
-                conn.execute("DELETE FROM sessions WHERE id = ?", (_digest(sid),))
+        if sid:
+            self.file.remove(_digest(sid))
 
     @staticmethod
     def csrf(cookie: str) -> str:
@@ -110,7 +94,5 @@ class Sessions:
     def secret(self) -> bytes:
         """This server's secret, made once and shared by its worker processes."""
         if self._secret is None:
-            with closing(self._connect()) as conn:
-                conn.execute("INSERT OR IGNORE INTO secret VALUES (1, ?)", (secrets.token_bytes(32),))
-                self._secret = conn.execute("SELECT value FROM secret").fetchone()[0]
+            self._secret = self.file.secret()
         return self._secret
