@@ -28,11 +28,10 @@ import json
 import os
 import re
 import secrets
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from .errors import DatabaseUnavailable, OrgkitError
 from .files import replace_file
@@ -92,7 +91,7 @@ def store_for(config: "Config", warn: Callable[[str], None]) -> "TokenStore":
         warn(f"{shipped}: ignored (a tokens file that travels with the notes is never trusted; tokens live in "
              "the user's data dir or the database: make them afresh with `orgkit token add`)")
     url = config["database.url"]
-    return choose(url, lambda: TokenStore(tokens_dir(config.notes)), lambda: PgTokenStore(url))()
+    return choose(url, lambda: TokenStore(tokens_dir(config.notes)), lambda: DatabaseTokenStore(url))()
 
 
 class TokenStore:
@@ -190,70 +189,22 @@ def _public(record: dict) -> dict:
     return {k: record.get(k) for k in ("name", "role", "created", "revoked")}
 
 
-
-# The tokens table's numbered migrations (`orgkit.storage.migrations`, the "tokens" component):
-# a table on PostgreSQL only, since with SQLite the tokens are a file in the data dir.
-MIGRATIONS: tuple[str, ...] = (
-    "CREATE TABLE tokens (name TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT PRIMARY KEY, "
-    "created TEXT NOT NULL, revoked TEXT); "
-    "CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked IS NULL",
-)
-_COLUMNS = ("name", "role", "sha256", "created", "revoked")
-
-
-class PgTokenStore(TokenStore):
-    """The tokens in the PostgreSQL database `url` names: the same records, read on every check
-    (so a revocation on any machine holds from the next request on) over one kept connection."""
+class DatabaseTokenStore(TokenStore):
+    """The tokens in the team's database (the storage layer's token table): the same records,
+    read on every check, so a revocation on any machine holds from the next request on."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
-        self._conn: Any = None
-        self._guard = threading.Lock()
+        from .storage.token_table import TokenTable
 
-    def _query(self, run: Callable[[Any], Any]) -> Any:
-        """`run(conn)` on the kept connection, made (and the table prepared) anew when it broke."""
-        from .storage.postgres import prepared
-
-        with self._guard:
-            for attempt in (1, 2):
-                try:
-                    if self._conn is None:
-                        self._conn = prepared(self.url, "tokens", MIGRATIONS, "the tokens table")
-                    return run(self._conn)
-                except Exception as exc:  # noqa: BLE001 - a closed connection, a restarted server
-                    conn, self._conn = self._conn, None
-                    if conn is not None:
-                        with contextlib.suppress(Exception):
-                            conn.close()
-                    if isinstance(exc, DatabaseUnavailable):
-                        if attempt == 2:  # the server is away: the caller answers 503, never "unauthorized"
-                            raise
-                    elif attempt == 2 or isinstance(exc, OrgkitError):
-                        raise OrgkitError(f"cannot read the tokens from the database: {exc}") from None
+        self.table = TokenTable(url)
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        from .storage.postgres import advisory_lock
-
-        with advisory_lock(self.url, "orgkit tokens", wait=True):
+        with self.table.writing():
             yield
 
     def _load(self) -> list[dict]:
-        rows = self._query(lambda conn: conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM tokens ORDER BY created, name").fetchall())
-        return [dict(zip(_COLUMNS, row)) for row in rows]
+        return self.table.load()
 
     def _save(self, records: list[dict]) -> None:
-        def replace(conn: Any) -> None:
-            conn.execute("BEGIN")
-            try:
-                conn.execute("DELETE FROM tokens")
-                for record in records:
-                    conn.execute(f"INSERT INTO tokens ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?)",
-                                 tuple(record.get(c) for c in _COLUMNS))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-
-        self._query(replace)
+        self.table.save(records)

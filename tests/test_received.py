@@ -52,7 +52,7 @@ def test_the_user_config_may_raise_a_limit_and_admit_agents(tmp_path: Path, user
 def test_with_postgresql_tokens_live_in_the_database(cli, pg_url: str, tmp_path: Path) -> None:
     """A machine without the notes makes, lists and revokes the team server's tokens in the database;
     a server anywhere else on that database checks them (revocations included)."""
-    from orgkit.tokens import PgTokenStore, store_for
+    from orgkit.tokens import DatabaseTokenStore, store_for
 
     absent = tmp_path / "not-here"
     env = {"ORGKIT_DATABASE_URL": pg_url, "ORGKIT_NOTES": str(absent)}
@@ -60,7 +60,7 @@ def test_with_postgresql_tokens_live_in_the_database(cli, pg_url: str, tmp_path:
     assert not absent.exists() and not list(tmp_path.iterdir())
     elsewhere = write_notes(tmp_path / "notes", NOTES)
     store = store_for(config.load(elsewhere, env={"ORGKIT_DATABASE_URL": pg_url}), print)
-    assert isinstance(store, PgTokenStore) and store.verify(made["token"]).role == "admin"
+    assert isinstance(store, DatabaseTokenStore) and store.verify(made["token"]).role == "admin"
     listed = json.loads(cli("token", "list", "--json", "--notes", str(elsewhere), env=env).stdout)
     assert [(t["name"], t["revoked"]) for t in listed] == [("alice", None)]
     assert cli("token", "revoke", "alice", "--json", env=env).exit_code == 0

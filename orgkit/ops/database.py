@@ -13,11 +13,11 @@ from .spec import Op
 
 def _status(ctx: OpContext) -> dict:
     """The index backend's status, with the memory store's schema, and the tokens' where they are a table."""
-    from .. import tokens
+    from ..storage import token_table
     from ..memory.store import MIGRATIONS, place
 
     status = ctx.index.backend.status(ctx.index)
-    latest = {"memory": len(MIGRATIONS), "tokens": len(tokens.MIGRATIONS)}
+    latest = {"memory": len(MIGRATIONS), "tokens": len(token_table.MIGRATIONS)}
     for name, version in place(ctx.config).versions(tuple(latest)).items():  # none: the memory flow was never used
         status["schemas"][name] = {"version": version, "latest": latest[name]}
     return status
