@@ -11,6 +11,7 @@ PostgreSQL database `database.url` names, with session advisory locks.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ContextManager, Iterator, Protocol, Sequence
@@ -22,6 +23,7 @@ from .db import Connection
 from .migrations import Migration, migrate_sqlite, sqlite_version
 
 DB_NAME = "memory.sqlite"
+OPEN_TRIES = 5  # opening a WAL database refused at once (see SqliteFiles.connect) is tried this often
 LOCK_NAME = "memory.lock"
 LOCKS_DIR = "locks"
 
@@ -63,15 +65,31 @@ class SqliteFiles:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OrgkitError(f"cannot create the data dir {self.dir}: {exc.strerror or exc}") from None
+        for attempt in range(1, OPEN_TRIES):
+            try:
+                return self._open()
+            except sqlite3.Error as exc:
+                # Opening a WAL database while another process recovers or checkpoints it can be
+                # refused at once, without the busy timeout (SQLite documents it): try again.
+                if not isinstance(exc, sqlite3.OperationalError) or "locked" not in str(exc):
+                    raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
+                time.sleep(0.05 * attempt)
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
+            return self._open()
+        except sqlite3.Error as exc:
+            raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
+        try:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 60000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             migrate_sqlite(conn, "memory", self.migrations, adopt=self.adopt)
-        except sqlite3.Error as exc:
-            raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def existing(self) -> sqlite3.Connection | None:
