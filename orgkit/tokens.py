@@ -58,7 +58,7 @@ class Identity:
         return ROLES.index(self.role) >= ROLES.index(role)
 
 
-def _digest(token: str) -> str:
+def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -146,7 +146,7 @@ class TokenStore:
             if any(r.get("name") == name and not r.get("revoked") for r in records):
                 raise OrgkitError(f"a token named {name!r} exists; revoke it first (orgkit token revoke {name})")
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            self._save(records + [{"name": name, "role": role, "sha256": _digest(token), "created": stamp,
+            self._save(records + [{"name": name, "role": role, "sha256": token_digest(token), "created": stamp,
                                    "revoked": None}])
         return token
 
@@ -169,7 +169,10 @@ class TokenStore:
         """The identity `token` stands for, or None (unknown, revoked or malformed)."""
         if not token.startswith(PREFIX) or len(token) > 200:
             return None
-        digest = _digest(token)
+        return self.holder(token_digest(token))
+
+    def holder(self, digest: str) -> Identity | None:
+        """The identity of the live token whose SHA-256 is `digest` (what a review session keeps)."""
         found = None
         try:
             records = self._load()

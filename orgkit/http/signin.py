@@ -1,12 +1,13 @@
 """The review page's sign-in sessions, kept server-side so that signing out ends them.
 
 A session is a row in `http-sessions.sqlite` in the server's state dir, shared
-by every worker process of the server. The browser's cookie is `ID.KEY`: the
-row is found by the SHA-256 of ID, and holds the reviewer's token sealed under
-KEY, so neither a copy of the file nor a guessed ID yields a token or a
-session. The session's CSRF field is an HMAC under KEY, so it is good for this
-session only. Signing out deletes the row: the old cookie no longer works.
-A session ends after `LIFETIME` seconds, and when its token is revoked.
+by every worker process of the server. The browser's cookie is `ID.KEY`; the
+row is found by the SHA-256 of the whole cookie and holds the SHA-256 of the
+reviewer's token (as the token store keeps it), so a copy of the file yields
+neither a cookie nor a token, and a session lives only while its token does.
+The session's CSRF field is an HMAC under KEY, so it is good for this session
+only. Signing out deletes the row: the old cookie no longer works. A session
+ends after `LIFETIME` seconds, and when its token is revoked.
 
 The login form, which comes before any session, carries an HMAC of a random
 cookie under a secret of this server kept in the same file (a double submit a
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from ..storage.session_file import SessionFile
-from ..tokens import Identity, TokenStore
+from ..tokens import Identity, TokenStore, token_digest
 
 FILE_NAME = "http-sessions.sqlite"
 LIFETIME = 12 * 3600.0
@@ -30,20 +31,6 @@ LIFETIME = 12 * 3600.0
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _stream(key: str, length: int) -> bytes:
-    """`length` bytes of keystream from `key` (SHA-256 in counter mode)."""
-    out = b""
-    block = 0
-    while len(out) < length:
-        out += hashlib.sha256(f"{block}:{key}".encode()).digest()
-        block += 1
-    return out[:length]
-
-
-def _xor(data: bytes, key: str) -> bytes:
-    return bytes(a ^ b for a, b in zip(data, _stream(key, len(data))))
 
 
 class Sessions:
@@ -56,30 +43,25 @@ class Sessions:
 
     def open(self, token: str) -> str:
         """A new session for a verified `token`: the cookie value that stands for it."""
-        sid, key = secrets.token_urlsafe(24), secrets.token_urlsafe(32)
+        cookie = f"{secrets.token_urlsafe(24)}.{secrets.token_urlsafe(32)}"
         now = time.time()
-        self.file.add(_digest(sid), _xor(token.encode(), key), now, older_than=now - LIFETIME)
-        return f"{sid}.{key}"
+        self.file.add(_digest(cookie), token_digest(token).encode(), now, older_than=now - LIFETIME)
+        return cookie
 
     def identity(self, cookie: str) -> Identity | None:
         """The reviewer a session cookie stands for, while the session and its token are live."""
         sid, _, key = cookie.partition(".")
         if not sid or not key or len(cookie) > 200:
             return None
-        row = self.file.get(_digest(sid))
+        row = self.file.get(_digest(cookie))
         if row is None or row[1] < time.time() - LIFETIME:
             return None
-        try:
-            token = _xor(row[0], key).decode()
-        except UnicodeDecodeError:
-            return None
-        return self.tokens.verify(token)
+        return self.tokens.holder(row[0].decode("ascii", "replace"))
 
     def close(self, cookie: str) -> None:
         """End the session (sign-out): its cookie no longer works, in any worker."""
-        sid = cookie.partition(".")[0]
-        if sid:
-            self.file.remove(_digest(sid))
+        if cookie:
+            self.file.remove(_digest(cookie))
 
     @staticmethod
     def csrf(cookie: str) -> str:
