@@ -219,7 +219,9 @@ def edit_in_editor(text: str) -> str:
 
 def batches(store: Store) -> list[dict]:
     """Every batch, oldest first, each with a `title` saying what it did."""
-    rows = store.all("SELECT * FROM batches ORDER BY at, id")
+    # `at` counts seconds: batches of one second are in the order their decisions were recorded
+    rows = store.all("SELECT * FROM batches b ORDER BY b.at, "
+                     "(SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")
     summaries = {r["id"]: Proposal.from_row(r).summary() for r in store.all("SELECT * FROM proposals")}
     out = []
     for r in rows:
