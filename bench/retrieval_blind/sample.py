@@ -1,4 +1,4 @@
-"""Seeded sampling of notes/headings for the retrieval query set (seed 29)."""
+"""Seeded sampling of notes/headings for the retrieval query sets (seed 29; braindump_fit: seed 41)."""
 import os as _os
 _DATA = _os.path.dirname(_os.path.abspath(__file__))
 _REPO = _os.path.dirname(_os.path.dirname(_DATA))
@@ -38,10 +38,11 @@ def org_files(root):
 # sampling frame is the 46 notes the set was planned on (names starting 20261202).
 FRAME_PREFIX = {"manual": "20261202"}
 
-def sample_files(corpus, n):
+def sample_files(corpus, n, seed=SEED, exclude=()):
     root = ROOTS[corpus]
     fs = [f for f in org_files(root) if f.startswith(FRAME_PREFIX.get(corpus, ""))]
-    order = random.Random(SEED).sample(fs, len(fs))
+    order = random.Random(seed).sample(fs, len(fs))
+    order = [f for f in order if f not in set(exclude)]
     picked, skipped = [], []
     for f in order:
         if len(picked) == n: break
@@ -78,10 +79,30 @@ def sample_literate(n):
         (picked if w >= 25 else skipped).append((f, line, title, w))
     return picked, skipped
 
+def targeted_files(path):
+    """Files a query set already uses: every target and every `also` entry."""
+    d = json.load(open(path, encoding="utf-8"))
+    out = set()
+    for q in d["queries"]:
+        for t in [q["target"]] + q.get("also", []):
+            if t: out.add(t["file"])
+    return sorted(out)
+
+# Usage: python3 sample.py CORPUS N [--seed S] [--exclude QUERYSET.json ...]
+# (braindump_fit.json: python3 sample.py braindump 90 --seed 41 --exclude braindump.json)
 if __name__ == "__main__":
-    c, n = sys.argv[1], int(sys.argv[2])
+    args = sys.argv[1:]
+    seed, exclude = SEED, []
+    if "--seed" in args:
+        i = args.index("--seed"); seed = int(args[i + 1]); del args[i:i + 2]
+    if "--exclude" in args:
+        i = args.index("--exclude")
+        for path in args[i + 1:]:
+            exclude += targeted_files(os.path.join(_DATA, path) if not os.path.isabs(path) else path)
+        del args[i:]
+    c, n = args[0], int(args[1])
     if c == "literate":
         p, s = sample_literate(n)
     else:
-        p, s = sample_files(c, n)
+        p, s = sample_files(c, n, seed, exclude)
     print(json.dumps({"picked": p, "skipped": s}, indent=0))

@@ -2,7 +2,7 @@
 """Misspelled and word-form variants of the "keyword" queries of a retrieval query set.
 
 Reads a query-set JSON ({"corpus", "queries": [{"query", "kind", "target", "also"?}]})
-and writes {corpus}_typos.json beside it: for each "keyword" query, N variants (default
+and writes {set}_typos.json beside it: for each "keyword" query, N variants (default
 2) typed the way people mistype. Variants rotate through three types, so about a third
 of each:
 
@@ -21,8 +21,11 @@ word as it was, so a variant is always recognisable.
 Deterministic: the random stream of each query is seeded from (seed, corpus, query,
 variant number). Standard library only (Python 3.11).
 
-Usage: python3 typos.py [QUERYSET.json ...] [--seed 29] [--variants 2]
-       (no files: every query set of this directory: braindump, adr, manual, literate)
+Usage: python3 typos.py [QUERYSET.json ...] [--set NAME ...] [--seed 29] [--variants 2]
+       (no files or sets: the four first query sets of this directory: braindump, adr,
+       manual, literate; --set braindump_fit: braindump_fit.json -> braindump_fit_typos.json)
+
+The output is named after the query set's file: X.json -> X_typos.json beside it.
 """
 import os as _os
 _DATA = _os.path.dirname(_os.path.abspath(__file__))
@@ -172,7 +175,8 @@ def form_options(word):
     opts = []
     if not re.search(r"[aeiouy]", word) or re.search(r"(as|cs)$", word):
         return opts  # acronyms (sbcl, fqdn) and words like emacs, faas have no other form
-    if word.endswith("ed"):
+    participle = word.endswith("ed") and not word.endswith("eed")  # feed, need, elfeed are not
+    if participle:
         pass  # a participle has no plural
     elif re.search(r"(ss|us|is)$", word) or not word.endswith("s"):
         opts.append(("plural", _add_suffix(word, "s"), "singular->plural"))
@@ -181,14 +185,14 @@ def form_options(word):
     base = _stem(word)
     if word.endswith("ing") and len(base) >= 5:
         opts += [("tense", _add_suffix(base, "ed"), "-ing->-ed"), ("tense", _add_suffix(base, "s"), "-ing->-s")]
-    elif word.endswith("ed") and len(base) >= 4:
+    elif participle and len(base) >= 4:
         opts += [("tense", _add_suffix(base, "ing"), "-ed->-ing")]
     return [o for o in opts if o[1] != word and len(o[1]) >= 3]
 
 
 def form_weight(word):
     """Words that already show a number or tense ending are the likeliest to be retyped in another form."""
-    return 3 if re.search(r"(ing|ed|[^s]s)$", word) else 1
+    return 3 if re.search(r"(ing|[^e]ed|[^s]s)$", word) else 1
 
 
 def make_variant(rng, words, vtype):
@@ -284,7 +288,10 @@ def process(path, seed, n):
                       "keyword_form: a plural/singular or tense change, sometimes with one typo. "
                       "Targets are those of the source query."),
            "corpus": corpus, "seed": seed, "queries": queries}
-    dest = os.path.join(os.path.dirname(os.path.abspath(path)), f"{corpus}_typos.json")
+    # named after the query set (braindump.json -> braindump_typos.json,
+    # braindump_fit.json -> braindump_fit_typos.json), not after its corpus
+    stem = os.path.splitext(os.path.basename(path))[0]
+    dest = os.path.join(os.path.dirname(os.path.abspath(path)), f"{stem}_typos.json")
     with open(dest, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
@@ -297,11 +304,14 @@ def process(path, seed, n):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME",
+                    help="a query set of this directory by name, e.g. braindump_fit (repeatable)")
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--variants", type=int, default=2)
     a = ap.parse_args(argv)
     here = os.path.dirname(os.path.abspath(__file__))
-    files = a.files or [os.path.join(here, f"{c}.json") for c in ("braindump", "adr", "manual", "literate")]
+    files = a.files + [os.path.join(here, f"{n}.json") for n in a.set]
+    files = files or [os.path.join(here, f"{c}.json") for c in ("braindump", "adr", "manual", "literate")]
     for f in files:
         process(f, a.seed, a.variants)
 
