@@ -69,3 +69,19 @@ def test_a_mistyped_query_is_answered_as_it_was_read(cli, notes: Path, tiny_mode
     doc = context(cli, notes, 2000, "flashcrd", "principels")
     assert doc["corrected"] == "flashcard principles"
     assert doc["included"][0]["id"] == "cards" and doc["reason"] is None
+
+
+def test_a_heading_that_ranks_first_keeps_its_place_when_its_file_comes_after(cli, tmp_path: Path) -> None:
+    """The file after one of its heading nodes gives only its other lines: the heading keeps its rank and ID."""
+    notes = write_notes(tmp_path / "notes", {
+        "bees.org": ":PROPERTIES:\n:ID: bees\n:END:\n#+title: Bees\n\nA hive keeps one queen and her workers.\n\n"
+                    "* Swarming\n:PROPERTIES:\n:ID: swarming\n:END:\n"
+                    "Swarming: the old queen leaves the hive with half the workers to found a new hive.\n",
+        "other.org": ":PROPERTIES:\n:ID: other\n:END:\n#+title: Wasps\n\nWasps build paper nests.\n",
+    })
+    doc = context(cli, notes, 2000, "swarming", "queen", "hive")
+    ids = [e["id"] for e in doc["included"]]
+    assert ids[0] == "swarming" and "bees" in ids
+    bees = doc["included"][ids.index("bees")]
+    assert "Swarming:" not in bees["content"] and "one queen" in bees["content"]  # no line given twice
+    assert not any("included instead" in o["reason"] for o in doc["omitted"])

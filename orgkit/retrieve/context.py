@@ -127,10 +127,10 @@ class _Gatherer:
     def offer(self, doc: ReadDoc, score: float | None, found_by: list[str]) -> dict | None:
         """Include `doc` whole or as an excerpt (its entry), otherwise say why not. No text is included twice.
 
-        A doc inside one already included whole is left out; a doc that holds
-        included ones (a file after one of its heading nodes) takes their
-        place, in the rank of the first, when it fits whole. A doc that
-        overlaps an excerpt gives only the lines not yet given.
+        A doc inside one already included whole is left out. A doc that
+        overlaps what is included (a file after one of its heading nodes, or
+        after an excerpt of itself) gives only the lines not yet given: what
+        ranked higher keeps its place and its ID.
         """
         result = self.result
         brief = {"id": doc.id, "title": doc.title, "file": doc.file, "tokens": doc.tokens}
@@ -139,22 +139,18 @@ class _Gatherer:
         if inside is not None:
             result.omitted.append({**brief, "reason": f"inside {inside.doc.id}, already included"})
             return None
-        held = [t for t in same_file if _contains(doc, t.doc)]
         first, last = _span(doc)
-        overlapping = [t for t in same_file if t not in held
-                       and any(a <= last and first <= b for a, b in t.ranges)]
-        freed = sum(t.entry["tokens"] for t in held)
-        fits = result.tokens - freed + doc.tokens <= self.budget
-        if not overlapping and fits and (doc.tokens <= self.share or freed):
+        overlapping = [t for t in same_file if any(a <= last and first <= b for a, b in t.ranges)]
+        if not overlapping and result.tokens + doc.tokens <= self.budget and doc.tokens <= self.share:
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
-            return self._take(_Taken(doc, entry, [(first, last)]), score, held)
+            return self._take(_Taken(doc, entry, [(first, last)]), score)
         skip = [r for t in same_file for r in t.ranges]
         part = excerpt(self.index, doc, self.query, min(self.budget - result.tokens, self.share),
                        embedder=self.embedder, cache=self.cache, skip=skip)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
             return None
-        return self._take(_excerpted(doc, part, found_by), score, [])
+        return self._take(_excerpted(doc, part, found_by), score)
 
     def widen(self) -> None:
         """Spend what is left of the budget on more of each excerpt, in rank order.
@@ -178,20 +174,12 @@ class _Gatherer:
             self.taken[at] = wider
             self.result.included[at] = wider.entry
 
-    def _take(self, taken: _Taken, score: float | None, held: list[_Taken]) -> dict:
-        """Put `taken` in the result, in place of the `held` entries inside it (at the first one's rank)."""
+    def _take(self, taken: _Taken, score: float | None) -> dict:
+        """Put `taken` in the result, after what ranked higher."""
         if score is not None:
             taken.entry["score"] = score
-        at = min((self.taken.index(t) for t in held), default=len(self.taken))
-        for t in held:
-            gone = self.taken.index(t)
-            del self.taken[gone]
-            old = self.result.included.pop(gone)
-            self.result.omitted.append({"id": old["id"], "title": old["title"], "file": old["file"],
-                                        "tokens": old["tokens"], "reason": f"inside {taken.doc.id}, included instead"})
-        at = min(at, len(self.taken))
-        self.taken.insert(at, taken)
-        self.result.included.insert(at, taken.entry)
+        self.taken.append(taken)
+        self.result.included.append(taken.entry)
         return taken.entry
 
     def add_linked(self, locator: Locator, relevant: set[str]) -> None:

@@ -191,7 +191,7 @@ def search(
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total, agree)
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -235,8 +235,7 @@ def _credit(term: Term) -> float:
 
 
 def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
-           agree: bool = True) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -247,11 +246,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     answers the query (what `context` takes in) when it reaches the query
     floor itself: under a model, by meaning and words together (a passage
     holding two rare words of a long question, "pros" and "cons", and
-    nothing of its meaning does not answer it). Whether the rankings agree
-    is the query's signal, not a hit's: a disputed query must reach the
-    higher floor, and once it does, a note below that floor but above the
-    query floor answers it too (holding the hits to the disputed floor left
-    out in-corpus targets the query had found).
+    nothing of its meaning does not answer it).
     """
     if not hits:
         return None
@@ -267,7 +262,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
         signals.append(floor.Signals(cosine, floor.coverage(
             [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals), agree)
+                         max(signal.coverage for signal in signals))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
