@@ -414,19 +414,22 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
 
     The title match's score is raised by the most any node can have, so the
     list stays sorted by the score it shows. A node keeps the passage of the
-    ranking that ranked it higher.
+    ranking that gave it more of its score (its weight over its rank): in a
+    long file, the passage a trusted ranking found, not the one a ranking
+    with little evidence put at the same rank.
     """
     scores = fusion.reciprocal_rank([(trust.dense, [n for n, _, _ in dense]),
                                      (trust.lexical, [n for n, _, _ in lexical])], RRF_K)
     if title_match in scores:
         scores[title_match] += (trust.lexical + trust.dense) / (RRF_K + 1)
-    best: dict[int, tuple[int, int]] = {}  # node -> (rank, passage)
-    for ranking in (lexical, dense):
+    best: dict[int, tuple[float, int, int]] = {}  # node -> (its share of the score, rank, passage)
+    for weight, ranking in ((trust.lexical, lexical), (trust.dense, dense)):
         for rank, (node, chunk, _) in enumerate(ranking, 1):
-            if node not in best or rank < best[node][0]:
-                best[node] = (rank, chunk)
-    order = sorted(scores, key=lambda n: (-scores[n], best[n][0]))
-    return [(n, best[n][1], scores[n]) for n in order]
+            share = weight / (RRF_K + rank)
+            if node not in best or share > best[node][0]:
+                best[node] = (share, rank, chunk)
+    order = sorted(scores, key=lambda n: (-scores[n], best[n][1]))
+    return [(n, best[n][2], scores[n]) for n in order]
 
 
 def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term]) -> int | None:
