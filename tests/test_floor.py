@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
 from conftest import REPO, SHARED, shared_path, write_notes
 from test_index import NOTES
+
+if TYPE_CHECKING:
+    from orgkit.retrieve.search import SearchResult
 
 
 def search(cli, notes: Path, *args: str) -> list[dict]:
@@ -67,8 +71,9 @@ BRAINDUMP_FILES = ("spaced_repetition", "richard_hamming", "bloom_filter", "cuck
 MANUAL_FILES = ("20261202121900-token-budgets", "20261202120100-installing")
 
 
-def test_off_topic_questions_find_nothing_relevant_with_the_real_model(tmp_path: Path, monkeypatch) -> None:
-    """Notes from braindump and the manual: their own queries pass the floor, the dev set's off-topic ones do not."""
+@pytest.fixture
+def minilm(monkeypatch) -> Callable[[Path], Callable[[str], "SearchResult"]]:
+    """Index a notes folder with the real model; a search of it (skips when the shared model is absent)."""
     from orgkit.config import load
     from orgkit.embed import Embedder
     from orgkit.index import Index, update
@@ -80,22 +85,36 @@ def test_off_topic_questions_find_nothing_relevant_with_the_real_model(tmp_path:
         pytest.skip("the offline model in ../shared/models is absent")
     monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
     monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
+    opened: list = []
+
+    def indexed(notes: Path) -> Callable[[str], "SearchResult"]:
+        index, embedder, cache = Index.at(notes), Embedder.from_config(load(notes)), VectorCache()
+        update(index, embedder=embedder)
+        opened.append(index)
+        return lambda query: search_index(index, query, embedder=embedder, cache=cache)
+
+    yield indexed
+    for index in opened:
+        index.close()
+
+
+def test_off_topic_questions_find_nothing_relevant_with_the_real_model(tmp_path: Path, minilm) -> None:
+    """Notes from braindump and the manual: their own queries pass the floor, the dev set's off-topic ones do not."""
     notes = tmp_path / "mixed"
     notes.mkdir()
     for name in BRAINDUMP_FILES:
         shutil.copy(shared_path("corpora", "braindump", "reference", f"{name}.org"), notes)
     for name in MANUAL_FILES:
         shutil.copy(REPO / "notes" / f"{name}.org", notes)
-    index, embedder, cache = Index.at(notes), Embedder.from_config(load(notes)), VectorCache()
-    update(index, embedder=embedder)
+    search_index = minilm(notes)
     for query, title in (("gaussian filtering", "Gaussian Filter"), ("robot kinematcs", "Robot Kinematics"),
                          ("token budget", "Token budgets"), ("how do I install orgkit", "Installing orgkit"),
                          ("studyng", "Studying"), ("gausian filtr", "Gaussian Filter")):
-        found = search_index(index, query, embedder=embedder, cache=cache)
+        found = search_index(query)
         assert found.relevant and found.hits[0].title == title and found.hits[0].relevant, query
     queries = json.loads((REPO / "bench" / "retrieval_dev.json").read_text())["queries"]
     for query in [q["query"] for q in queries if q["kind"] == "off-topic"]:
-        found = search_index(index, query, embedder=embedder, cache=cache)
+        found = search_index(query)
         assert not found.relevant and not any(h.relevant for h in found.hits), query
 
 
@@ -167,20 +186,9 @@ ADRS = {"01-arachne-configuration": "arachne config schema", "09-govuk-documentd
         "15-ucsschool-bff-rest-service": "bff rankine api"}
 
 
-def test_the_floor_holds_on_a_second_corpus_nothing_was_fitted_on(tmp_path: Path, monkeypatch) -> None:
+def test_the_floor_holds_on_a_second_corpus_nothing_was_fitted_on(tmp_path: Path, minilm) -> None:
     """Decision records (none of them seen while the floor was fitted): queries written blind for them pass with
     their record first, and the everyday questions written blind for the corpus find nothing relevant."""
-    from orgkit.config import load
-    from orgkit.embed import Embedder
-    from orgkit.index import Index, update
-    from orgkit.retrieve.search import VectorCache
-    from orgkit.retrieve.search import search as search_index
-
-    model = SHARED / "models" / "all-MiniLM-L6-v2-int8"
-    if not model.is_dir():
-        pytest.skip("the offline model in ../shared/models is absent")
-    monkeypatch.setenv("ORGKIT_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
-    monkeypatch.setenv("ORGKIT_MODEL_PATH", str(model))
     notes = tmp_path / "adr"
     notes.mkdir()
     for name in ADRS:
@@ -189,13 +197,11 @@ def test_the_floor_holds_on_a_second_corpus_nothing_was_fitted_on(tmp_path: Path
                 else line for line in lines if not line.startswith("# ")]
         title = next(line[2:] for line in lines if line.startswith("# "))
         (notes / f"{name}.org").write_text(f":PROPERTIES:\n:ID: {name}\n:END:\n#+title: {title}\n\n" + "\n".join(body))
-    index, embedder, cache = Index.at(notes), Embedder.from_config(load(notes)), VectorCache()
-    update(index, embedder=embedder)
+    search_index = minilm(notes)
     for name, query in ADRS.items():
-        found = search_index(index, query, embedder=embedder, cache=cache)
+        found = search_index(query)
         assert found.relevant and found.hits[0].id == name and found.hits[0].relevant, query
     everyday = json.loads((REPO / "bench" / "retrieval_blind" / "adr_everyday.json").read_text())["queries"]
     for query in [q["query"] for q in everyday]:
-        found = search_index(index, query, embedder=embedder, cache=cache)
+        found = search_index(query)
         assert not found.relevant and not any(h.relevant for h in found.hits), query
-    index.close()
