@@ -3,12 +3,18 @@
 Every fusion here is by reciprocal rank: each list adds weight / (k + rank)
 for each key it ranks. Ranks need no common scale and mean the same in a pool
 of one as in a pool of fifty, so nothing breaks on a query that one note
-answers alone. What differs per query is each list's weight: how far the
-evidence says it is worth following (`Trust`). Search weighs its dense
-ranking by how far its top cosine clears the model's hit floor (floor.py) and
-its word ranking by how much of the query, weighted by rarity, its top passage
-holds, less when a confident dense ranking puts another note on top; the
-headline scan and search have fixed weights (candidates.py).
+answers alone. What differs per query is each list's weight (`Trust`): for
+search, the probability that the ranking's top note answers the query, read
+from the evidence for it: BM25's from how much of the query, weighted by
+rarity, its top passage holds; dense's from how far its top cosine clears the
+model's hit floor (floor.py). Each is a logistic curve fitted on the fitting
+query sets (`python bench/fit_fusion.py`, figures in bench/README.md). When
+BM25's top note is not among dense's first few, the two disagree and at most
+one of them is right, so each weighs by the chance that it is and the other
+is not: a paraphrase whose
+few shared words point BM25 at another note follows the dense ranking, and a
+note holding the query's rare words is not buried by an unsure dense one.
+The headline scan and search have fixed weights (candidates.py).
 """
 
 from __future__ import annotations
@@ -18,7 +24,12 @@ from typing import Hashable, Iterable, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
+import math
+
 LEAST_TRUST = 0.05  # a ranking with no evidence for it still breaks ties among the others
+# P(the ranking's top note answers the query) = 1 / (1 + exp(-(intercept + slope x evidence)))
+LEXICAL_FIT = (-2.77, 5.47)  # evidence: the idf-weighted share of the query BM25's top passage holds
+DENSE_FIT = (-1.15, 3.46)  # evidence: the confidence of dense's top cosine (floor.Floors.confidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,29 +40,18 @@ class Trust:
     dense: float
 
 
-def trust(coverage: float, rarity: float, confidence: float, agree: bool) -> Trust:
-    """Both rankings' weights for one query: BM25's from what its top passage holds of the query
-    (`lexical_trust`), dense's from its confidence (`dense_trust`). When BM25's top node is not
-    near the top of a confident dense ranking, the two disagree and the dense one's confidence
-    is evidence against the words: a paraphrase shares a few words with some other note."""
-    dense = dense_trust(confidence)
-    lexical = lexical_trust(coverage, rarity)
-    return Trust(lexical if agree else max(LEAST_TRUST, lexical * (1.0 - dense)), dense)
+def trust(coverage: float, confidence: float, agree: bool) -> Trust:
+    """Both rankings' weights for one query: the probability each one's top note is right; when
+    they disagree on it (not `agree`), the probability that it is right and the other wrong."""
+    lexical, dense = _probability(LEXICAL_FIT, coverage), _probability(DENSE_FIT, confidence)
+    if agree:
+        return Trust(lexical, dense)
+    return Trust(max(LEAST_TRUST, lexical * (1.0 - dense)), max(LEAST_TRUST, dense * (1.0 - lexical)))
 
 
-def lexical_trust(coverage: float, rarity: float) -> float:
-    """BM25's weight: the idf-weighted share of the query its top passage holds, times the square
-    root of the rarity of the rarest word it holds (its idf against that of a word one passage holds).
-
-    A passage holding every rare word of the query is strong evidence; one
-    holding only its common words, or words every note has, is little.
-    """
-    return max(LEAST_TRUST, min(1.0, coverage) * min(1.0, max(rarity, 0.0)) ** 0.5)
-
-
-def dense_trust(confidence: float) -> float:
-    """The dense ranking's weight from how confidently its top cosine clears the corpus's floor (0 to 1)."""
-    return max(LEAST_TRUST, min(1.0, confidence))
+def _probability(fit: tuple[float, float], evidence: float) -> float:
+    intercept, slope = fit
+    return 1.0 / (1.0 + math.exp(-(intercept + slope * min(1.0, max(evidence, 0.0)))))
 
 
 def reciprocal_rank(parts: Iterable[tuple[float, list[K]]], k: float) -> dict[K, float]:

@@ -7,10 +7,11 @@ PostgreSQL, the same BM25 from stored terms), matches in the outline path
 weighted up; a query word no passage holds is replaced by its closest words in
 the index (index/vocab.py), and the relevance floor reads the query as
 corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
-weighted per query by the evidence for it: BM25 by the idf-weighted share of
-the query its top passage holds, dense by how its top cosine stands against
-the model's floors (floor.py), BM25 less when the two disagree on the top
-note and dense is confident. A note that holds every
+weighted per query by the probability that its top note is right, read from
+the evidence for it: BM25's from the idf-weighted share of the query its top
+passage holds, dense's from how its top cosine stands against the model's
+floors (floor.py); when the two disagree on the top note, each by the chance
+that it is right and the other wrong. A note that holds every
 rare word of a query is not buried by a dense ranking that found nothing
 sure, and a paraphrase no passage shares words with follows the dense
 ranking. A node that BM25 ranks near the top and whose title is the query's
@@ -178,7 +179,7 @@ def search(
         total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            trust = fusion.trust(*_top_evidence(conn, terms, lexical, total),
+            trust = fusion.trust(_top_evidence(conn, terms, lexical, total),
                                  floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
             fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
         else:
@@ -216,17 +217,14 @@ def _as_read(vectors: VectorSet, scores, corrected: str | None, embedder: Embedd
     return np.maximum(scores, dense_scores(vectors, embedder.embed_query(corrected)))
 
 
-def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int) -> tuple[float, float]:
-    """What BM25's top passage holds of the query: the idf-weighted share of its words, and the idf of
-    the rarest one against a word only one passage holds ((0, 0) with no match)."""
+def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int) -> float:
+    """The idf-weighted share of the query's words BM25's top passage holds (0 with no match)."""
     if not lexical or not terms:
-        return 0.0, 0.0
+        return 0.0
     top = lexical[0][1]
     held = _words_held(conn, terms, [top])
     weights = [floor.idf(t.docs, total) for t in terms]
-    share = floor.coverage([(w, _credit(t) if top in held[i] else 0.0) for i, (w, t) in enumerate(zip(weights, terms))])
-    rarest = max((w for i, w in enumerate(weights) if top in held[i]), default=0.0)
-    return share, rarest / floor.idf(1, total)
+    return floor.coverage([(w, _credit(t) if top in held[i] else 0.0) for i, (w, t) in enumerate(zip(weights, terms))])
 
 
 def _credit(term: Term) -> float:
