@@ -19,12 +19,11 @@ The headline scan and search have fixed weights (candidates.py).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Hashable, Iterable, TypeVar
 
 K = TypeVar("K", bound=Hashable)
-
-import math
 
 LEAST_TRUST = 0.05  # a ranking with no evidence for it still breaks ties among the others
 # P(the ranking's top note answers the query) = 1 / (1 + exp(-(intercept + slope x evidence)))
