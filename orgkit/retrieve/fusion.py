@@ -49,8 +49,10 @@ def trust(coverage: float, confidence: float, agree: bool) -> Trust:
 
 
 def _probability(fit: tuple[float, float], evidence: float) -> float:
+    """The fitted curve at `evidence`, held to the 0-1 range it was fitted on (no evidence: 0)."""
     intercept, slope = fit
-    return 1.0 / (1.0 + math.exp(-(intercept + slope * min(1.0, max(evidence, 0.0)))))
+    held = min(1.0, max(evidence, 0.0)) if math.isfinite(evidence) else 0.0
+    return 1.0 / (1.0 + math.exp(-(intercept + slope * held)))
 
 
 def reciprocal_rank(parts: Iterable[tuple[float, list[K]]], k: float) -> dict[K, float]:
