@@ -1,5 +1,5 @@
-"""A warm process keeps note files read and parsed between calls: never stale, never unbounded,
-never a way past the symlink check."""
+"""A warm process keeps what it read between calls (note files read and parsed, the index's word
+counts): never stale, never unbounded, never a way past the symlink check."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from conftest import write_notes
 from orgkit.errors import OrgkitError
+from orgkit.index import Index, update
 from orgkit.ops import OpContext, call
+from orgkit.retrieve.search import search
 from orgkit.texts import KeptFiles, TextCache
 
 NOTE = ":PROPERTIES:\n:ID: {id}\n:END:\n#+title: {title}\n\n{body}\n"
@@ -96,3 +98,18 @@ def test_a_warm_context_gives_a_note_as_it_is_now(tmp_path: Path, tiny_model: Pa
     finally:
         ctx.close()
 
+
+def test_word_counts_kept_for_one_index_are_counted_again_when_it_changes(tmp_path: Path) -> None:
+    """A word no passage held is not searched for; once a note holds it, it is."""
+    notes = write_notes(tmp_path / "notes", {"zoo.org": _note("zoo", "Zoo", "The zebras graze.")})
+    index = Index.at(notes, tmp_path / "state")
+    try:
+        update(index)
+        before = search(index, "okapis zebras", mode="lexical")
+        assert [h.id for h in before.hits] == ["zoo"]
+        write_notes(notes, {"okapi.org": _note("okapi", "Okapi", "Okapis live in forests.")})
+        update(index)
+        after = search(index, "okapis zebras", mode="lexical")
+        assert [h.id for h in after.hits][0] == "okapi" and after.corrected is None
+    finally:
+        index.close()
