@@ -43,6 +43,7 @@ HUB_TIMEOUT = 2.0  # seconds the hub gets to answer before a pull gives up
 BATCH_TOKENS = 4096  # padded tokens per batch
 BATCH_ITEMS = 64  # texts per batch, even when they are short
 ATTENTION_CELLS = 1 << 17  # texts x longest^2 per batch: attention's share of memory
+RECENT_QUERIES = 4  # query vectors kept: a call embeds its query, and perhaps the query as corrected
 HOW_TO_GET = ("run `orgkit model pull` to download it, or set ORGKIT_MODEL_PATH "
               "to a local copy")
 
@@ -84,8 +85,9 @@ class Embedder:
     _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one load across threads
-    # The last query's vector: a context ranks notes, then the passages of a long one, by the same query.
-    _last_query: tuple[str, Any] | None = field(default=None, repr=False)
+    # The last few queries' vectors, newest first: a context ranks notes, then the passages of a long
+    # one, by the same query, and a mistyped query is judged as corrected between the two.
+    _recent: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
 
     @classmethod
     def from_config(cls, config: "Config") -> "Embedder":
@@ -288,13 +290,14 @@ class Embedder:
     def embed_query(self, text: str) -> "np.ndarray":
         import numpy as np
 
-        last = self._last_query
-        if last is not None and last[0] == text:
-            return last[1]
+        recent = self._recent  # replaced whole, never changed in place: threads may share the embedder
+        for seen, vector in recent:
+            if seen == text:
+                return vector
         self.load()
         vector = next(iter(self._model.query_embed(text)))
         out = normalise(np.asarray(vector, dtype=np.float32)[None, :])[0]
-        self._last_query = (text, out)
+        self._recent = ((text, out), *recent[:RECENT_QUERIES - 1])
         return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,19 @@ def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after
     if resume:
         resume_memory(ctx)
     return ctx
+
+
+def one_blas_thread() -> None:
+    """Vector products in a server run on one OpenBLAS thread (read when numpy first loads, which is after
+    this; a server's worker processes inherit it).
+
+    OpenBLAS splits a product over every core, and its threads then spin,
+    waiting for the next one, longer than a server waits between calls: a warm
+    context call cost the machine twice the CPU it used. One thread takes a few
+    milliseconds more only over tens of thousands of passages, and a server
+    busy with several calls has the other cores at work anyway.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def resume_memory(ctx: OpContext) -> None:
@@ -61,6 +75,7 @@ def register(main: click.Group) -> None:
     def serve_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None,
                       address: str | None, workers: int | None) -> None:
         """Answer JSON requests on stdin, one a line: {"op": NAME, ...} for every op in `orgkit ops`."""
+        one_blas_thread()
         if address is not None:
             from ..http import default_workers, run
 
@@ -78,6 +93,7 @@ def register(main: click.Group) -> None:
     @handle_errors
     def mcp_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None) -> None:
         """A Model Context Protocol server on stdio: the operations as tools, skills as prompts, notes as resources."""
+        one_blas_thread()
         from ..mcp import run_stdio
 
         run_stdio(server_context(notes_dir, state_dir, recheck_after))

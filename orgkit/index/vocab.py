@@ -27,6 +27,8 @@ MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _ranges_lock = threading.Lock()
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
+_counts: dict = {}  # "key": (index file, generation); stem -> documents (0: none holds it)
+COUNTS_KEPT = 100_000  # stems whose counts a process keeps for one generation of the index
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +85,36 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Te
     """The query's words with their document counts, each unmatched one corrected when it can be."""
     out = []
     stems = stem(words)
-    counts = vocabulary.documents(conn, set(stems))
+    counts = _documents(conn, set(stems), vocabulary)
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
         out.append(Term(word, stemmed, docs,
                         () if docs or len(word) < SHORTEST else nearest(conn, stemmed, vocabulary)))
     return out
+
+
+def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dict[str, int]:
+    """How many passages hold each of `stems`: counted once per generation of the index in a process
+    (fts5vocab reads a term's whole list to count it), the others asked of the database."""
+    key = (vocabulary.key, _generation(conn))
+    with _ranges_lock:
+        if _counts.get("key") != key or len(_counts) > COUNTS_KEPT:
+            _counts.clear()
+            _counts["key"] = key
+        known = {s: _counts[s] for s in stems if s in _counts}
+    missing = stems - known.keys()
+    if missing:
+        found = vocabulary.documents(conn, missing)
+        with _ranges_lock:
+            if _counts.get("key") == key:
+                _counts.update({s: found.get(s, 0) for s in missing})
+        known |= found
+    return {s: n for s, n in known.items() if n}
+
+
+def _generation(conn: Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return row[0] if row else "0"
 
 
 def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> str | None:
@@ -158,8 +184,7 @@ def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list
     of terms costs more the larger the index: a long-lived process keeps each
     range it read until the index changes (its generation moves on).
     """
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    key = (vocabulary.key, row[0] if row else "0")
+    key = (vocabulary.key, _generation(conn))
     with _ranges_lock:
         if _ranges.get("key") != key:
             _ranges.clear()

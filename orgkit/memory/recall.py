@@ -21,6 +21,7 @@ from ..index import Index, refresh
 from ..retrieve.context import ContextResult, context
 from ..retrieve.scope import Scope
 from ..retrieve.search import VectorCache
+from ..texts import KeptFiles
 from .store import Store
 
 
@@ -74,18 +75,19 @@ def _withheld(prov: dict, scope: Scope | None) -> str | None:
 
 def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
            embedder: Embedder | None = None, index: Index | None = None,
-           cache: VectorCache | None = None, scope: Scope | None = None) -> ContextResult:
+           cache: VectorCache | None = None, scope: Scope | None = None,
+           kept: KeptFiles | None = None) -> ContextResult:
     """Context for `query` with provenance, from the notes in `scope`; the call is audited before it returns.
 
     `index` is a caller's up-to-date index (a server's); without one, the index of
-    the notes is brought up to date here."""
+    the notes is brought up to date here. `kept` is a warm process's read files."""
     if index is not None:
-        result = _gather(store, index, query, budget, embedder, cache, scope)
+        result = _gather(store, index, query, budget, embedder, cache, scope, kept)
     else:
         index = Index.of(store.cfg, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
-            result = _gather(store, index, query, budget, embedder, cache, scope)
+            result = _gather(store, index, query, budget, embedder, cache, scope, kept)
         finally:
             index.close()
         result.warnings[:0] = warnings
@@ -96,14 +98,15 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
 
 
 def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embedder | None,
-            cache: VectorCache | None, scope: Scope | None) -> ContextResult:
+            cache: VectorCache | None, scope: Scope | None, files: KeptFiles | None = None) -> ContextResult:
     """The context without the withheld notes, whose share of the budget goes to the next
     notes in rank (the context is gathered again with that much more room). Deposits the
     scope leaves out for want of admission are gathered and withheld here, with the reason."""
     offered = replace(scope, offer_pending=True) if scope is not None and scope.withholds_pending else scope
     room = 0
     for _ in range(3):
-        result = context(index, query, budget=budget + room, embedder=embedder, cache=cache, scope=offered)
+        result = context(index, query, budget=budget + room, embedder=embedder, cache=cache, scope=offered,
+                         kept=files)
         kept, withheld = [], []
         for entry in result.included:
             prov = provenance(store, entry["id"], entry["file"])

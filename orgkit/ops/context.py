@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..index.embedding import BackgroundEmbedder
     from ..retrieve.search import VectorCache
     from ..skills import Registry
+    from ..texts import KeptFiles
 
 
 @dataclass
@@ -81,6 +82,7 @@ class OpContext:
         self._index: Index | None = None
         self._embedder: Embedder | None = None
         self._cache: VectorCache | None = None
+        self._kept: KeptFiles | None = None
         self._skills: Registry | None = None
         self._checked: dict[bool, float] = {}  # embed? -> when the files were last checked
         self._background: BackgroundEmbedder | None = None
@@ -250,6 +252,18 @@ class OpContext:
 
             self._cache = VectorCache()
         return self._cache
+
+    @property
+    def kept(self) -> "KeptFiles | None":
+        """A warm context's note files, kept read and parsed between calls (one-shot: None, each file is
+        read once anyway)."""
+        if not self.warm or not self.config.has_notes:
+            return None
+        if self._kept is None:
+            from ..texts import KeptFiles
+
+            self._kept = KeptFiles(self.root)
+        return self._kept
 
     def skills(self) -> "Registry":
         """The skills registry, loaded on first use, its warnings reported once."""

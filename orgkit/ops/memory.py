@@ -208,7 +208,8 @@ def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
     ctx.refresh(embed=embedder is not None)
     with _store(ctx) as store:
         result = run(store, args["query"], budget=args["budget"], caller=_caller(ctx, args["caller"]),
-                     embedder=embedder, index=ctx.index, cache=ctx.cache, scope=scope_of(ctx, args))
+                     embedder=embedder, index=ctx.index, cache=ctx.cache, scope=scope_of(ctx, args),
+                     kept=ctx.kept)
     report(ctx, result, embedder)
     return result.to_json()
 

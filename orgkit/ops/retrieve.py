@@ -117,7 +117,7 @@ def context(ctx: OpContext, args: dict[str, Any]) -> dict:
     if not (args["no_update"] and ctx.index.exists()):
         ctx.refresh(embed=embedder is not None)
     result = gather(ctx.index, args["query"], budget=args["budget"], embedder=embedder, cache=ctx.cache,
-                    scope=scope_of(ctx, args))
+                    scope=scope_of(ctx, args), kept=ctx.kept)
     report(ctx, result, embedder)
     return result.to_json()
 

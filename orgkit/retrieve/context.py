@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from ..embed import Embedder
 from ..index.store import Index
 from ..locator import Locator
+from ..texts import KeptFiles, TextCache
+from ..vault import require_dir
 from .candidates import Ranker, find_candidates, search_ranker
 from .headlines import headline_ranker
 from .locate import index_locator
@@ -65,8 +67,12 @@ def context(
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
     scope: Scope | None = None,
+    kept: KeptFiles | None = None,
 ) -> ContextResult:
-    """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all)."""
+    """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all).
+
+    `kept` is a warm process's files, read and parsed in an earlier call (None: read each file here).
+    """
     result = ContextResult(query=query, budget=budget)
     searcher = search_ranker(index, embedder, cache, scope)
     rankers: dict[str, Ranker] = {"search": searcher, "scan": headline_ranker(index)}
@@ -86,10 +92,10 @@ def context(
                                f"the nearest miss was {nearest.title!r} ({nearest.id})")
         return result
     locator = index_locator(index)
-    docs = read(index.root, [c.id for c in candidates], locator=locator, texts=index.stored_texts())
+    docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))
     result.warnings.extend(docs.warnings)
     by_id = {d.id: d for d in docs.docs}
-    gather = _Gatherer(index, query, budget, embedder, cache, result, scope)
+    gather = _Gatherer(index, query, budget, embedder, cache, result, scope, kept)
     for candidate in candidates:
         doc = by_id.get(candidate.id)
         if doc is not None:
@@ -97,6 +103,16 @@ def context(
     gather.add_linked(locator, searcher.relevant())
     gather.widen()
     return result
+
+
+def _texts(index: Index, kept: KeptFiles | None) -> TextCache | None:
+    """Where a read takes the files' text: the database's copy where the notes are not here, else the
+    warm process's kept files (None: `read` reads them itself)."""
+    stored = index.stored_texts()
+    if stored is not None or kept is None:
+        return stored
+    require_dir(index.root)
+    return TextCache(index.root, kept=kept)
 
 
 @dataclass
@@ -116,9 +132,11 @@ class _Gatherer:
     """Fills the budget in rank order: a short note whole when it fits, else its best passages."""
 
     def __init__(self, index: Index, query: str, budget: int, embedder: Embedder | None,
-                 cache: VectorCache | None, result: ContextResult, scope: Scope | None) -> None:
+                 cache: VectorCache | None, result: ContextResult, scope: Scope | None,
+                 kept: KeptFiles | None) -> None:
         self.index, self.query, self.budget = index, query, budget
         self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
+        self.kept = kept
         self.taken: list[_Taken] = []
         # A note longer than this gives its best passages first, so that the notes ranked after
         # it get room too; what they leave widens the excerpts (`widen`).
@@ -199,7 +217,7 @@ class _Gatherer:
             if linked:
                 result.omitted.extend({"id": dest, "via": via, "reason": "over budget"} for dest, via in linked)
             return
-        docs = read(self.index.root, [dest for dest, _ in linked], locator=locator, texts=self.index.stored_texts())
+        docs = read(self.index.root, [dest for dest, _ in linked], locator=locator, texts=_texts(self.index, self.kept))
         result.warnings.extend(docs.warnings)
         via_of = dict(linked)
         for doc in docs.docs:

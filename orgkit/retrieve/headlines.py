@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..index.store import Index
+from ..index.words import WORD
 from .search import query_terms
 
 _HEADLINES_SQL = """
@@ -33,15 +34,51 @@ _held: dict[tuple, "Headlines"] = {}  # (index, generation) -> its headlines
 @dataclass(frozen=True)
 class Headlines:
     """Every headline lower-cased in one text, a line each (so a word is found by one regex pass),
-    where each starts, and the node row each names."""
+    where each starts, and the node row each names; and the distinct words of all the headlines in
+    one text, with the headlines each is in."""
 
     text: str
     starts: list[int]
     rows: list[dict]
+    words: "Words"
 
     def holding(self, word: str) -> set[int]:
-        """The headlines (by position) that hold `word`."""
+        """The headlines (by position) that hold `word`.
+
+        A word of letters and digits alone lies, wherever it occurs, inside one
+        run of letters and digits of a headline: it is looked for in the
+        distinct words, one each, not in every headline that repeats them.
+        """
+        if WORD.fullmatch(word):
+            return self.words.holding(word)
         return {bisect.bisect_right(self.starts, m.start()) - 1 for m in re.finditer(re.escape(word), self.text)}
+
+
+@dataclass(frozen=True)
+class Words:
+    """Distinct runs of letters and digits (as `WORD` cuts them) in one text, a line each, where each
+    starts, and the headlines (by position) each is in."""
+
+    text: str
+    starts: list[int]
+    where: list[list[int]]
+
+    @classmethod
+    def of(cls, headlines: list[str]) -> "Words":
+        where: dict[str, list[int]] = {}
+        for at, text in enumerate(headlines):
+            for word in dict.fromkeys(WORD.findall(text)):
+                where.setdefault(word, []).append(at)
+        starts, offset = [], 0
+        for word in where:
+            starts.append(offset)
+            offset += len(word) + 1
+        return cls("\n".join(where), starts, list(where.values()))
+
+    def holding(self, part: str) -> set[int]:
+        """The headlines with a word that contains `part`."""
+        found = {bisect.bisect_right(self.starts, m.start()) - 1 for m in re.finditer(re.escape(part), self.text)}
+        return set().union(*(self.where[k] for k in found))
 
 
 def headlines(index: Index) -> Headlines:
@@ -61,7 +98,7 @@ def headlines(index: Index) -> Headlines:
                 _held.clear()
                 _held[key] = Headlines("\n".join(texts), starts, [
                     {"id": node_id, "title": title, "file": file, "line": line, "level": level, "olp": []}
-                    for _, node_id, title, file, line, level in found])
+                    for _, node_id, title, file, line, level in found], Words.of(texts))
             return _held[key]
 
 

@@ -14,6 +14,9 @@ counts at BACK_MATTER_WEIGHT, after the passages that say something.
 
 from __future__ import annotations
 
+import bisect
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -32,6 +35,7 @@ NEAR_BEST = 0.7  # a piece scoring under this share of the note's best is not wo
 GAP = "\n…\n"  # between passages that are not neighbours in the note
 BACK_MATTER = frozenset({"footnotes", "references", "bibliography", "sources", "further reading", "see also"})
 BACK_MATTER_WEIGHT = 0.5
+CUT_CHARS = 4_000_000  # note text whose pieces a process keeps (each call excerpts the same notes again)
 
 
 @dataclass(slots=True)
@@ -65,15 +69,54 @@ class Excerpt:
         return [{"line": p.first, "end_line": p.last, "olp": p.olp, "tokens": p.tokens} for p in self.pieces]
 
 
+# (first line, last line, outline path, text) of each piece of a note
+_Cuts = tuple[tuple[int, int, tuple[str, ...], str], ...]
+
+
+class _KeptCuts:
+    """Notes' pieces by (file, first line, text, cuts), the least recently used dropped past CUT_CHARS
+    of text: an unchanged note is not cut again, and a changed one is a new key."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.chars = limit, 0
+        self._cuts: OrderedDict[tuple[str, int, str, frozenset[int]], _Cuts] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, doc: ReadDoc, cuts: frozenset[int]) -> _Cuts:
+        key = (doc.file, doc.line, doc.content, cuts)
+        with self._lock:
+            found = self._cuts.get(key)
+            if found is not None:
+                self._cuts.move_to_end(key)
+                return found
+        made = _cut(doc.content, doc.line, cuts)
+        if 2 * len(doc.content) <= self.limit:  # the text and its pieces' text
+            with self._lock:
+                if key not in self._cuts:
+                    self._cuts[key] = made
+                    self.chars += 2 * len(doc.content)
+                while self.chars > self.limit:
+                    (_, _, text, _), _ = self._cuts.popitem(last=False)
+                    self.chars -= 2 * len(text)
+        return made
+
+
+_kept_cuts = _KeptCuts(CUT_CHARS)
+
+
 def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset()) -> list[Piece]:
     """The note cut at its headings and at `cuts` (file lines where a passage starts), in file order."""
-    lines = doc.content.split("\n")
+    return [Piece(first, last, list(olp), text) for first, last, olp, text in _kept_cuts.get(doc, frozenset(cuts))]
+
+
+def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
+    lines = content.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    outline = Outline(doc.content)
-    starts = sorted({0, *outline.heading_lines, *(c - doc.line for c in cuts if 0 < c - doc.line < len(lines))})
+    outline = Outline(content)
+    starts = sorted({0, *outline.heading_lines, *(c - line for c in cuts if 0 < c - line < len(lines))})
     heads = set(outline.heading_lines)
-    out: list[Piece] = []
+    out = []
     bare: int | None = None  # the first line of headings with no text of their own, waiting for a body
     for a, b in zip(starts, starts[1:] + [len(lines)]):
         first = a if bare is None else bare
@@ -83,8 +126,8 @@ def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset()) -> list[Piece]:
         bare = None
         place = outline.place(first)
         olp = place.olp + [place.title] if place.level else place.olp
-        out.append(Piece(doc.line + first, doc.line + b - 1, olp, "\n".join(lines[first:b])))
-    return out
+        out.append((line + first, line + b - 1, tuple(olp), "\n".join(lines[first:b])))
+    return tuple(out)
 
 
 def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embedder | None = None,
@@ -114,8 +157,10 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
         score = dense.get(rowid, 0.0) + LEXICAL_SHARE * lexical.get(rowid, 0.0) / top
         score_at[line] = max(score_at.get(line, score), score)
     cut = [p for p in pieces(doc, set(score_at)) if not _covered(p, skip) and p.text.strip()]
+    scored = sorted(score_at)
     for piece in cut:
-        piece.score = max((s for line, s in score_at.items() if piece.first <= line <= piece.last), default=0.0)
+        inside = scored[bisect.bisect_left(scored, piece.first):bisect.bisect_right(scored, piece.last)]
+        piece.score = max((score_at[line] for line in inside), default=0.0)
         if piece.olp and piece.olp[-1].strip().lower() in BACK_MATTER:
             piece.score *= BACK_MATTER_WEIGHT
     best = max((p.score for p in cut), default=0.0)

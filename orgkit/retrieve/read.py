@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..locator import Locator, rg_locator
-from ..org import Node, OrgFile, parse_org
+from ..org import Node
 from ..texts import TextCache, estimate_tokens
 from ..vault import require_dir
 
@@ -57,24 +57,21 @@ class _Reader:
     root: Path
     locate: Locator
     cache: TextCache
-    parsed: dict[str, OrgFile] = field(default_factory=dict)
 
     def nodes(self, node_id: str, files: list[str]) -> list[tuple[Node, str]]:
         """The node in each file that really holds it (not merely an `:ID:` line in a block),
         in the locator's order: the first is the one the ID resolves to."""
         found: list[tuple[Node, str]] = []
         for rel in files:
-            text = self.cache.text(rel)
-            if text is None:
-                continue
-            if rel not in self.parsed:
-                self.parsed[rel] = parse_org(text, rel)
-            found.extend((n, text) for n in self.parsed[rel].nodes if n.id == node_id)
+            text, parsed = self.cache.text(rel), self.cache.parsed(rel)
+            if text is not None and parsed is not None:
+                found.extend((n, text) for n in parsed.nodes if n.id == node_id)
         return found
 
     def links_in(self, node: Node) -> list[str]:
         """Distinct id-link targets inside the node's text, in order."""
-        links = self.parsed[node.file].links
+        parsed = self.cache.parsed(node.file)
+        links = parsed.links if parsed is not None else []
         targets = (link.dest for link in links if link.type == "id" and node.start < link.pos <= node.end)
         return list(dict.fromkeys(t for t in targets if t != node.id))
 
