@@ -41,20 +41,47 @@ class PgConnection:
     Transactions are explicit (`BEGIN` ... `COMMIT`), as with sqlite3's
     `isolation_level=None`; `BEGIN IMMEDIATE` (SQLite's "take the write lock
     now") is a plain `BEGIN` here, since PostgreSQL locks rows, not the file.
+
+    Round trips are what a call pays for on a busy machine (each one wakes the
+    server's backend, and waits for a core when both are taken), and a reader
+    opens a transaction for every few queries: so `BEGIN` is held back and sent
+    in one pipeline with the transaction's first query, and a transaction that
+    ran no query sends nothing at all. A query with parameters is prepared on the
+    server once psycopg has seen it a few times (its `prepare_threshold`): its
+    parse and plan are then paid once per connection, not per call.
     """
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self._columns: dict[str, list[str]] = {}
+        self._begin: str | None = None  # a BEGIN not yet sent
 
     def execute(self, sql: str, params: Iterable[Any] = ()):
         text = sql.strip()
-        if text.upper().startswith("BEGIN IMMEDIATE"):
-            text = "BEGIN"
         params = tuple(params)
-        # Without parameters psycopg sends the text as it is (several statements allowed).
+        if not params and text.upper().startswith("BEGIN"):
+            self._begin = "BEGIN" if text.upper().startswith("BEGIN IMMEDIATE") else text
+            return _NO_ROWS
+        if self._begin is not None and not params and text.upper() in ("COMMIT", "ROLLBACK"):
+            self._begin = None  # nothing was asked inside: nothing to end
+            return _NO_ROWS
         with self._lost():
-            return self.raw.execute(translate(text) if params else text, params or None, prepare=False)
+            if not params:
+                # Without parameters psycopg sends the text as it is (several statements allowed).
+                self._send_begin()
+                return self.raw.execute(text, None, prepare=False)
+            if self._begin is None:
+                return self.raw.execute(translate(text), params)
+            begin, self._begin = self._begin, None
+            with self.raw.pipeline():
+                self.raw.execute(begin, prepare=False)
+                cursor = self.raw.execute(translate(text), params)
+            return cursor
+
+    def _send_begin(self) -> None:
+        if self._begin is not None:
+            begin, self._begin = self._begin, None
+            self.raw.execute(begin, prepare=False)
 
     @property
     def lost(self) -> bool:
@@ -81,6 +108,7 @@ class PgConnection:
             return
         plain = _PLAIN_INSERT.fullmatch(sql)
         with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
             if plain is None:
                 cur.executemany(translate(sql), batch)
                 return
@@ -101,10 +129,26 @@ class PgConnection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self._begin is not None or self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def close(self) -> None:
         self.raw.close()
+
+
+class _NoRows:
+    """The result of a statement not sent yet (a held-back BEGIN) or not needed (its COMMIT): no rows."""
+
+    def fetchone(self) -> None:
+        return None
+
+    def fetchall(self) -> list:
+        return []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+
+_NO_ROWS = _NoRows()
 
 
 class Row(tuple):
