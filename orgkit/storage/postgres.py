@@ -9,7 +9,9 @@ setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
@@ -55,6 +57,7 @@ class PgConnection:
         self.raw = raw
         self._columns: dict[str, list[str]] = {}
         self._begin: str | None = None  # a BEGIN not yet sent
+        self.pool: Pool | None = None  # where close() gives it back (`pooled`); None: close() closes it
 
     def execute(self, sql: str, params: Iterable[Any] = ()):
         text = sql.strip()
@@ -132,7 +135,93 @@ class PgConnection:
         return self._begin is not None or self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def close(self) -> None:
-        self.raw.close()
+        """Close it, or give it back to the idle connections it was taken from (`pooled`)."""
+        if self.pool is not None:
+            self.pool.give(self)
+        else:
+            self.raw.close()
+
+
+class Pool:
+    """Idle connections to one database, kept for the process's next caller.
+
+    A call of the team server used to open a connection of its own to read the
+    memory tables (and a second for recall): a new session each time, forked by
+    the server and warmed up from cold caches, 2 ms of its CPU and as long again
+    in waiting. A connection is given back unless it was lost or its transaction
+    could not be ended, and is checked before it is handed out again: one whose
+    socket has something to read while idle was ended by the server (a restart,
+    an administrator), so it is closed and the next one tried, and a call after
+    a restart gets a fresh one instead of an error.
+    """
+
+    def __init__(self, url: str, named: bool, keep: int) -> None:
+        self.url, self.named, self.keep = url, named, keep
+        self._idle: list[PgConnection] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> PgConnection:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = connect(self.url, named=self.named)
+                conn.pool = self
+                return conn
+            if _alive(conn):
+                return conn
+            conn.raw.close()
+
+    def give(self, conn: PgConnection) -> None:
+        if not conn.lost and conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")  # what a caller left open (after an error) is not the next one's
+            except Exception:  # noqa: BLE001 - the connection goes, whatever was wrong with it
+                conn.raw.close()
+        with self._lock:
+            if not conn.lost and len(self._idle) < self.keep:
+                self._idle.append(conn)
+                return
+        conn.raw.close()
+
+
+def _alive(conn: PgConnection) -> bool:
+    """Whether an idle connection is still the server's: nothing arrived on it while it waited."""
+    import select
+
+    if conn.lost:
+        return False
+    try:
+        readable, _, _ = select.select([conn.raw.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
+
+
+_pools: dict[tuple[str, bool], Pool] = {}
+_pools_lock = threading.Lock()
+POOL_KEEP = 16  # idle connections kept per database and process: a server's calls at once, about
+
+
+def _forget_pools() -> None:
+    """In a forked child: the parent's idle connections are the parent's sessions (a query sent on
+    one would interleave with the parent's), so the child keeps none of them (psycopg, seeing
+    another process, lets them go without ending the parent's session)."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()  # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def pooled(url: str, *, named: bool = False) -> PgConnection:
+    """A connection to `url` from the process's idle ones (see `Pool`), or a new one; closing it gives it back."""
+    with _pools_lock:
+        pool = _pools.get((url, named))
+        if pool is None:
+            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP)
+    return pool.take()
 
 
 class _NoRows:
@@ -247,10 +336,13 @@ def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration])
 
 
 def prepared(url: str, component: str, migrations: Sequence[Migration], what: str, *,
-             named: bool = False) -> PgConnection:
-    """A connection (see `connect`) to a database with `component`'s schema up to date; a
-    migration that fails closes it and says why in one line naming `what` was being prepared."""
-    conn = connect(url, named=named)
+             named: bool = False, pool: bool = False) -> PgConnection:
+    """A connection (see `connect`; with `pool`, see `pooled`) to a database with `component`'s
+    schema up to date; a migration that fails closes it and says why in one line naming `what`
+    was being prepared. A pooled one's database is checked once per process and schema."""
+    conn = pooled(url, named=named) if pool else connect(url, named=named)
+    if pool and (url, component, len(migrations)) in _migrated:
+        return conn
     try:
         migrate(conn, component, migrations)
     except Exception as exc:
@@ -258,7 +350,12 @@ def prepared(url: str, component: str, migrations: Sequence[Migration], what: st
         if isinstance(exc, OrgkitError):
             raise
         raise OrgkitError(redact(f"cannot prepare {what} in {url}: {first_line(exc)}", url)) from None
+    if pool:
+        _migrated.add((url, component, len(migrations)))
     return conn
+
+
+_migrated: set[tuple[str, str, int]] = set()  # (url, component, migrations) a pooled connection found up to date
 
 
 def schema_version(conn: PgConnection, component: str) -> int:
