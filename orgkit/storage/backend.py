@@ -487,7 +487,10 @@ class PostgresBackend:
 
         dims = len(query_vector)
         model = _literal(fingerprint)
-        indexed = vector_index_name(fingerprint) in self.vector_indexes(conn) and take <= MAX_EF_SEARCH
+        # The one index this model's search could use, looked up by name (the `pg_indexes` view
+        # that lists them all joins five catalogs: 0.65 ms of a search's database time).
+        indexed = take <= MAX_EF_SEARCH and conn.execute(
+            "SELECT to_regclass(?) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
         # Both last until the end of the caller's read transaction.
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}" if indexed
                      else "SET LOCAL enable_indexscan = off")
