@@ -295,9 +295,13 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
 
     PostgreSQL releases a session lock when the session ends, so a writer
     killed mid-way never leaves the lock behind. Without `wait`, yields False
-    at once when another session holds it.
+    at once when another session holds it. The session is one of the process's
+    kept ones (`pooled`: a deposit takes two or three locks, and a new session
+    for each cost the database more than the lock); the lock is released before
+    the session goes back, and a session that cannot say it released it is closed.
     """
-    conn = connect(url)
+    conn = pooled(url)
+    held = False
     try:
         key = lock_key(name)
         if wait:
@@ -307,7 +311,16 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
             held = bool(conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0])
         yield held
     finally:
-        conn.close()  # ends the session, and with it the lock
+        released = True
+        if held:
+            try:
+                released = bool(conn.execute("SELECT pg_advisory_unlock(?)", (lock_key(name),)).fetchone()[0])
+            except Exception:  # noqa: BLE001 - closing the session releases it all the same
+                released = False
+        if released:
+            conn.close()  # back to the kept sessions
+        else:
+            conn.raw.close()  # ends the session, and with it the lock
 
 
 def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration]) -> None:
