@@ -61,7 +61,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 import pg_server
-from corpus import BRAINDUMP
+from corpus import BRAINDUMP, replicate
 
 ORGKIT = [str(Path(sys.executable).with_name("orgkit"))]
 OUT = Path(__file__).resolve().parent / "out" / "http"
@@ -107,6 +107,13 @@ def cpu_seconds(pid: int) -> float:
     stats = [Path(f"/proc/{each}/stat") for each in process_tree(pid)]
     return sum(sum(int(x) for x in stat.read_text().rsplit(")", 1)[1].split()[11:15])
                for stat in stats if stat.exists()) / os.sysconf("SC_CLK_TCK")
+
+
+def database_cpu_s(server) -> float:
+    """CPU time of the PostgreSQL server (its postmaster and every backend, ended ones included); 0 without one."""
+    if server is None:
+        return 0.0
+    return cpu_seconds(int((Path(server.pgdata) / "postmaster.pid").read_text().split()[0]))
 
 
 def tiny_model() -> Path:
@@ -163,26 +170,34 @@ def idle_check(port: int, count: int, url: str, token: str) -> dict:
     return {"idle_opened": count, "idle_closed": closed, "answering_after": answer.status_code == 200}
 
 
-def seed_sqlite(env: dict, name: str) -> Path:
+def copy_corpus(dest: Path, copies: int) -> None:
+    """braindump at `dest`, or (`copies` past 1) that many copies of it under fresh IDs (19: the 10k-file corpus)."""
+    if copies > 1:
+        replicate(BRAINDUMP, dest, copies)
+    else:
+        shutil.copytree(BRAINDUMP, dest)
+
+
+def seed_sqlite(env: dict, name: str, copies: int) -> Path:
     """braindump's copy with its index in the state dir, made once in bench/out/http/."""
     seed = OUT / name
     if not (seed / ".orgkit").is_dir():
         shutil.rmtree(seed, ignore_errors=True)
-        shutil.copytree(BRAINDUMP, seed)
+        copy_corpus(seed, copies)
         t0 = time.perf_counter()
         subprocess.run([*ORGKIT, "index", "--notes", str(seed), "--quiet"], env=env, check=True)
         print(f"indexed in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return seed
 
 
-def seed_postgres(env: dict, server, name: str) -> tuple[Path, str]:
+def seed_postgres(env: dict, server, name: str, copies: int) -> tuple[Path, str]:
     """braindump's copy and its index in the database named after it on the server in bench/out/http-pg/,
     made once: the copy and the database's name."""
     seed, marker = OUT_PG / name, OUT_PG / f"{name}-indexed.json"
     database = f"seed_{name.replace('-', '_')}"
     if not marker.is_file():
         shutil.rmtree(seed, ignore_errors=True)
-        shutil.copytree(BRAINDUMP, seed)
+        copy_corpus(seed, copies)
         url = pg_server.database(server, database)
         t0 = time.perf_counter()
         subprocess.run([*ORGKIT, "index", "--notes", str(seed), "--quiet"], check=True,
@@ -232,6 +247,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None, help="serve --http --workers N")
     ap.add_argument("--mix", choices=sorted(MIXES), default="deposits")
     ap.add_argument("--tiny-model", action="store_true", help="embed with a static model over braindump's words")
+    ap.add_argument("--copies", type=int, default=1, help="braindump copied this often under fresh IDs "
+                    "(19: the 10k-file corpus of bench_index.py)")
     ap.add_argument("--orgkit", default=None, help="the orgkit command to run (e.g. a checkout of main)")
     args = ap.parse_args()
     if args.servers > 1 and not args.postgres:
@@ -246,18 +263,20 @@ def main() -> None:
 
         env |= {"ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(model)}
         name = "braindump-tiny"
+    if args.copies > 1:
+        name += f"-x{args.copies}"
     pg = pg_server.start(OUT_PG / "pgdata") if args.postgres else None
     servers: list[subprocess.Popen] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             notes = Path(tmp) / "braindump"
             if pg is not None:
-                seed, template = seed_postgres(env, pg, name)
+                seed, template = seed_postgres(env, pg, name, args.copies)
                 shutil.copytree(seed, notes, ignore=shutil.ignore_patterns("orgkit-data", ".orgkit"))
                 env["ORGKIT_DATABASE_URL"] = database = pg_server.database(pg, "run", template=template)
                 envs = [env | {"ORGKIT_STATE_DIR": str(Path(tmp) / f"state-{k}")} for k in range(args.servers)]
             else:
-                seed = seed_sqlite(env, name)
+                seed = seed_sqlite(env, name, args.copies)
                 shutil.copytree(seed, notes, ignore=shutil.ignore_patterns("orgkit-data"))
                 envs = [env]
             # The token is in the data dir, which the servers share with the notes.
@@ -283,11 +302,13 @@ def main() -> None:
                                       deposited, stop_at)
 
             cpu_before = sum(cpu_seconds(server.pid) for server in servers)
+            db_cpu_before = database_cpu_s(pg)
             load_before = os.getloadavg()[0]
             started, client_cpu = time.perf_counter(), time.process_time()
             anyio.run(load)
             wall, client_cpu = time.perf_counter() - started, time.process_time() - client_cpu
             cpu = sum(cpu_seconds(server.pid) for server in servers) - cpu_before
+            db_cpu = database_cpu_s(pg) - db_cpu_before
             load_after = os.getloadavg()[0]
             idle = idle_check(int(urls[0].rsplit(":", 1)[1]), args.idle, urls[0], agent)
             rss = [peak_rss_mib(server.pid) for server in servers]
@@ -305,7 +326,7 @@ def main() -> None:
         stop_servers(servers)
         if pg is not None:
             pg_server.stop(pg)
-    report = {"mix": args.mix, "workers": args.workers, "model": env.get("ORGKIT_MODEL"),
+    report = {"mix": args.mix, "workers": args.workers, "model": env.get("ORGKIT_MODEL"), "copies": args.copies,
               "clients": args.clients, "calls": args.calls, "wall_s": round(wall, 1),
               "calls_per_s": round(args.calls / wall, 1), "server_cpu_s": round(cpu, 1),
               "calls_per_server_cpu_s": round(args.calls / cpu, 1) if cpu else None,
@@ -314,6 +335,9 @@ def main() -> None:
               "errors": len(errors), "first_errors": errors[:5],
               "deposits_acknowledged": len(deposited), "deposits_lost": len(set(deposited) - stored),
               "peak_rss_mib_all_processes": round(rss[0], 1), **idle}
+    if pg is not None:
+        report |= {"database_cpu_s": round(db_cpu, 1),
+                   "calls_per_cpu_s_server_and_database": round(args.calls / (cpu + db_cpu), 1)}
     if pg is not None or args.servers > 1:
         report |= {"backend": "postgres" if pg is not None else "sqlite", "servers": args.servers,
                    "peak_rss_mib_all_processes": [round(r, 1) for r in rss],

@@ -129,6 +129,37 @@ def test_an_edit_reaches_both_backends_alike(both) -> None:
         run("postgres", "search", "zebra stripes", "--mode", "lexical")
 
 
+def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path) -> None:
+    """BM25's passage count and token total are kept beside the index, not counted per query: after
+    a first index, an edit, a removal and a rebuild they are what counting the passages gives."""
+    import psycopg
+
+    from orgkit.index import Index, update
+
+    notes = _corpus("manual", tmp_path)
+    index = Index.at(notes, tmp_path / "state", pg_url)
+
+    def kept_and_counted() -> tuple[dict, dict]:
+        with psycopg.connect(pg_url) as conn:
+            kept = dict(conn.execute("SELECT key, value::bigint FROM meta WHERE key IN ('passages', 'passage_tokens')"))
+            n, t = conn.execute("SELECT count(*), sum(tokens) FROM chunks").fetchone()
+        return kept, {"passages": n, "passage_tokens": t}
+
+    update(index)
+    kept, counted = kept_and_counted()
+    assert kept == counted and counted["passages"] > 100
+    first = sorted(notes.rglob("*.org"))[0]
+    first.write_text(first.read_text(encoding="utf-8") + "\n* Zebra stripes\nZebra stripes confuse flies.\n",
+                     encoding="utf-8")
+    sorted(notes.rglob("*.org"))[1].unlink()
+    assert update(index).removed == 1
+    kept, counted = kept_and_counted()
+    assert kept == counted
+    assert index.backend.passage_scores(index.conn, ["zebra"], 1.0, 1, counted["passages"] * 10)
+    update(index, rebuild=True)
+    assert kept_and_counted() == (counted, counted)
+
+
 def test_the_database_url_is_trusted_configuration(cli, tmp_path: Path) -> None:
     """Never from a notes folder's own file; its password never printed."""
     notes = tmp_path / "notes"

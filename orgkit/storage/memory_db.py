@@ -126,6 +126,9 @@ class SqliteFiles:
         (self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
 
 
+_made: set[str] = set()  # databases this process found with the memory tables
+
+
 class PostgresDatabase:
     """The tables in the PostgreSQL database `url` names, and its session advisory locks: the
     server releases one when its holder's connection ends, a killed process's included, so
@@ -144,18 +147,23 @@ class PostgresDatabase:
             self.errors = (psycopg.Error,)
 
     def connect(self) -> Connection:
+        """A connection from the process's idle ones (closing it gives it back): a server's every
+        call reads these tables, and a new session per call cost the database more than the reading."""
         from .postgres import prepared
 
-        return prepared(self.url, "memory", self.migrations, "the memory tables", named=True)
+        return prepared(self.url, "memory", self.migrations, "the memory tables", named=True, pool=True)
 
     def existing(self) -> Connection | None:
-        """A connection, or None when no process made the memory tables yet."""
+        """A connection (pooled, as `connect`'s), or None when no process made the memory tables yet."""
         from . import postgres
 
-        conn = postgres.connect(self.url, named=True)
+        conn = postgres.pooled(self.url, named=True)
+        if self.url in _made:
+            return conn
         if postgres.schema_version(conn, "memory") == 0:
             conn.close()
             return None
+        _made.add(self.url)  # tables once made stay: no need to ask again
         return conn
 
     def made(self) -> bool:

@@ -9,7 +9,9 @@ setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
@@ -41,20 +43,48 @@ class PgConnection:
     Transactions are explicit (`BEGIN` ... `COMMIT`), as with sqlite3's
     `isolation_level=None`; `BEGIN IMMEDIATE` (SQLite's "take the write lock
     now") is a plain `BEGIN` here, since PostgreSQL locks rows, not the file.
+
+    Round trips are what a call pays for on a busy machine (each one wakes the
+    server's backend, and waits for a core when both are taken), and a reader
+    opens a transaction for every few queries: so `BEGIN` is held back and sent
+    in one pipeline with the transaction's first query, and a transaction that
+    ran no query sends nothing at all. A query with parameters is prepared on the
+    server once psycopg has seen it a few times (its `prepare_threshold`): its
+    parse and plan are then paid once per connection, not per call.
     """
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self._columns: dict[str, list[str]] = {}
+        self._begin: str | None = None  # a BEGIN not yet sent
+        self.pool: Pool | None = None  # where close() gives it back (`pooled`); None: close() closes it
 
     def execute(self, sql: str, params: Iterable[Any] = ()):
         text = sql.strip()
-        if text.upper().startswith("BEGIN IMMEDIATE"):
-            text = "BEGIN"
         params = tuple(params)
-        # Without parameters psycopg sends the text as it is (several statements allowed).
+        if not params and text.upper().startswith("BEGIN"):
+            self._begin = "BEGIN" if text.upper().startswith("BEGIN IMMEDIATE") else text
+            return _NO_ROWS
+        if self._begin is not None and not params and text.upper() in ("COMMIT", "ROLLBACK"):
+            self._begin = None  # nothing was asked inside: nothing to end
+            return _NO_ROWS
         with self._lost():
-            return self.raw.execute(translate(text) if params else text, params or None, prepare=False)
+            if not params:
+                # Without parameters psycopg sends the text as it is (several statements allowed).
+                self._send_begin()
+                return self.raw.execute(text, None, prepare=False)
+            if self._begin is None:
+                return self.raw.execute(translate(text), params)
+            begin, self._begin = self._begin, None
+            with self.raw.pipeline():
+                self.raw.execute(begin, prepare=False)
+                cursor = self.raw.execute(translate(text), params)
+            return cursor
+
+    def _send_begin(self) -> None:
+        if self._begin is not None:
+            begin, self._begin = self._begin, None
+            self.raw.execute(begin, prepare=False)
 
     @property
     def lost(self) -> bool:
@@ -81,6 +111,7 @@ class PgConnection:
             return
         plain = _PLAIN_INSERT.fullmatch(sql)
         with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
             if plain is None:
                 cur.executemany(translate(sql), batch)
                 return
@@ -101,10 +132,112 @@ class PgConnection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self._begin is not None or self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def close(self) -> None:
-        self.raw.close()
+        """Close it, or give it back to the idle connections it was taken from (`pooled`)."""
+        if self.pool is not None:
+            self.pool.give(self)
+        else:
+            self.raw.close()
+
+
+class Pool:
+    """Idle connections to one database, kept for the process's next caller.
+
+    A call of the team server used to open a connection of its own to read the
+    memory tables (and a second for recall): a new session each time, forked by
+    the server and warmed up from cold caches, 2 ms of its CPU and as long again
+    in waiting. A connection is given back unless it was lost or its transaction
+    could not be ended, and is checked before it is handed out again: one whose
+    socket has something to read while idle was ended by the server (a restart,
+    an administrator), so it is closed and the next one tried, and a call after
+    a restart gets a fresh one instead of an error.
+    """
+
+    def __init__(self, url: str, named: bool, keep: int) -> None:
+        self.url, self.named, self.keep = url, named, keep
+        self._idle: list[PgConnection] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> PgConnection:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = connect(self.url, named=self.named)
+                conn.pool = self
+                return conn
+            if _alive(conn):
+                return conn
+            conn.raw.close()
+
+    def give(self, conn: PgConnection) -> None:
+        if not conn.lost and conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")  # what a caller left open (after an error) is not the next one's
+            except Exception:  # noqa: BLE001 - the connection goes, whatever was wrong with it
+                conn.raw.close()
+        with self._lock:
+            if not conn.lost and len(self._idle) < self.keep:
+                self._idle.append(conn)
+                return
+        conn.raw.close()
+
+
+def _alive(conn: PgConnection) -> bool:
+    """Whether an idle connection is still the server's: nothing arrived on it while it waited."""
+    import select
+
+    if conn.lost:
+        return False
+    try:
+        readable, _, _ = select.select([conn.raw.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
+
+
+_pools: dict[tuple[str, bool], Pool] = {}
+_pools_lock = threading.Lock()
+POOL_KEEP = 16  # idle connections kept per database and process: a server's calls at once, about
+
+
+def _forget_pools() -> None:
+    """In a forked child: the parent's idle connections are the parent's sessions (a query sent on
+    one would interleave with the parent's), so the child keeps none of them (psycopg, seeing
+    another process, lets them go without ending the parent's session)."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()  # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def pooled(url: str, *, named: bool = False) -> PgConnection:
+    """A connection to `url` from the process's idle ones (see `Pool`), or a new one; closing it gives it back."""
+    with _pools_lock:
+        pool = _pools.get((url, named))
+        if pool is None:
+            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP)
+    return pool.take()
+
+
+class _NoRows:
+    """The result of a statement not sent yet (a held-back BEGIN) or not needed (its COMMIT): no rows."""
+
+    def fetchone(self) -> None:
+        return None
+
+    def fetchall(self) -> list:
+        return []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+
+_NO_ROWS = _NoRows()
 
 
 class Row(tuple):
@@ -162,9 +295,13 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
 
     PostgreSQL releases a session lock when the session ends, so a writer
     killed mid-way never leaves the lock behind. Without `wait`, yields False
-    at once when another session holds it.
+    at once when another session holds it. The session is one of the process's
+    kept ones (`pooled`: a deposit takes two or three locks, and a new session
+    for each cost the database more than the lock); the lock is released before
+    the session goes back, and a session that cannot say it released it is closed.
     """
-    conn = connect(url)
+    conn = pooled(url)
+    held = False
     try:
         key = lock_key(name)
         if wait:
@@ -174,7 +311,16 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
             held = bool(conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0])
         yield held
     finally:
-        conn.close()  # ends the session, and with it the lock
+        released = True
+        if held:
+            try:
+                released = bool(conn.execute("SELECT pg_advisory_unlock(?)", (lock_key(name),)).fetchone()[0])
+            except Exception:  # noqa: BLE001 - closing the session releases it all the same
+                released = False
+        if released:
+            conn.close()  # back to the kept sessions
+        else:
+            conn.raw.close()  # ends the session, and with it the lock
 
 
 def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration]) -> None:
@@ -203,10 +349,13 @@ def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration])
 
 
 def prepared(url: str, component: str, migrations: Sequence[Migration], what: str, *,
-             named: bool = False) -> PgConnection:
-    """A connection (see `connect`) to a database with `component`'s schema up to date; a
-    migration that fails closes it and says why in one line naming `what` was being prepared."""
-    conn = connect(url, named=named)
+             named: bool = False, pool: bool = False) -> PgConnection:
+    """A connection (see `connect`; with `pool`, see `pooled`) to a database with `component`'s
+    schema up to date; a migration that fails closes it and says why in one line naming `what`
+    was being prepared. A pooled one's database is checked once per process and schema."""
+    conn = pooled(url, named=named) if pool else connect(url, named=named)
+    if pool and (url, component, len(migrations)) in _migrated:
+        return conn
     try:
         migrate(conn, component, migrations)
     except Exception as exc:
@@ -214,7 +363,12 @@ def prepared(url: str, component: str, migrations: Sequence[Migration], what: st
         if isinstance(exc, OrgkitError):
             raise
         raise OrgkitError(redact(f"cannot prepare {what} in {url}: {first_line(exc)}", url)) from None
+    if pool:
+        _migrated.add((url, component, len(migrations)))
     return conn
+
+
+_migrated: set[tuple[str, str, int]] = set()  # (url, component, migrations) a pooled connection found up to date
 
 
 def schema_version(conn: PgConnection, component: str) -> int:

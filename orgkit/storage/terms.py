@@ -83,15 +83,18 @@ def tokenizer() -> Tokenizer:
     return _shared
 
 
-def phrase_hits(phrase: int, tokens: list[str]) -> tuple[str, list]:
-    """SQL for the passages where `tokens` stand in a row, with how often per column, and its parameters.
+def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None = None) -> tuple[str, list]:
+    """SQL for the passages where `tokens` stand in a row (`within`: those with rows first..last),
+    with how often per column, and its parameters.
 
     One token is a row of the terms table; a longer phrase (`foo_bar`) counts
     the positions of its first token followed by each next one, column by column.
     """
+    rows = [] if within is None else list(within)
     if len(tokens) == 1:
         return ("SELECT ? AS phrase, chunk, cardinality(heading) AS heading, cardinality(body) AS body "
-                "FROM chunk_terms WHERE term = ?", [phrase, tokens[0]])
+                "FROM chunk_terms WHERE term = ?" + (" AND chunk BETWEEN ? AND ?" if rows else ""),
+                [phrase, tokens[0], *rows])
     joins = " ".join(f"JOIN chunk_terms t{k} ON t{k}.chunk = t0.chunk AND t{k}.term = ?" for k in range(1, len(tokens)))
 
     def count(col: str) -> str:
@@ -99,33 +102,76 @@ def phrase_hits(phrase: int, tokens: list[str]) -> tuple[str, list]:
         return f"(SELECT count(*) FROM unnest(t0.{col}) AS p WHERE {follows})"
 
     sql = (f"SELECT phrase, chunk, heading, body FROM (SELECT ? AS phrase, t0.chunk, {count('heading')} AS heading, "
-           f"{count('body')} AS body FROM chunk_terms t0 {joins} WHERE t0.term = ?) AS found "
+           f"{count('body')} AS body FROM chunk_terms t0 {joins} WHERE t0.term = ?"
+           + (" AND t0.chunk BETWEEN ? AND ?" if rows else "") + ") AS found "
            "WHERE heading + body > 0")
-    return sql, [phrase, *tokens[1:], tokens[0]]
+    return sql, [phrase, *tokens[1:], tokens[0], *rows]
 
 
-def bm25_sql(phrases: list[list[str]], ranged: bool = False) -> tuple[str, list]:
-    """FTS5's bm25() over the stored terms, for passages matching any phrase; parameters
-    to add: the heading weight, (`ranged`: the first and last passage row to keep,) then the limit.
+# The index's passage count and token total, kept in `meta` by the writer (`add_totals`), so a
+# query need not count every passage: a scan of `chunks` was most of what a passage's score cost.
+TOTAL_KEYS = ("passages", "passage_tokens")
+_TOTALS = """SELECT greatest(n, 1)::float8 AS nrow, greatest(t, 1)::float8 / greatest(n, 1) AS avgdl FROM (
+    SELECT coalesce((SELECT value::float8 FROM meta WHERE key = 'passages'),
+                    (SELECT count(*) FROM chunks)) AS n,
+           coalesce((SELECT value::float8 FROM meta WHERE key = 'passage_tokens'),
+                    (SELECT sum(tokens) FROM chunks), 0) AS t) AS kept"""
+
+
+def add_totals(conn, passages: int, tokens: int) -> bool:
+    """Add to the kept totals (negative: passages about to be removed), inside the writer's
+    transaction; False where none are kept (a new or cleared index, or one made before they were):
+    queries then count the passages themselves, until `count_totals` keeps them."""
+    return conn.execute("UPDATE meta SET value = (value::bigint + CASE key WHEN 'passages' THEN ? ELSE ? END)::text "
+                        "WHERE key IN (?, ?)", (passages, tokens, *TOTAL_KEYS)).rowcount == len(TOTAL_KEYS)
+
+
+def count_totals(conn) -> None:
+    """Keep the totals of the passages as they are now, counted afresh (inside the writer's transaction)."""
+    conn.execute("DELETE FROM meta WHERE key IN (?, ?)", TOTAL_KEYS)
+    conn.execute("INSERT INTO meta SELECT ?, count(*)::text FROM chunks UNION ALL "
+                 "SELECT ?, coalesce(sum(tokens), 0)::text FROM chunks", TOTAL_KEYS)
+
+
+def bm25_sql(phrases: list[list[str]], within: tuple[int, int] | None = None) -> tuple[str, list]:
+    """FTS5's bm25() over the stored terms, for passages matching any phrase (`within`: those with
+    rows first..last); parameters to add: the heading weight, then the limit.
 
     Each phrase scores on its own, as in FTS5 (a token named twice counts twice):
     IDF = ln((N - hits + 0.5) / (hits + 0.5)), floored at 1e-6; each passage
     adds IDF x f x (k1 + 1) / (f + k1 x (1 - b + b x size / average size)),
     f being the phrase's weighted count, k1 = 1.2, b = 0.75.
+
+    `within` (a few neighbouring passages, one note's): the hits scored are only
+    those rows', read by range from the terms' key, and a one-token phrase's IDF
+    counts its passages from the key alone; only a longer phrase reads every hit
+    of its first token, to check the tokens stand in a row.
     """
-    parts, params = [], []
+    parts, counts, params = [], [], []
     for number, tokens in enumerate(phrases):
-        sql, values = phrase_hits(number, tokens)
+        sql, values = phrase_hits(number, tokens, within)
         parts.append(sql)
         params += values
+    if within is not None:
+        for number, tokens in enumerate(phrases):
+            if len(tokens) == 1:
+                counts.append("SELECT ? AS phrase, count(*) AS n FROM chunk_terms WHERE term = ?")
+                params += [number, tokens[0]]
+            else:
+                sql, values = phrase_hits(number, tokens)
+                counts.append(f"SELECT ? AS phrase, count(*) AS n FROM ({sql}) AS every")
+                params += [number, *values]
+        counted = f"counts AS ({' UNION ALL '.join(counts)}),"
+        idf_from = "SELECT counts.phrase, ln((totals.nrow - n + 0.5) / (n + 0.5)) AS x FROM counts CROSS JOIN totals"
+    else:
+        counted = ""
+        idf_from = ("SELECT hits.phrase, ln((totals.nrow - count(*) + 0.5) / (count(*) + 0.5)) AS x "
+                    "FROM hits CROSS JOIN totals GROUP BY hits.phrase, totals.nrow")
     return f"""
 WITH hits AS ({" UNION ALL ".join(parts)}),
-     totals AS (SELECT greatest(count(*), 1)::float8 AS nrow,
-                       greatest(coalesce(sum(tokens), 0), 1)::float8 / greatest(count(*), 1) AS avgdl
-                FROM chunks),
-     idf AS (SELECT phrase, CASE WHEN x <= 0 THEN 1e-6 ELSE x END AS idf FROM (
-                 SELECT hits.phrase, ln((totals.nrow - count(*) + 0.5) / (count(*) + 0.5)) AS x
-                 FROM hits CROSS JOIN totals GROUP BY hits.phrase, totals.nrow) AS raw)
+     {counted}
+     totals AS ({_TOTALS}),
+     idf AS (SELECT phrase, CASE WHEN x <= 0 THEN 1e-6 ELSE x END AS idf FROM ({idf_from}) AS raw)
 SELECT c.node, c.rowid,
        sum(idf.idf * (f.freq * 2.2) / (f.freq + 1.2 * (0.25 + 0.75 * c.tokens / totals.avgdl))) AS score
 FROM hits
@@ -133,7 +179,6 @@ JOIN idf ON idf.phrase = hits.phrase
 JOIN chunks c ON c.rowid = hits.chunk
 CROSS JOIN totals
 CROSS JOIN LATERAL (SELECT hits.heading * ?::float8 + hits.body * 1.0 AS freq) AS f
-{"WHERE c.rowid BETWEEN ? AND ?" if ranged else ""}
 GROUP BY c.node, c.rowid
 ORDER BY score DESC, c.rowid
 LIMIT ?
