@@ -83,12 +83,14 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
         f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
         sorted(exclude))})
     chunk_terms = stems_of(dict(chunks))
-    idf, known = _idf(conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
+    total = backend.passage_count(conn)
+    idf, known = _idf(total, conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
     hits = _passages_for(conn, backend, chunk_terms, idf, known)
     rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
     rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
     passage_terms = stems_of({p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
-    idf |= _idf(conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(), own)[0]
+    idf |= _idf(total, conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(),
+                own)[0]
     notes: dict[str, NoteEvidence] = {}
     for n, passages in hits.items():
         best: dict[str, Match] = {}
@@ -110,12 +112,13 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
     return sorted(notes.values(), key=lambda e: (-e.best, e.id))
 
 
-def _idf(conn: Connection, vocabulary: Vocabulary, terms: set[str],
+def _idf(passages: int, conn: Connection, vocabulary: Vocabulary, terms: set[str],
          own: dict[int, frozenset[str]]) -> tuple[dict[str, float], set[str]]:
     """Inverse document frequency over the index's passages, and the words the index holds;
     a word the index never saw weighs as much as the rarest (it is what makes an off-topic
-    chunk match nothing). The deposit's own passages (`own`, already in the index) do not count."""
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0] - len(own)
+    chunk match nothing). The deposit's own passages (`own`, already in the index) do not count
+    among the index's `passages`."""
+    total = passages - len(own)
     df = vocabulary.documents(conn, terms)
     for word, n in Counter(t for words in own.values() for t in words).items():
         if word in df:

@@ -176,7 +176,7 @@ def search(
             scores = dense_scores(vectors, query_vector)
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         floors = floor.floors_for(embedder.name) if embedder is not None else None
-        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        total = index.backend.passage_count(conn)
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
             trust = fusion.trust(_top_evidence(conn, terms, lexical, total),

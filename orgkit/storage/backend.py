@@ -78,6 +78,7 @@ class IndexBackend(Protocol):
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list: ...
     def vocabulary(self, conn: Connection) -> Vocabulary: ...
+    def passage_count(self, conn: Connection) -> int: ...
     def vector_value(self, vector: Any) -> Any: ...
     def after_embed(self, index: Index, fingerprint: str, embedded: int) -> None: ...
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int: ...
@@ -225,6 +226,10 @@ class SqliteBackend:
         return conn.execute(f"SELECT rowid, -bm25(chunks_fts, {heading_weight}, 1.0) FROM chunks_fts "
                             "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
                             (any_phrase(phrases), first, last)).fetchall()
+
+    def passage_count(self, conn: Connection) -> int:
+        """How many passages the index holds (the floor's and BM25's idf count against it)."""
+        return conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """How the index's stems and their passage counts are read (typo correction, orgkit.index.vocab)."""
@@ -428,6 +433,13 @@ class PostgresBackend:
         sql, params = bm25_sql(tokenized, (first, last))
         rows = conn.execute(sql, (*params, heading_weight, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
+
+    def passage_count(self, conn: Connection) -> int:
+        """How many passages the index holds: the writer's kept total (counting every row of
+        `chunks` scans the table), or a count where none is kept yet."""
+        from .terms import PASSAGE_COUNT
+
+        return int(conn.execute(PASSAGE_COUNT).fetchone()[0])
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""

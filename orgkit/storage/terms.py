@@ -111,6 +111,8 @@ def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None =
 # The index's passage count and token total, kept in `meta` by the writer (`add_totals`), so a
 # query need not count every passage: a scan of `chunks` was most of what a passage's score cost.
 TOTAL_KEYS = ("passages", "passage_tokens")
+PASSAGE_COUNT = ("SELECT coalesce((SELECT value::bigint FROM meta WHERE key = 'passages'), "
+                 "(SELECT count(*) FROM chunks))")
 _TOTALS = """SELECT greatest(n, 1)::float8 AS nrow, greatest(t, 1)::float8 / greatest(n, 1) AS avgdl FROM (
     SELECT coalesce((SELECT value::float8 FROM meta WHERE key = 'passages'),
                     (SELECT count(*) FROM chunks)) AS n,
