@@ -160,6 +160,31 @@ def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path
     assert kept_and_counted() == (counted, counted)
 
 
+def test_an_update_that_changes_many_files_leaves_the_planner_statistics(pg_url: str, tmp_path: Path) -> None:
+    """A first index is analysed at once (a database copied from it before autovacuum's round would
+    plan every query blind); an update of one file among many leaves that to autovacuum."""
+    import psycopg
+
+    from orgkit.index import Index, update
+
+    notes = _corpus("manual", tmp_path)
+    index = Index.at(notes, tmp_path / "state", pg_url)
+
+    def analysed() -> dict:
+        with psycopg.connect(pg_url) as conn:
+            return dict(conn.execute("SELECT relname, last_analyze FROM pg_stat_user_tables "
+                                     "WHERE relname IN ('chunks', 'chunk_terms')"))
+
+    update(index, rebuild=True)
+    first = analysed()
+    assert set(first) == {"chunks", "chunk_terms"} and all(first.values())
+    edited = sorted(notes.rglob("*.org"))[0]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    assert update(index).parsed == 1
+    assert analysed() == first
+    index.close()
+
+
 def test_the_database_url_is_trusted_configuration(cli, tmp_path: Path) -> None:
     """Never from a notes folder's own file; its password never printed."""
     notes = tmp_path / "notes"
