@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 # The passages' FTS5 tokenizer, as the index's latest migration declares it (a test holds the
@@ -23,6 +24,7 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 # (chunk, term, positions in the heading column, positions in the body column)
 TermRow = tuple[int, str, list[int], list[int]]
+PHRASES_KEPT = 4096  # query phrases whose tokens a process remembers
 
 
 class Tokenizer:
@@ -33,6 +35,7 @@ class Tokenizer:
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (heading, body, tokenize = '{TOKENIZE}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
         self._lock = threading.Lock()
+        self._phrases: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 
     def passages(self, rows: list[tuple[int, str, str]]) -> tuple[list[TermRow], dict[int, int]]:
         """The terms of (row, heading, body) passages with their token positions, and each passage's size."""
@@ -62,13 +65,25 @@ class Tokenizer:
         return out
 
     def phrase(self, text: str) -> list[str]:
-        """The tokens of one query phrase, in order (what FTS5 matches for `"text"`)."""
-        with self._lock, self._conn:
-            self._conn.execute("DELETE FROM t")
-            self._conn.execute("INSERT INTO t (rowid, heading, body) VALUES (1, '', ?)", (text,))
-            tokens = [term for (term,) in self._conn.execute(
-                "SELECT term FROM v ORDER BY offset")]
-            self._conn.execute("DELETE FROM t")
+        """The tokens of one query phrase, in order (what FTS5 matches for `"text"`).
+
+        The last PHRASES_KEPT phrases are remembered: a query's words are
+        scored against one note's passages after another, and each time
+        through this one lock.
+        """
+        with self._lock:
+            kept = self._phrases.get(text)
+            if kept is not None:
+                self._phrases.move_to_end(text)
+                return list(kept)
+            with self._conn:
+                self._conn.execute("DELETE FROM t")
+                self._conn.execute("INSERT INTO t (rowid, heading, body) VALUES (1, '', ?)", (text,))
+                tokens = [term for (term,) in self._conn.execute("SELECT term FROM v ORDER BY offset")]
+                self._conn.execute("DELETE FROM t")
+            self._phrases[text] = tuple(tokens)
+            if len(self._phrases) > PHRASES_KEPT:
+                self._phrases.popitem(last=False)
         return tokens
 
 
