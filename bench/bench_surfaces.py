@@ -42,7 +42,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 REPO = Path(__file__).resolve().parents[1]
-BRAINDUMP = REPO.parent.parent / "shared" / "corpora" / "braindump"
+BRAINDUMP = REPO.parent / "shared" / "corpora" / "braindump"  # ../shared, beside the repository
 ORGKIT = str(Path(sys.executable).with_name("orgkit"))
 QUERIES = ("zettelkasten note taking", "spaced repetition", "emacs configuration", "bayesian inference")
 OPS = ("search", "context", "recall")
@@ -176,7 +176,8 @@ def main() -> None:
         args.profile.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     scratch = Path(tempfile.mkdtemp(prefix="orgkit-surfaces-"))
-    env["ORGKIT_DATA_DIR"] = str(scratch / "data")  # tokens and the recall audit away from the corpus
+    env["ORGKIT_DATA_DIR"] = str(scratch / "data")  # the recall audit away from the corpus
+    env["XDG_DATA_HOME"] = str(scratch / "user")  # and the token, away from the user's own tokens
     token = json.loads(subprocess.run([ORGKIT, "token", "add", "bench", "--role", "agent", "--notes",
                                        str(BRAINDUMP), "--json"], env=env, capture_output=True, text=True,
                                       check=True).stdout)["token"]
