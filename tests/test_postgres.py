@@ -178,6 +178,8 @@ def test_an_update_that_changes_many_files_leaves_the_planner_statistics(pg_url:
     update(index, rebuild=True)
     first = analysed()
     assert set(first) == {"chunks", "chunk_terms"} and all(first.values())
+    with psycopg.connect(pg_url) as conn:  # the statistics themselves, committed, for another session's planner
+        assert conn.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'chunk_terms'").fetchone()[0] > 0
     edited = sorted(notes.rglob("*.org"))[0]
     edited.write_text(edited.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
     assert update(index).parsed == 1
