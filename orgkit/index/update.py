@@ -84,7 +84,7 @@ def update(
         if embedder is not None:
             _embed(index, embedder, stats, progress, workers)
         if stats.parsed or stats.removed or stats.embedded:
-            index.backend.after_update(index, (stats.parsed + stats.removed) / max(stats.files + stats.removed, 1))
+            index.backend.after_update(index, stats.parsed + stats.removed, stats.files + stats.removed)
     stats.seconds = time.perf_counter() - started
     return stats
 

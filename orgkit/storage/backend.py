@@ -70,7 +70,7 @@ class IndexBackend(Protocol):
     def leader_lock(self, index: Index) -> ContextManager[bool]: ...
     def clear(self, index: Index) -> None: ...
     def bulk(self, conn: Connection) -> ContextManager[None]: ...
-    def after_update(self, index: Index, changed: float) -> None: ...
+    def after_update(self, index: Index, changed: int, files: int) -> None: ...
     def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None: ...
     def unindex_words(self, conn: Connection, file: str) -> None: ...
     def index_words(self, conn: Connection, files: list[str]) -> None: ...
@@ -99,7 +99,7 @@ MAX_EF_SEARCH = 1000  # pgvector's ceiling: HNSW returns at most this many rows
 # kept recall@10 near 0.90 however long the candidate list; m 32, ef_construction 100 gave 0.958
 # at ef_search 500 (p50 8.8 ms), for about twice the build time per vector (bench/README.md).
 HNSW_M, HNSW_EF_CONSTRUCTION = 32, 100
-ANALYZE_SHARE = 0.1  # the share of files an update changes at which PostgreSQL's statistics are renewed
+ANALYZE_AT, ANALYZE_SHARE = 50, 0.1  # files an update changes, plus a share of all, that renew the statistics
 # HNSW's candidate list at least this long: at 100k vectors, 100 gave recall@10 0.93 against
 # exact search and 200 gave 0.994; at 1M, 200 gave 0.936 and 500 gave 0.958 (bench/README.md).
 MIN_EF_SEARCH = 500
@@ -181,7 +181,7 @@ class SqliteBackend:
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
 
-    def after_update(self, index: "Index", changed: float) -> None:
+    def after_update(self, index: "Index", changed: int, files: int) -> None:
         """Fold the write-ahead log into the database and truncate it, unless a reader is busy.
 
         One update is one transaction, so a first index leaves a log as big as the
@@ -378,13 +378,14 @@ class PostgresBackend:
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return nullcontext()
 
-    def after_update(self, index: "Index", changed: float) -> None:
-        """Give the planner the tables' new statistics when a `changed` share of the files is at least
-        PostgreSQL's own threshold for analysing (autovacuum_analyze_scale_factor's default): autovacuum
-        would do it too, but only on its next round, and a database copied from this one before then
-        (CREATE DATABASE ... TEMPLATE) never gets them; without them every BM25 query is planned
-        blind, several times the database's CPU a call."""
-        if changed >= ANALYZE_SHARE:
+    def after_update(self, index: "Index", changed: int, files: int) -> None:
+        """Give the planner the tables' new statistics when the update `changed` as many of the
+        `files` as PostgreSQL's own rule for analysing asks (autovacuum_analyze_threshold and
+        _scale_factor's defaults, counted in files): autovacuum would do it too, but only on its
+        next round, and a database copied from this one before then (CREATE DATABASE ...
+        TEMPLATE) never gets them; without them every BM25 query is planned blind, several
+        times the database's CPU a call."""
+        if changed >= ANALYZE_AT + ANALYZE_SHARE * files:
             index.conn.execute("ANALYZE")
 
     def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
