@@ -4,6 +4,7 @@ it dies, and 503 while PostgreSQL is away, then service again without a restart.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -105,9 +106,11 @@ def test_connections_without_a_token_are_capped_and_callers_with_one_get_through
 def test_a_slow_call_holds_up_no_other(one) -> None:
     notes, tokens, server = one
     fast_id = "22222222-2222-4222-8222-222222222222"
-    alone = time.monotonic()
-    assert server.op("read", tokens["reader"], ids=[fast_id]).status_code == 200
-    alone = time.monotonic() - alone
+    alone = math.inf  # the quickest of three: one read slowed by the machine says nothing of the server
+    for _ in range(3):
+        began = time.monotonic()
+        assert server.op("read", tokens["reader"], ids=[fast_id]).status_code == 200
+        alone = min(alone, time.monotonic() - began)
     ends: dict[str, float] = {}
 
     def slow() -> None:
