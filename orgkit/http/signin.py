@@ -29,10 +29,6 @@ FILE_NAME = "http-sessions.sqlite"
 LIFETIME = 12 * 3600.0
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 class Sessions:
     """The sessions of one server (its state dir), checked against its token store."""
 
@@ -45,7 +41,7 @@ class Sessions:
         """A new session for a verified `token`: the cookie value that stands for it."""
         cookie = f"{secrets.token_urlsafe(24)}.{secrets.token_urlsafe(32)}"
         now = time.time()
-        self.file.add(_digest(cookie), token_digest(token).encode(), now, older_than=now - LIFETIME)
+        self.file.add(token_digest(cookie), token_digest(token).encode(), now, older_than=now - LIFETIME)
         return cookie
 
     def identity(self, cookie: str) -> Identity | None:
@@ -53,7 +49,7 @@ class Sessions:
         sid, _, key = cookie.partition(".")
         if not sid or not key or len(cookie) > 200:
             return None
-        row = self.file.get(_digest(cookie))
+        row = self.file.get(token_digest(cookie))
         if row is None or row[1] < time.time() - LIFETIME:
             return None
         return self.tokens.holder(row[0].decode("ascii", "replace"))
@@ -61,7 +57,7 @@ class Sessions:
     def close(self, cookie: str) -> None:
         """End the session (sign-out): its cookie no longer works, in any worker."""
         if cookie:
-            self.file.remove(_digest(cookie))
+            self.file.remove(token_digest(cookie))
 
     @staticmethod
     def csrf(cookie: str) -> str:

@@ -97,8 +97,7 @@ class Index:
 
     def generation(self, conn: Connection | None = None) -> int:
         """A number that grows with every committed change (vector caches check it)."""
-        row = (conn or self.conn).execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return int(row[0]) if row else 0
+        return generation(conn or self.conn)
 
     def locate(self, ids: list[str]) -> dict[str, list[str]]:
         """The files holding each ID, for the deep read (no ripgrep pass needed); a duplicate
@@ -179,4 +178,7 @@ class StoredTexts(TextCache):
         return self.texts[rel]
 
 
-
+def generation(conn: Connection) -> int:
+    """A number that grows with every committed change: what a process's caches of the index check."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row else 0

@@ -12,7 +12,6 @@ exactly as before.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from typing import Any
 from ..storage.terms import tokenizer
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
+from .store import generation
+from .words import WORD
 
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
@@ -96,7 +97,7 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Te
 def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dict[str, int]:
     """How many passages hold each of `stems`: counted once per generation of the index in a process
     (fts5vocab reads a term's whole list to count it), the others asked of the database."""
-    key = (vocabulary.key, _generation(conn))
+    key = (vocabulary.key, generation(conn))
     with _ranges_lock:
         if _counts.get("key") != key or len(_counts) > COUNTS_KEPT:
             _counts.clear()
@@ -112,11 +113,6 @@ def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dic
     return {s: n for s, n in known.items() if n}
 
 
-def _generation(conn: Connection) -> str:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return row[0] if row else "0"
-
-
 def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> str | None:
     """The query (lower case) with each mistyped word replaced by the word the notes use for what it
     was taken for, so a person sees what was searched and the model embeds real words (None: no word
@@ -124,7 +120,7 @@ def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> 
     fixes = {t.word: surface(conn, t.word, t.corrections[0], backend) for t in terms if not t.docs and t.corrections}
     if not fixes:
         return None
-    return _WORDS.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
+    return WORD.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
 
 
 def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
@@ -134,13 +130,12 @@ def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
     if not found:
         return stemmed
     row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (found[0][1],)).fetchone()
-    words = list(dict.fromkeys(w.lower() for w in _WORDS.findall(row[0] if row else "")))
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(row[0] if row else "")))
     stems = stems_of(dict(enumerate(words)))
     same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
     return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
 
 
-_WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # as the passage index cuts words
 
 
 def allowed_distance(stemmed: str) -> int:
@@ -184,7 +179,7 @@ def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list
     of terms costs more the larger the index: a long-lived process keeps each
     range it read until the index changes (its generation moves on).
     """
-    key = (vocabulary.key, _generation(conn))
+    key = (vocabulary.key, generation(conn))
     with _ranges_lock:
         if _ranges.get("key") != key:
             _ranges.clear()

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..index.store import Index
-from ..index.words import WORD
-from .search import query_terms
+from ..index.words import WORD, query_terms
 
 _HEADLINES_SQL = """
     SELECT o.title, n.id, n.title, n.file, min(c.line), n.level

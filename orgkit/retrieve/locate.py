@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..locator import Locator, rg_locator
 
-if TYPE_CHECKING:  # a writer needs the locators, not the index's code
+if TYPE_CHECKING:
     from ..index.store import Index
 
 
