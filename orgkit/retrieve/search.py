@@ -125,17 +125,30 @@ class Cosines:
     of_node: Callable[[int], float]
 
     @classmethod
-    def in_memory(cls, vectors: VectorSet, scores) -> "Cosines":
+    def in_memory(cls, vectors: VectorSet, scores, read_as=None) -> "Cosines":
+        """From the product with every vector; with `read_as` (the corrected query's vector), each
+        passage's cosine is the closer of the two readings."""
+        if read_as is not None:
+            import numpy as np
+
+            scores = np.maximum(scores, dense_scores(vectors, read_as))
         return cls(float(scores.max(initial=-1.0)),
                    lambda node: float(scores[vectors.nodes == node].max(initial=-1.0)))
 
     @classmethod
-    def in_database(cls, vectors: DatabaseVectors, query_vector, dense: Ranking, nodes: list[int]) -> "Cosines":
-        """From pgvector: the nearest passage's cosine, and each shown node's (asked for at once)."""
+    def in_database(cls, vectors: DatabaseVectors, query_vector, dense: Ranking, nodes: list[int],
+                    read_as=None) -> "Cosines":
+        """From pgvector: the nearest passage's cosine, and each shown node's (asked for at once);
+        with `read_as`, the closer of the two readings, as `in_memory` takes them."""
         best = {node: score for node, _, score in dense}
-        missing = [n for n in nodes if n not in best]
-        best |= vectors.backend.cosines(vectors.conn, vectors.fingerprint, query_vector, missing)
-        return cls(dense[0][2] if dense else -1.0, lambda node: best.get(node, -1.0))
+        best |= vectors.backend.cosines(vectors.conn, vectors.fingerprint, query_vector,
+                                        [n for n in nodes if n not in best])
+        top = dense[0][2] if dense else -1.0
+        if read_as is not None:
+            also = vectors.backend.cosines(vectors.conn, vectors.fingerprint, read_as, nodes)
+            best = {n: max(best.get(n, -1.0), also.get(n, -1.0)) for n in best.keys() | also.keys()}
+            top = max([top] + [score for _, _, score in vectors.nearest(read_as, 1)])
+        return cls(top, lambda node: best.get(node, -1.0))
 
 
 # (node row, passage row, score), best first, one entry per node
@@ -187,10 +200,11 @@ def search(
         fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
         cosines = None
+        read_as = _read_as(result.corrected, embedder) if vectors is not None else None
         if scores is not None:
-            cosines = Cosines.in_memory(vectors, _as_read(vectors, scores, result.corrected, embedder))
+            cosines = Cosines.in_memory(vectors, scores, read_as)
         elif isinstance(vectors, DatabaseVectors):
-            cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
+            cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
@@ -202,19 +216,15 @@ def search(
     return result
 
 
-def _as_read(vectors: VectorSet, scores, corrected: str | None, embedder: Embedder | None):
-    """The cosines the floor judges by: of the query as typed, or as corrected where that is closer.
+def _read_as(corrected: str | None, embedder: Embedder | None):
+    """The corrected query's vector, whose cosines the floor also judges by (None: nothing was corrected).
 
     Dense ranking embeds the query as typed (the model reads a slip in a
     word well enough, and a word the notes lack is often no slip: a
     paraphrase's words corrected into the notes' own would mean something
     else), but a corrected word counts as what it was taken for in the floor.
     """
-    if not corrected or embedder is None:
-        return scores
-    import numpy as np
-
-    return np.maximum(scores, dense_scores(vectors, embedder.embed_query(corrected)))
+    return embedder.embed_query(corrected) if corrected and embedder is not None else None
 
 
 def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int) -> float:
@@ -222,9 +232,16 @@ def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: 
     if not lexical or not terms:
         return 0.0
     top = lexical[0][1]
-    held = _words_held(conn, terms, [top])
+    return _coverages(conn, terms, [top], total)[top]
+
+
+def _coverages(conn: Connection, terms: list[Term], passages: list[int], total: int) -> dict[int, float]:
+    """Each passage's share of the query's word weight (idf, a corrected word at its credit) that it holds."""
+    held = _words_held(conn, terms, passages)
     weights = [floor.idf(t.docs, total) for t in terms]
-    return floor.coverage([(w, _credit(t) if top in held[i] else 0.0) for i, (w, t) in enumerate(zip(weights, terms))])
+    credit = [_credit(t) for t in terms]
+    return {p: floor.coverage([(w, credit[i] if p in held[i] else 0.0) for i, w in enumerate(weights)])
+            for p in passages}
 
 
 def _credit(term: Term) -> float:
@@ -250,15 +267,9 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
         return None
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
-    held = _words_held(conn, terms, sorted(set(passages.values())))
-    weights = [floor.idf(t.docs, total) for t in terms]
-    credit = [_credit(t) for t in terms]
-    signals = []
-    for hit in hits:
-        cosine = cosines.of_node(hit.node) if cosines is not None else None
-        passage = passages[hit.node]
-        signals.append(floor.Signals(cosine, floor.coverage(
-            [(w, credit[i] if passage in held[i] else 0.0) for i, w in enumerate(weights)])))
+    covered = _coverages(conn, terms, sorted(set(passages.values())), total)
+    signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
+               for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
