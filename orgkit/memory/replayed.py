@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from ..config import Config
 from ..confine import inside
 from ..errors import OrgkitError
+from ..instructions import instruction_place
 
 
 def note_file(cfg: Config, rel: object, what: str) -> Path:
@@ -28,4 +29,14 @@ def note_file(cfg: Config, rel: object, what: str) -> Path:
         raise OrgkitError(f"{what}: {shown} is outside the notes dir; refused and left as it is")
     if inside(path, cfg.state_dir) or inside(path, cfg.data_dir):
         raise OrgkitError(f"{what}: {shown} is inside orgkit's state or data dir; refused and left as it is")
+    return path
+
+
+def batch_file(cfg: Config, rel: object, what: str) -> Path:
+    """`note_file`, and nowhere orgkit reads instructions or configuration from (personas/, skills/,
+    schemas/, hidden places, orgkit.toml): what a batch changes is a note, as a deposit is."""
+    path = note_file(cfg, rel, what)
+    why = instruction_place(PurePosixPath(str(rel)), path.resolve(), cfg.state_dir, cfg.data_dir)
+    if why is not None:
+        raise OrgkitError(f"{what}: {str(rel)[:200]!r} is not a note's place ({why}); refused and left as it is")
     return path

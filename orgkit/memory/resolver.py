@@ -16,18 +16,17 @@ import difflib
 import hashlib
 import os
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..config import Config
 from ..confine import inside
 from ..errors import OrgkitError
-from ..instructions import instruction_place
 from ..org.ids import new_id
 from ..org.write import atomic_write, remove_note
 from ..locator import note_ids, rg_locator
 from . import edits, watch
 from .proposals import Proposal
-from .replayed import note_file
+from .replayed import batch_file
 from .store import Store, dumps, loads, now
 
 
@@ -156,10 +155,10 @@ def _note_place(cfg: Config, rel: str) -> bool:
     """Whether a note may be written at `rel`: inside the notes, nowhere orgkit reads
     instructions or configuration from."""
     try:
-        path = note_file(cfg, rel, "a new note")
+        batch_file(cfg, rel, "a new note")
     except OrgkitError:
         return False
-    return instruction_place(PurePosixPath(rel), path.resolve(), cfg.state_dir, cfg.data_dir) is None
+    return True
 
 
 def unified_diff(rel: str, before: str | None, after: str | None) -> str:
@@ -178,7 +177,7 @@ def apply(store: Store, action: str, plan: Plan, actor: str,
           why: str | None = None, payloads: dict[str, dict] | None = None) -> str:
     """Record the batch, write its files, commit it; the caller holds `store.writer()`."""
     for rel in plan.first:  # refused before anything is recorded or written
-        note_file(store.cfg, rel, "a batch's file")
+        batch_file(store.cfg, rel, "a batch's file")
     batch_id = new_id()
     with store.tx() as conn:
         conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
@@ -203,7 +202,7 @@ def _write_files(cfg: Config, first: dict, last: dict) -> None:
 def _put(cfg: Config, rel: str, before: str | None, after: str | None) -> None:
     """Change one file from `before` to `after` (None: absent), refusing if it is not at `before`
     or lies anywhere but inside the notes dir."""
-    path = note_file(cfg, rel, "a batch's file")
+    path = batch_file(cfg, rel, "a batch's file")
     root = cfg.notes
     if before == after:
         return
@@ -273,7 +272,7 @@ def checked_plan(cfg: Config, batch_id: str, text: str) -> list[dict]:
             and all(isinstance(p.get(k), (str, type(None))) for k in ("before", "after")) for p in plan):
         raise OrgkitError(f"batch {batch_id}: its recorded plan is not a plan; refused and left as it is")
     for item in plan:
-        note_file(cfg, item["path"], f"batch {batch_id}")
+        batch_file(cfg, item["path"], f"batch {batch_id}")
     return plan
 
 
