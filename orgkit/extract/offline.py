@@ -262,8 +262,8 @@ def _from_sections(text: str, units: list[Unit], labels: list[tuple[str | None, 
     return out
 
 
-def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> list[tuple[int, float]]:
-    """The candidates whose score is at least `ratio` of the best one's and at least the mean of
+def near_best(scored: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The candidates whose score is at least NEAR_BEST of the best one's and at least the mean of
     all of them, best first: how many claims a source gives for a dimension follows how many of
     its candidates stand out, not a fixed count (`NEAR_BEST`, fitted on the development
     annotation). One candidate, or candidates all scoring alike, are all kept; of two, the
@@ -271,10 +271,9 @@ def near_best(scored: list[tuple[int, float]], ratio: float | None = None) -> li
     worse on the development annotation: bench/README.md)."""
     if not scored:
         return []
-    ratio = NEAR_BEST if ratio is None else ratio
     best = max(s for _, s in scored)
     mean = sum(s for _, s in scored) / len(scored)
-    floor = max(ratio * best, mean) if best > 0 else best
+    floor = max(NEAR_BEST * best, mean) if best > 0 else best
     return sorted(((k, s) for k, s in scored if s >= floor), key=lambda ks: -ks[1])
 
 

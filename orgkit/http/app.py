@@ -23,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..mcp import build_server, run_op
-from ..ops import Op, OpContext, ParamError, get, offered, refusal
+from ..mcp import build_server, offered_tools, run_op
+from ..ops import OpContext, ParamError, get
 from ..ops.answers import answer, failure, reply
 from ..serve import encode
 from ..tokens import Identity, TokenStore
@@ -32,11 +32,6 @@ from . import page
 from .guard import IDENTITY, Allowed, BodyTooLarge, Guard
 from .leader import Leadership
 from .signin import Sessions
-
-
-def agent_ops(ctx: OpContext) -> dict[str, Op]:
-    """The operations the server offers at all: those the registry offers agents."""
-    return {name: op for name, op in offered(ctx.optional_config()).items() if op.mcp}
 
 
 def json_response(body: dict, status: int = 200) -> Response:
@@ -78,15 +73,15 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
         return json_response({"result": [op.describe(ctx.surface) | {"role": op.needed_role}
-                                         for op in agent_ops(ctx).values() if refusal(op, identity) is None]})
+                                         for op in offered_tools(ctx.optional_config(), identity).values()]})
 
     async def op_call(request: Request) -> Response:
         try:
             params = json.loads(await request.body() or b"{}")
         except ValueError as exc:
             return json_response({"error": f"not JSON: {exc}"}, 400)
-        except RecursionError:
-            return json_response({"error": "request nested too deeply"}, 400)
+        except RecursionError as exc:
+            return json_response(failure(exc), answer(exc).http)
         status, body = await call_as(ctx, request.scope[IDENTITY], request.path_params["name"], params)
         return json_response(body, status)
 
@@ -115,7 +110,6 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
               Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
               *page.routes(ctx, tokens, signed_in, call_as)]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={BodyTooLarge: too_large})
-    app.state.mcp_sessions = sessions
     return Guard(app, allowed, tokens, signed_in, max_body)
 
 

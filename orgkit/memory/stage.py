@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from .store import Store
 
-STAGES = ("pending", "processing", "failed", "in-review", "accepted", "rejected", "superseded", "nothing-proposed")
-
-
 def stages(store: Store) -> dict[str, str]:
     """Each deposit's stage by ID."""
     decisions: dict[str, list[tuple[str, str]]] = {}

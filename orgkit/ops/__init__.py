@@ -172,7 +172,7 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
 
 def _named(exc: BadParameter, op: Op, surface: str) -> BadParameter:
     """`exc` naming its parameter as `surface` calls it: the option on the command line."""
-    param = next((p for p in op.params if p.name == exc.param), None)
+    param = next((p for p in op.params if p.name == exc.param.strip("'")), None)  # bare, or quoted as a name
     if param is None or surface != "cli" or param.positional:
         return exc
     return BadParameter(param.option, exc.rest)

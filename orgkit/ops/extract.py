@@ -26,9 +26,9 @@ RUN: dict[str, Any] = {"pattern": RUN_ID,
 def _waiting(ctx: OpContext) -> Collection[str]:
     """The notes' schema files that are deposits waiting for review: no schemas."""
     from ..extract.schema import waiting_in_overlay
-    from ..memory.store import pending_deposit_paths
+    from ..instructions import deposits_waiting
 
-    return waiting_in_overlay(ctx.root, lambda: pending_deposit_paths(ctx.config))
+    return waiting_in_overlay(ctx.root, lambda: deposits_waiting(ctx.config))
 
 
 def schema_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:

@@ -117,12 +117,13 @@ def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     with _store(ctx) as store:
         _catch_up(ctx, store)
         rows = []
+        notes = _note_reader(ctx) if args["diff"] else None
         for p in listing(store, None if args["all"] else "pending"):
             row = p.to_json() | {"summary": p.summary()}
             if args["diff"]:
                 shown = show(store, p.id)
                 row |= {"diff": shown.diff, "error": shown.error,
-                        "evidence": shown_evidence(p.evidence, p.deposit, _note_reader(ctx))}
+                        "evidence": shown_evidence(p.evidence, p.deposit, notes)}
             rows.append(row)
         return rows
 
