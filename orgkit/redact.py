@@ -63,3 +63,22 @@ def redact(text: str, source: str | None = None) -> str:
     for pattern in (_QUERY, _KEYWORD):
         text = pattern.sub(lambda m: m.group("head") + MASK if _is_secret(m.group("key")) else m.group(), text)
     return text
+
+
+# Hosts, for a caller who may not see the machine (ops/shown.py): a URL's host, and the database's
+# however libpq names it.
+HIDDEN = "(hidden)"
+URL_HOST = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<host>[^/\s?#'\"]+)")
+_DATABASE_HOST = re.compile(r"\b(?P<scheme>postgres(?:ql)?://)(?P<host>[^/\s?#'\"]+)", re.I)
+# How libpq names a host in its messages: `failed to resolve host 'h'`, `could not translate host name "h"`,
+# `connection to server at "h" (10.0.0.5), port 5432 failed`, `... on socket "/run/postgresql/..."`.
+_LIBPQ_HOST = re.compile(r"(?i)(?P<head>\b(?:host(?: name)?|server at|server on socket)\s+)(?P<q>[\"'])[^\"']*(?P=q)"
+                         r"(?P<ip>\s*\([0-9a-f.:]+\))?")
+_HOST_KEY = re.compile(r"(?i)(?<![\w])(?P<key>host|hostaddr)(?P<eq>\s*=\s*)(?P<host>'[^']*'|[^\s&#'\"]+)")
+
+
+def without_hosts(text: str, pattern: re.Pattern = _DATABASE_HOST) -> str:
+    """`text` with the host of every database URL (with `URL_HOST`: every URL) and `host=` masked."""
+    text = pattern.sub(lambda m: m.group("scheme") + HIDDEN, text)
+    text = _LIBPQ_HOST.sub(lambda m: m.group("head") + HIDDEN, text)
+    return _HOST_KEY.sub(lambda m: m.group("key") + m.group("eq") + HIDDEN, text)

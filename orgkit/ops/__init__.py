@@ -36,7 +36,8 @@ from ..errors import BadParameter, DatabaseUnavailable, OrgkitError, Refused
 from ..instructions import deposits_waiting_from
 from .boundary import enforce
 from .context import OpContext
-from .shown import private, without_hosts
+from ..redact import without_hosts
+from .shown import private
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
@@ -187,7 +188,7 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
     if op.notes and op.name not in FROM_DATABASE and not config.has_notes:
-        where = config.notes.absolute() if ctx.trusted else "the notes directory"  # the path the user gave, in full
+        where = "the notes directory" if private(ctx) else config.notes.absolute()  # the path the user gave, in full
         raise OrgkitError(f"{op.name} needs the notes, and {where} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))

@@ -15,16 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..redact import HIDDEN, URL_HOST, without_hosts
 from .context import OpContext
 
-HIDDEN = "(hidden)"
-_URL_HOST = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<host>[^/\s?#'\"]+)")
-_DATABASE_HOST = re.compile(r"\b(?P<scheme>postgres(?:ql)?://)(?P<host>[^/\s?#'\"]+)", re.I)
-# How libpq names a host in its messages: `failed to resolve host 'h'`, `could not translate host name "h"`,
-# `connection to server at "h" (10.0.0.5), port 5432 failed`, `... on socket "/run/postgresql/..."`.
-_LIBPQ_HOST = re.compile(r"(?i)(?P<head>\b(?:host(?: name)?|server at|server on socket)\s+)(?P<q>[\"'])[^\"']*(?P=q)"
-                         r"(?P<ip>\s*\([0-9a-f.:]+\))?")
-_HOST_KEY = re.compile(r"(?i)(?<![\w])(?P<key>host|hostaddr)(?P<eq>\s*=\s*)(?P<host>'[^']*'|[^\s&#'\"]+)")
 _ABSOLUTE = re.compile(r"(?<![\w:/.*~)-])(?:/[^\s'\"`:,;()\[\]?&#]+)+")
 
 
@@ -52,16 +45,9 @@ def _masked(value: Any, roots: list[str]) -> Any:
     return value
 
 
-def without_hosts(text: str, pattern: re.Pattern = _DATABASE_HOST) -> str:
-    """`text` with the host of every database URL (with `_URL_HOST`: every URL) and `host=` masked."""
-    text = pattern.sub(lambda m: m.group("scheme") + HIDDEN, text)
-    text = _LIBPQ_HOST.sub(lambda m: m.group("head") + HIDDEN, text)
-    return _HOST_KEY.sub(lambda m: m.group("key") + m.group("eq") + HIDDEN, text)
-
-
 def _text(text: str, roots: list[str]) -> str:
     """Hosts masked, paths in the notes made relative (the notes dir itself: `.`), other paths hidden."""
-    text = without_hosts(text, _URL_HOST)
+    text = without_hosts(text, URL_HOST)
     for root in roots:
         text = re.sub(rf"{re.escape(root)}(?:/|(?![^\s'\"`:,;()]))", lambda m: "" if m.group().endswith("/") else ".",
                       text)
