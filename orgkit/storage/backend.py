@@ -465,7 +465,7 @@ class PostgresBackend:
         row = conn.execute("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = ?",
                            (fingerprint,)).fetchone()
         name = vector_index_name(fingerprint)
-        if row[0] >= EXACT_BELOW and name not in self.vector_indexes(conn):
+        if row[0] >= EXACT_BELOW and not _has_vector_index(conn, fingerprint):
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
                          f"((vector::vector({int(row[1])})) vector_cosine_ops) "
                          f"WITH (m = {int(HNSW_M)}, ef_construction = {int(HNSW_EF_CONSTRUCTION)}) "
@@ -507,10 +507,7 @@ class PostgresBackend:
 
         dims = len(query_vector)
         model = _literal(fingerprint)
-        # The one index this model's search could use, looked up by name (the `pg_indexes` view
-        # that lists them all joins five catalogs: 0.65 ms of a search's database time).
-        indexed = take <= MAX_EF_SEARCH and conn.execute(
-            "SELECT to_regclass(?) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
+        indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
         # Both last until the end of the caller's read transaction.
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}" if indexed
                      else "SET LOCAL enable_indexscan = off")
@@ -551,6 +548,12 @@ class PostgresBackend:
         WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
     missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
         FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+
+
+def _has_vector_index(conn: Connection, fingerprint: str) -> bool:
+    """Whether this model's HNSW index exists, looked up by its name (the `pg_indexes` view that lists
+    them all joins five catalogs: 0.65 ms of a search's database time)."""
+    return conn.execute("SELECT to_regclass(?) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
 
 
 def vector_index_name(fingerprint: str) -> str:

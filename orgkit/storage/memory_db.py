@@ -65,19 +65,18 @@ class SqliteFiles:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OrgkitError(f"cannot create the data dir {self.dir}: {exc.strerror or exc}") from None
-        for attempt in range(1, OPEN_TRIES):
+        attempt = 1
+        while True:
             try:
                 return self._open()
             except sqlite3.Error as exc:
                 # Opening a WAL database while another process recovers or checkpoints it can be
                 # refused at once, without the busy timeout (SQLite documents it): try again.
-                if not isinstance(exc, sqlite3.OperationalError) or "locked" not in str(exc):
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if not locked or attempt >= OPEN_TRIES:
                     raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
-                time.sleep(0.05 * attempt)
-        try:
-            return self._open()
-        except sqlite3.Error as exc:
-            raise OrgkitError(f"cannot open the memory database {self.path}: {exc}") from None
+            time.sleep(0.05 * attempt)
+            attempt += 1
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)

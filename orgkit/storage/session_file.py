@@ -13,6 +13,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from .migrations import migrate_sqlite
+
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, sealed BLOB NOT NULL, created REAL NOT NULL);"
            "CREATE TABLE IF NOT EXISTS secret (one INTEGER PRIMARY KEY CHECK (one = 1), value BLOB NOT NULL);")
 
@@ -22,6 +24,7 @@ class SessionFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._ready = False  # the schema is known to be in the file (checked once, not per request)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -29,7 +32,9 @@ class SessionFile:
         conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
         if fresh:
             self.path.chmod(0o600)
-        conn.executescript(_SCHEMA)
+        if fresh or not self._ready:
+            migrate_sqlite(conn, "sessions", (_SCHEMA,), adopt=("sessions", 1))  # a file made before versions: 1
+            self._ready = True
         return conn
 
     def add(self, digest: str, sealed: bytes, created: float, *, older_than: float) -> None:

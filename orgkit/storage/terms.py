@@ -128,9 +128,8 @@ def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None =
 TOTAL_KEYS = ("passages", "passage_tokens")
 PASSAGE_COUNT = ("SELECT coalesce((SELECT value::bigint FROM meta WHERE key = 'passages'), "
                  "(SELECT count(*) FROM chunks))")
-_TOTALS = """SELECT greatest(n, 1)::float8 AS nrow, greatest(t, 1)::float8 / greatest(n, 1) AS avgdl FROM (
-    SELECT coalesce((SELECT value::float8 FROM meta WHERE key = 'passages'),
-                    (SELECT count(*) FROM chunks)) AS n,
+_TOTALS = f"""SELECT greatest(n, 1)::float8 AS nrow, greatest(t, 1)::float8 / greatest(n, 1) AS avgdl FROM (
+    SELECT ({PASSAGE_COUNT})::float8 AS n,
            coalesce((SELECT value::float8 FROM meta WHERE key = 'passage_tokens'),
                     (SELECT sum(tokens) FROM chunks), 0) AS t) AS kept"""
 
