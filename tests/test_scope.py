@@ -95,3 +95,14 @@ def test_recall_while_the_model_loads_gives_one_true_warning(notes: Path, ids, t
     assert [w for w in outcome.warnings if "model" in w] == [
         "the embedding model is still loading; these results rank by words only"]
     assert outcome.result["reason"] == "the embedding model is still loading"
+
+
+def test_an_unreadable_memory_database_is_said_not_taken_for_no_deposits(cli, tmp_path: Path) -> None:
+    """Which deposits wait for review is the memory database's answer: when it cannot be read, search
+    says so in one line instead of answering as if none waited (their text would come back as notes)."""
+    notes = write_notes(tmp_path / "notes", {"a.org": ":PROPERTIES:\n:ID: a\n:END:\n#+title: Bees\n\nBees swarm.\n"})
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "memory.sqlite").write_bytes(b"not a database, " * 64)
+    result = cli("search", "bees", "--notes", str(notes), "--json", env={"ORGKIT_DATA_DIR": str(data)})
+    assert result.exit_code == 1 and "memory database" in result.stderr and result.stdout == ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..config import Config
 from ..errors import OrgkitError
-from .store import reading
+from .store import reading, tables_to_come
 
 
 def pending_deposits(config: Config) -> frozenset[str]:
@@ -23,6 +23,8 @@ def pending_deposits(config: Config) -> frozenset[str]:
                    WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
                        SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
                        AND p.status = 'accepted'))""").fetchall()
-    except OrgkitError:  # a database not made yet (its tables to come): nothing is pending
-        return frozenset()
+    except OrgkitError as exc:
+        if tables_to_come(exc):
+            return frozenset()
+        raise
     return frozenset(x for row in rows for x in row)

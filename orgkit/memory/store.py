@@ -122,11 +122,17 @@ def pending_deposit_paths(cfg: Config) -> frozenset[str]:
                 """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
                        SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
                        AND p.status = 'accepted')""").fetchall()
-    except OrgkitError as exc:  # a database whose tables are still to come holds no deposit
-        if "no such table" in str(exc) or "does not exist" in str(exc):
+    except OrgkitError as exc:
+        if tables_to_come(exc):
             return frozenset()
         raise
     return frozenset(PurePosixPath(row[0]).as_posix() for row in rows)  # `./a//b.org` is `a/b.org`
+
+
+def tables_to_come(exc: OrgkitError) -> bool:
+    """Whether a read failed only because the database's tables are still to come (it holds no
+    deposit yet): any other failure is one, and says so, rather than answering as if nothing waited."""
+    return "no such table" in str(exc) or "does not exist" in str(exc)
 
 
 def in_use(cfg: Config) -> bool:
