@@ -66,10 +66,11 @@ def tangle(files: list[Path], options: Options | None = None, dry_run: bool = Fa
 def finish_interrupted(files: list[Path]) -> list[str]:
     """Complete or roll back an interrupted tangle of any of FILES; what was done, in words."""
     orgs = [Path(os.path.abspath(f)) for f in files]
+    shipped = shipped_journals(orgs)  # journals that came with the notes: named, never replayed
     if not any(record_path(org).exists() for org in orgs):
-        return shipped_journals(orgs)  # never tangled by orgkit here: nothing to finish
+        return shipped  # never tangled by orgkit here: nothing to finish
     with locked(orgs):
-        return recover(orgs, named_targets)
+        return shipped + recover(orgs, named_targets)
 
 
 def check(files: list[Path], options: Options | None = None) -> CheckResult:

@@ -172,7 +172,7 @@ def recover(orgs: list[Path], derive: Derive) -> list[str]:
 
     Only the entries `_trusted` passes are replayed (`derive`: the targets an org
     file names now); each other one is named in a line and left untouched."""
-    done: list[str] = shipped_journals(orgs)
+    done: list[str] = []
     seen: set[Path] = set()
     for org in orgs:
         primary = _primary(org)
