@@ -445,8 +445,9 @@ def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
     origins: dict[str, str] = {}
     for key, setting in SETTINGS.items():
         candidates = []
-        if (flags or {}).get(key) is not None:
-            candidates.append((flags[key], "flag", Path.cwd(), "flag"))
+        flagged = (flags or {}).get(key)
+        if flagged is not None:
+            candidates.append((flagged, "flag", Path.cwd(), "flag"))
         if setting.env and env.get(setting.env, "") != "":
             candidates.append((env[setting.env], f"${setting.env}", Path.cwd(), f"env {setting.env}"))
         if key in from_user:

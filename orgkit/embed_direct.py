@@ -55,7 +55,7 @@ def record_from_fastembed(model: Any, fingerprint: str) -> dict | None:
     None when its class is not one whose computation is repeated here, or its
     session is not a plain CPU session of one ONNX file.
     """
-    inner = getattr(model, "model", None)
+    inner: Any = getattr(model, "model", None)
     cls = type(inner)
     kind = _CLASSES.get(f"{cls.__module__}.{cls.__qualname__}")
     description = getattr(inner, "model_description", None)
@@ -146,7 +146,7 @@ class DirectModel:
 
     def embed(self, texts: list[str], batch_size: int | None = None) -> "np.ndarray":
         """One row per text, computed as one batch (`batch_size` is accepted and not needed)."""
-        return self._static(texts) if self.session is None else self._onnx(texts)
+        return self._onnx(texts) if self.tensors is None else self._static(self.tensors, texts)
 
     def query_embed(self, text: str) -> "np.ndarray":
         return self.embed([text])
@@ -172,12 +172,12 @@ class DirectModel:
                   / np.maximum(np.sum(attention_mask, axis=1, keepdims=True), 1e-9))
         return (_normalise(pooled) if self.record["normalise"] else pooled).astype(output.dtype, copy=False)
 
-    def _static(self, texts: list[str]) -> "np.ndarray":
+    def _static(self, tensors: dict, texts: list[str]) -> "np.ndarray":
         """Each text's token vectors summed (unknown tokens left out), normalised: the mean's direction."""
         import numpy as np
 
-        embeddings = self.tensors["embeddings"]
-        weights, mapping = self.tensors.get("weights"), self.tensors.get("mapping")
+        embeddings = tensors["embeddings"]
+        weights, mapping = tensors.get("weights"), tensors.get("mapping")
         unknown = self.record["unk_token_id"]
         sums = np.zeros((len(texts), embeddings.shape[1]), dtype=np.float32)
         for row, encoding in zip(sums, self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)):

@@ -15,7 +15,7 @@ import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator
 
 from .config import RG_VARIABLE
 from .deadline import DeadlinePassed, remaining
@@ -94,25 +94,27 @@ def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *, ignore
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both are pipes
     errors: list[bytes] = []  # drained as rg writes them, so it never blocks on its complaints
-    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    drain = threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True)
     drain.start()
     stopped = _stop_at_deadline(proc)
     done = False
     try:
         if caller_first and hasattr(os, "setpriority") and piped:  # piped: rg waits for its patterns
             _lower_priority(proc.pid)
-        if piped:
-            _feed(proc, "\n".join(piped).encode("utf-8", "surrogateescape") + b"\n")
-        yield from _records(proc.stdout)
+        if piped and proc.stdin is not None:
+            _feed(proc.stdin, "\n".join(piped).encode("utf-8", "surrogateescape") + b"\n")
+        yield from _records(stdout)
         done = True
     finally:
         if not done:
             proc.kill()
-        proc.stdout.close()
+        stdout.close()
         status = proc.wait()
         drain.join()
-        proc.stderr.close()
+        stderr.close()
         if stopped is not None:
             stopped.cancel()
     if stopped is not None and stopped.killed.is_set():
@@ -164,11 +166,11 @@ def _lower_priority(pid: int) -> None:
         pass
 
 
-def _feed(proc: subprocess.Popen, data: bytes) -> None:
+def _feed(stdin: IO[bytes], data: bytes) -> None:
     """Hand rg its patterns; rg reads them all before it writes a line, so this cannot block on it."""
     try:
-        proc.stdin.write(data)
-        proc.stdin.close()
+        stdin.write(data)
+        stdin.close()
     except BrokenPipeError:  # rg stopped first (it says why on stderr)
         pass
 
@@ -187,12 +189,12 @@ def _records(stream: Any) -> Iterator[tuple[str, Lines]]:  # a buffered binary s
         while m := _RECORD.match(pending, pos):
             pos = m.end()
             if m[1] != name:
-                if lines:
+                if name is not None and lines:
                     yield _relative(name), lines
                 name, lines = m[1], []
             lines.append((int(m[2]), m[3].decode("utf-8", "replace").rstrip("\r")))
         parts = [pending[pos:]]
-    if lines:
+    if name is not None and lines:
         yield _relative(name), lines
 
 

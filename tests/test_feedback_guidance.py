@@ -41,7 +41,7 @@ def test_render_parse_round_trip():
 
 def test_parse_reads_clusters_bullets_and_deletions():
     doc = parse(SAMPLE)
-    claim = doc.extractor("extractor").section("claim")
+    claim = doc.section("extractor", "claim")
     entries = claim.entries()
     assert [e.cluster.hash if e.cluster else None for e in entries] == ["aa11", "bb22", None, "cc33"]
     assert entries[1].bullet == "Titles are full sentences that name the finding."
@@ -66,7 +66,7 @@ def test_new_sections_render_in_the_documented_shape():
     entry = Entry(None)
     entry.set_cluster(ClusterRef("ff00", "override", "body", 3))
     entry.set_bullet("Give numbers.")
-    doc.extractor("extractor", create=True).section("claim", create=True).items.append(entry)
+    doc.new_section("extractor", "claim").items.append(entry)
     text = render(doc)
     assert text.endswith("* Extractor: extractor\n** Node Type: claim\n"
                          "# cluster: sha256:ff00 source=override field=body events=3\n- Give numbers.\n")

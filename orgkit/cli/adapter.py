@@ -60,7 +60,7 @@ def _given(ctx: OpContext, op: Op, values: dict[str, Any]) -> dict[str, Any]:
             value = (" ".join(value) if param.words else list(value)) if value else None
         if param.type == "boolean" and value is False:
             value = None
-        if param.stdin and value == "-":
+        if param.stdin and param.max_bytes and value == "-":  # a stdin parameter always has its limit
             limit = setting(ctx, op, param.max_bytes)
             value = read_limited(sys.stdin.buffer, limit, f"{param.option} - (standard input)", param.max_bytes)
         given[param.name] = value
@@ -98,11 +98,11 @@ def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:
         sys.exit(1)
 
 
-def command(op: Op, render: Render | None, name: str | None = None) -> click.Command:
-    """The click command of `op`."""
+def command(op: Op, render: Render | None, name: str) -> click.Command:
+    """The click command of `op`, named `name` (the last word of its command path)."""
     def callback(**values: Any) -> None:
         run_op(op, values, render)
 
     params = _click_params(op) + (common_options() if op.notes else [json_option()])
-    return click.Command(name or op.command[-1], callback=handle_errors(callback), params=params,
+    return click.Command(name, callback=handle_errors(callback), params=params,
                          help=op.description, short_help=op.description.split(". ")[0].rstrip("."))

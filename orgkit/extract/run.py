@@ -307,7 +307,8 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
             if kept is None:
                 declined += 1
             else:
-                claims.append({**kept, "source": source["given"], "kept_from": old.get("run", earlier["run"])})
+                kept_from = old.get("run", (earlier or {}).get("run"))
+                claims.append({**kept, "source": source["given"], "kept_from": kept_from})
             continue
         claim_id, quote_id, text = nt.claim_and_quote(ctx.notes, ctx.store.run, ctx.schema, source,
                                                       source["hub_id"], cand)

@@ -97,8 +97,9 @@ class _Walker:
             if line.lstrip().startswith("|"):
                 i = self._table(i)
                 continue
-            if _ITEM.match(line):
-                i = self._item(i)
+            item = _ITEM.match(line)
+            if item:
+                i = self._item(i, item)
                 continue
             i = self._paragraph(i)
         return Document(self.text, self.title, self.units, self.headings)
@@ -183,8 +184,7 @@ class _Walker:
         indent = len(line) - len(line.lstrip(" \t"))
         return indent // 2 if indent else 0
 
-    def _item(self, i: int) -> int:
-        m = _ITEM.match(self.lines[i])
+    def _item(self, i: int, m: re.Match[str]) -> int:
         indent = len(m.group(1).expandtabs(4))
         j = i + 1
         while j < len(self.lines) and not self._ends_block(self.lines[j]):

@@ -112,7 +112,8 @@ def load_events(config: Config) -> list[Event]:
             if standing.get(event.item_id):
                 at = standing[event.item_id].pop()
                 cancelled, out[at] = out[at], None
-                if cancelled.node_type == "note" and cancelled.action != "reject" and cancelled.node_id:
+                if cancelled is not None and cancelled.node_type == "note" and cancelled.action != "reject" \
+                        and cancelled.node_id:
                     retracted.add((cancelled.extractor, cancelled.node_id))
             continue
         if event.source == "review":

@@ -281,14 +281,14 @@ def evolve(config: Config, dimensions: dict[str, str] | None = None,
         entry = doc.entry(key.extractor, key.node_type, key.source, key.field)
         report = _merge(cluster, entry, phraser, guard)
         if report.status == "new":
-            section = doc.extractor(key.extractor, create=True).section(key.node_type, create=True)
             new = Entry(None)
             new.set_cluster(cluster.ref())
             new.set_bullet(report.bullet)
-            section.items.append(new)
+            doc.new_section(key.extractor, key.node_type).items.append(new)
         elif report.status == "dropped" and entry is not None and entry.bullet is not None:
-            section = doc.extractor(key.extractor).section(key.node_type)
-            section.items.remove(entry)
+            section = doc.section(key.extractor, key.node_type)
+            if section is not None:  # the entry came from this section
+                section.items.remove(entry)
         result.clusters.append(report)
     if progress is not None and clusters:
         progress(EmbedProgress(len(clusters), len(clusters), unit="clusters of corrections", what="evolving"))
@@ -322,7 +322,7 @@ def _merge(cluster: Cluster, entry: Entry | None, phraser: _Phraser, guard) -> C
     if entry is None:
         return ClusterReport(cluster, "new", bullet, by)
     if entry.bullet is not None and normalized(entry.bullet) == normalized(bullet) \
-            and entry.cluster.hash == cluster.hash:
+            and entry.cluster is not None and entry.cluster.hash == cluster.hash:
         return ClusterReport(cluster, "unchanged", entry.bullet, by)  # left exactly as it is written
     entry.set_cluster(cluster.ref())
     entry.set_bullet(bullet)

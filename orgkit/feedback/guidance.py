@@ -96,12 +96,8 @@ class ExtractorSection:
     intro: list[str] = field(default_factory=list)
     sections: list[NodeTypeSection] = field(default_factory=list)
 
-    def section(self, node_type: str, create: bool = False) -> NodeTypeSection | None:
-        found = next((s for s in self.sections if s.node_type == node_type), None)
-        if found is None and create:
-            found = NodeTypeSection(f"** Node Type: {node_type}", node_type)
-            self.sections.append(found)
-        return found
+    def section(self, node_type: str) -> NodeTypeSection | None:
+        return next((s for s in self.sections if s.node_type == node_type), None)
 
 
 @dataclass
@@ -113,17 +109,26 @@ class Guidance:
     # Whether the text ended without a final newline (kept so rendering is exact).
     unterminated: bool = False
 
-    def extractor(self, name: str, create: bool = False) -> ExtractorSection | None:
-        found = next((e for e in self.extractors if e.name == name), None)
-        if found is None and create:
-            found = ExtractorSection(f"* Extractor: {name}", name)
-            self.extractors.append(found)
-        return found
+    def section(self, extractor: str, node_type: str) -> NodeTypeSection | None:
+        """The section of one extractor and node type, when the file has it."""
+        ext = next((e for e in self.extractors if e.name == extractor), None)
+        return ext.section(node_type) if ext else None
+
+    def new_section(self, extractor: str, node_type: str) -> NodeTypeSection:
+        """The section of one extractor and node type, made (with its extractor's) when missing."""
+        ext = next((e for e in self.extractors if e.name == extractor), None)
+        if ext is None:
+            ext = ExtractorSection(f"* Extractor: {extractor}", extractor)
+            self.extractors.append(ext)
+        section = ext.section(node_type)
+        if section is None:
+            section = NodeTypeSection(f"** Node Type: {node_type}", node_type)
+            ext.sections.append(section)
+        return section
 
     def entry(self, extractor: str, node_type: str, source: str, field_name: str) -> Entry | None:
         """The entry of a cluster, by its identity (not its hash)."""
-        ext = self.extractor(extractor)
-        section = ext.section(node_type) if ext else None
+        section = self.section(extractor, node_type)
         if section is None:
             return None
         return next((e for e in section.entries() if e.cluster and e.cluster.source == source
@@ -131,8 +136,7 @@ class Guidance:
 
     def bullets(self, extractor: str, node_type: str) -> list[str]:
         """The slice for one extractor and node type: its bullets, in file order."""
-        ext = self.extractor(extractor)
-        section = ext.section(node_type) if ext else None
+        section = self.section(extractor, node_type)
         if section is None:
             return []
         return [e.bullet for e in section.entries() if e.bullet]
@@ -169,8 +173,8 @@ def parse(text: str) -> Guidance:
                 container = ext.intro
                 i += 1
                 continue
-            m = _NODE_TYPE.match(title) if level == 2 and ext is not None else None
-            if m:
+            m = _NODE_TYPE.match(title) if level == 2 else None
+            if m and ext is not None:
                 section = NodeTypeSection(line, m.group(1))
                 ext.sections.append(section)
                 container = section.items

@@ -99,7 +99,7 @@ class TokenSessions(StreamableHTTPSessionManager):
                 >= self.per_token:
             return None
         transport = super()._admit_session(requestor)
-        if transport is not None:
+        if transport is not None and transport.mcp_session_id is not None:
             self._used[transport.mcp_session_id] = time.monotonic()
         return transport
 

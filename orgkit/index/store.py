@@ -166,7 +166,7 @@ class Index:
 class StoredTexts(TextCache):
     """Files' text as the shared database holds it, for a machine without the notes."""
 
-    index: Index | None = None
+    index: Index = field(kw_only=True)
 
     def text(self, rel: str) -> str | None:
         if rel not in self.texts:

@@ -151,7 +151,7 @@ def _from_database(conn: Connection, fingerprint: str, generation: int) -> Vecto
     dims = _stored_dimensions(conn, fingerprint)
     count = conn.execute("SELECT count(*) FROM chunks c JOIN vectors v ON v.model = ? AND v.hash = c.hash",
                          (fingerprint,)).fetchone()[0] if dims else 0
-    if not count:
+    if not count or not dims:
         empty = np.zeros(0, dtype=np.int64)
         return VectorSet(generation, empty, empty, np.zeros(0, dtype="S1"), np.zeros((0, 0), dtype=np.float32))
     chunks = np.empty(count, dtype=np.int64)

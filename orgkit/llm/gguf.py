@@ -47,6 +47,8 @@ def _server(path: Path) -> Any:
 
 def chat(target: Target, messages: list[dict], json_schema: dict | None) -> tuple[str, str, str]:
     """(text, finish_reason, model) of one chat completion from the embedded model."""
+    if target.gguf is None:
+        raise ModelUnavailable(f"no GGUF file is set for {target.model}")
     server = _server(target.gguf.resolve())
     try:
         result = server.handle_chat_completions(request_body(target, messages, json_schema))

@@ -326,7 +326,7 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
                        if n.id not in {r.id for r in seen.notes}]
         status = "proposed"
     evidence_of = {deposit_id: {"id": deposit_id, "file": rel, "sha": sha}}
-    held = {deposit_id: text}
+    held: dict[str, str | None] = {deposit_id: text}
     for note in seen.notes:
         held[note.id] = files.read(note.file)
         evidence_of[note.id] = {"id": note.id, "file": note.file, "sha": digest(held[note.id])}

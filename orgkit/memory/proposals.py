@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..org.ids import new_id
 from .edits import TAG
@@ -76,7 +77,7 @@ class Proposal:
 SET_ASIDE = "set aside by the librarian"  # a proposal that cannot stand, and why after a colon
 
 
-def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown_chunks: set[int],
+def check(kind: Any, target: Any, payload: dict, chunks: list[int], shown_chunks: set[int],
           shown_notes: set[str]) -> str | None:
     """Why a proposal cannot stand (None when it can): unknown kind, missing fields, or a
     chunk or note that was not shown."""
@@ -104,7 +105,7 @@ def check(kind: str, target: str | None, payload: dict, chunks: list[int], shown
     return None
 
 
-def redundant(kind: str, payload: dict, held: str | None) -> str | None:
+def redundant(kind: Any, payload: dict, held: str | None) -> str | None:
     """Why a proposal would change nothing (None when it would, or the target's text is not known):
     the target already holds the text to append (spacing aside), or already links to the note."""
     if held is None:
@@ -132,7 +133,7 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
         chunks = sorted({c for c in cited if isinstance(c, int) and not isinstance(c, bool)})
         reason = check(kind, target, payload, chunks, shown_chunks, shown_notes)
         if reason is None and held is not None:  # a valid kind, so its fields are there
-            reason = redundant(kind, payload, held.get(target))
+            reason = redundant(kind, payload, held.get(target) if target is not None else None)
         if reason is None and len(chunks) != len(set(map(str, cited))):
             reason = f"cites chunks that are not chunk numbers: {cited!r}"
         if kind == "new" and reason is None:

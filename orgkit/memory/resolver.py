@@ -123,16 +123,19 @@ def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) ->
         text = edits.new_note_text(p.payload["id"], p.payload["title"], p.payload["body"], dep["lane"],
                                    p.deposit)
         return {rel: text}
-    rel = files.file_of(p.target, dep["path"] if p.target == p.deposit else None)
+    target = p.target
+    if target is None:
+        raise OrgkitError(f"proposal {p.id}: a {p.kind} proposal names no target note")
+    rel = files.file_of(target, dep["path"] if target == p.deposit else None)
     current = plan.last[rel] if rel in plan.last else files.read(rel)
     if current is None:
         raise OrgkitError(f"{rel}: removed earlier in this batch")
     if p.kind == "append":
-        return {rel: edits.append(current, rel, p.target, p.payload["text"])}
+        return {rel: edits.append(current, rel, target, p.payload["text"])}
     if p.kind == "link":
         description = p.payload.get("description") or p.payload["dest"]
-        return {rel: edits.add_link(current, rel, p.target, p.payload["dest"], description)}
-    return {rel: edits.add_tag(current, rel, p.target, p.payload["tag"])}
+        return {rel: edits.add_link(current, rel, target, p.payload["dest"], description)}
+    return {rel: edits.add_tag(current, rel, target, p.payload["tag"])}
 
 
 def _new_path(store: Store, deposit_path: str, title: str, files: Files, plan: Plan) -> str:

@@ -29,7 +29,8 @@ def shown_evidence(evidence: list[Any], deposit: str, read: Callable[[list[str]]
     others = set().union(*(_words(d.content) for i, d in docs.items() if i != deposit))
     out = []
     for item in evidence:
-        doc = docs.get(item.get("id")) if isinstance(item, dict) else None
+        key = item.get("id") if isinstance(item, dict) else None
+        doc = docs.get(key) if isinstance(key, str) else None
         if doc is None:
             out.append(item)
             continue

@@ -199,12 +199,13 @@ class Outline:
             self._section_rest()
         if self._closers is None:
             self._closers = Closers(self.lines)
+        closers = self._closers
         start = self.heading_lines[k] + 1 if k >= 0 else 0
         end = self.heading_lines[k + 1] if k + 1 < len(self.heading_lines) else len(self.lines)
         spans: list[tuple[int, int]] = []
         i = start
         while i < end:
-            close = self._opaque_end(self.lines[i], i, end)
+            close = self._opaque_end(closers, self.lines[i], i, end)
             if close is not None:
                 spans.append((i, close))
                 i = close
@@ -212,7 +213,8 @@ class Outline:
         self._opaque[k] = spans
         return spans
 
-    def _opaque_end(self, line: str, i: int, end: int) -> int | None:
+    @staticmethod
+    def _opaque_end(closers: Closers, line: str, i: int, end: int) -> int | None:
         """The closing line of the unparsed block or environment that line `i` opens, if any."""
         if not _opens_opaque(line):
             return None
@@ -220,9 +222,9 @@ class Outline:
         if block:
             if block.group(1).lower() not in sx.OPAQUE_BLOCKS:
                 return None  # a greater block: its contents are read
-            return self._closers.block_end(block.group(1), i + 1, end)
+            return closers.block_end(block.group(1), i + 1, end)
         latex = sx.LATEX_BEGIN.match(line)
-        return self._closers.latex_end(latex.group(1), i + 1, end) if latex else None
+        return closers.latex_end(latex.group(1), i + 1, end) if latex else None
 
     def title(self, k: int) -> str | None:
         """The title of heading `k` (None: a heading line with nothing after its stars)."""

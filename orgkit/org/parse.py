@@ -587,7 +587,7 @@ def _links(doc: _Lines, scan: _Scan, file_node: Node | None, path: str,
     # Only text holding "[[" (a bracket link) or ":" (the `type:` of an angle or plain link)
     # is searched: most titles and paragraphs hold neither.
     chunks = [(doc.starts[h.index] + h.title_span[0], h.title) for h in scan.headings
-              if h.title_span and (":" in h.title or "[[" in h.title)]
+              if h.title_span and h.title and (":" in h.title or "[[" in h.title)]
     for first, last in scan.text_runs:
         if first == last:
             chunk = doc.lines[first]

@@ -111,6 +111,13 @@ def _links_pattern(opaque: bool, dead: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.M)
 
 
+def matched(m: re.Match[str] | None) -> re.Match[str]:
+    """A match the caller knows is there (a line it has already classified): a miss is a bug, said as one."""
+    if m is None:
+        raise AssertionError("a line classified earlier no longer matches its pattern")
+    return m
+
+
 def link_matches(text: str, *, opaque: bool = True) -> Iterator[re.Match[str]]:
     """Every link in `text`, left to right, as one `finditer` of Org's regexps would find them.
 

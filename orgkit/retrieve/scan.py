@@ -178,9 +178,10 @@ def _hit(outline: Outline | None, rel: str, number: int, text: str = "") -> Scan
     if outline is None or number - 1 >= len(outline.lines):
         return None
     if _ALIAS_LINE.match(text):
-        number = _node_line(outline, number - 1)
-        if number is None:
+        node_line = _node_line(outline, number - 1)
+        if node_line is None:
             return None
+        number = node_line
     if not HEADING.match(outline.lines[number - 1]) and outline.in_opaque(number - 1):
         return None
     place = outline.place(number - 1)

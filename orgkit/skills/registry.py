@@ -99,6 +99,8 @@ def _local_capabilities(notes: Path, registry: Registry) -> None:
         source = f"local:{path.name}"
         try:
             spec = importlib.util.spec_from_file_location(f"orgkit_local_skill_{path.stem}", path)
+            if spec is None or spec.loader is None:
+                raise ValueError("it cannot be loaded as a module")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             if not callable(getattr(module, "capability", None)):

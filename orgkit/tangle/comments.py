@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..org.syntax import matched
 from .document import SRC_BLOCK_RE, OrgDocument
 from .langs import CommentSyntax
 
@@ -140,7 +141,7 @@ def org_comment_text(doc: OrgDocument, line: int) -> str:
     heading_index = doc.heading_at(line)
     if heading_index is not None:
         heading = doc.headings[heading_index]
-        stars = re.match(r"\*+ ", doc.lines[heading.line]).end()
+        stars = matched(re.match(r"\*+ ", doc.lines[heading.line])).end()
         begin = doc.line_starts[heading.line] + stars
     start = max(begin, _previous_block_end(doc.text, point))
     return remove_indentation(doc.text[min(start, point) : max(start, point)])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..org.drawers import property_drawer_at
-from ..org.syntax import AFFILIATED_LINE, BLOCK_BEGIN, HEADING, KEYWORD, block_end, heading_pattern
+from ..org.syntax import AFFILIATED_LINE, BLOCK_BEGIN, HEADING, KEYWORD, block_end, heading_pattern, matched
 from .errors import TangleError
 
 # `org-babel-src-block-regexp`, searched case-insensitively as Emacs does.
@@ -126,7 +126,7 @@ class OrgDocument:
     def commented(self, heading: int | None) -> bool:
         """`org-in-commented-heading-p`: COMMENT on this heading or any ancestor."""
         return any(
-            self.headings[h].title is not None and re.match(r"COMMENT(?: |$)", self.headings[h].title)
+            (title := self.headings[h].title) is not None and re.match(r"COMMENT(?: |$)", title)
             for h in self.ancestors(heading)
         )
 
@@ -338,7 +338,7 @@ def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> tuple[li
     block, then reads the block where the match begins.
     """
     spans = {line: end for line, (kind, end) in kinds.items()
-             if kind == "begin" and BLOCK_BEGIN.match(doc.lines[line]).group(1).lower() == "src"}
+             if kind == "begin" and matched(BLOCK_BEGIN.match(doc.lines[line])).group(1).lower() == "src"}
     blocks: list[SrcBlock] = []
     unreadable: list[int] = []
     pos = 0
@@ -367,7 +367,7 @@ def _src_blocks(doc: OrgDocument, kinds: dict[int, tuple[str, int]]) -> tuple[li
 
 
 def _element(doc: OrgDocument, begin: int, end: int, regex_end: int, index: int) -> SrcBlock:
-    head = _ELEMENT_BEGIN_RE.match(doc.lines[begin])
+    head = matched(_ELEMENT_BEGIN_RE.match(doc.lines[begin]))
     language = head.group(1)
     switches = head.group(2)
     parameters = head.group(3)
@@ -397,7 +397,7 @@ def _affiliated(lines: list[str], begin: int) -> tuple[str | None, list[str]]:
     name: str | None = None
     headers: list[str] = []
     for line in lines[first:begin]:
-        match = AFFILIATED_LINE.match(line)
+        match = matched(AFFILIATED_LINE.match(line))
         key = (match.group(1) or match.group(3) or match.group(4)).upper()
         value = line[match.end() :].rstrip(" \t").strip()
         if key in _NAME_ALIASES:

@@ -212,7 +212,7 @@ def _trusted(primary: Path, journal: dict, derive: Derive) -> tuple[list[dict], 
     passed, refused = [], []
     for entry in _entries(journal):
         org, target, temp = (entry.get(k) for k in ("org", "target", "temp"))
-        if not all(isinstance(v, str) for v in (org, target, temp)):
+        if not (isinstance(org, str) and isinstance(target, str) and isinstance(temp, str)):
             refused.append(f"{primary}: a tangle journal entry without its paths was refused; left as it is")
             continue
         if org not in named:

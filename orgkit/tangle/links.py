@@ -31,8 +31,8 @@ def normalize(string: str, context: bool = False) -> str:
     while context:
         if string.startswith("(") and string.endswith(")"):
             string = _trim(string[1:-1])
-        elif re.match(r"[#*]+[ \t]*", string):
-            string = string[re.match(r"[#*]+[ \t]*", string).end() :]
+        elif lead := re.match(r"[#*]+[ \t]*", string):
+            string = string[lead.end() :]
         else:
             break
     return string

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..org.lisp import NIL, Symbol, read
+from ..org.syntax import matched
 from .assign import HLINE, Var
 from .comments import remove_indentation
 from .document import OrgDocument
@@ -165,7 +166,7 @@ class _Resolver:
         return text
 
     def _block_value(self, first: int, ref: str) -> str:
-        kind = re.match(r"^[ \t]*#\+begin_(\S+)", self.doc.lines[first], re.IGNORECASE).group(1)
+        kind = matched(re.match(r"^[ \t]*#\+begin_(\S+)", self.doc.lines[first], re.IGNORECASE)).group(1)
         end_re = re.compile(r"^[ \t]*#\+end_" + re.escape(kind) + r"[ \t]*$", re.IGNORECASE)
         for end in range(first + 1, len(self.doc.lines)):
             if end_re.match(self.doc.lines[end]):
@@ -261,7 +262,7 @@ def _read_table(lines: list[str], first: int) -> list[object]:
             pos += len(rest[pos:]) - len(rest[pos:].lstrip(" \t"))
             if pos >= len(rest):
                 break
-            end = re.compile(r"[ \t]*(\||$)").search(rest, pos)
+            end = matched(re.compile(r"[ \t]*(\||$)").search(rest, pos))  # `$` always matches
             row.append(_cell(rest[pos : end.start()]))
             pos = end.end()
         table.append(row)
@@ -322,10 +323,10 @@ def _list_items(lines: list[str], first: int, indent: int) -> tuple[list[tuple[i
 def _item_value(lines: list[str], item: tuple[int, int]) -> list[object]:
     """One item: its text (bullet blanked, indentation removed), then its sublists."""
     start, end = item
-    head = re.match(r"[ \t]*\S+[ \t]*", lines[start])
+    head = matched(re.match(r"[ \t]*\S+[ \t]*", lines[start]))
     indent = _indent_width(lines[start])
     body: list[object] = []
-    text_lines = [" " * len(head.group(0).expandtabs(8)) + lines[start][head.end() :]]
+    text_lines: list[str] | None = [" " * len(head.group(0).expandtabs(8)) + lines[start][head.end() :]]
     i = start + 1
     while i < end:
         line = lines[i]
@@ -356,7 +357,7 @@ def _list_text(text_lines: list[str]) -> str:
 
 def _list_type(lines: list[str], first: int) -> Symbol:
     """`org-list-get-list-type`: ordered (numbered), descriptive (a tag) or unordered."""
-    bullet = _ITEM.match(lines[first]).group(2)
+    bullet = matched(_ITEM.match(lines[first])).group(2)
     if re.search(r"[0-9A-Za-z]", bullet):
         return Symbol("ordered")
     if re.search(r"\s::(\s|$)", lines[first]):
