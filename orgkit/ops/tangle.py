@@ -92,14 +92,14 @@ declare(Op("tangle", "Write the source files org-babel-tangle-file would write, 
                    Param("confine", "boolean", "Refuse targets outside each org file's directory tree."),
                    Param("force", "boolean", "Overwrite targets edited since orgkit tangled them."),
                    PRESERVE),
-           result=TARGETS, writes=True, notes=False, mcp=False))
+           result=TARGETS, writes=True, notes=False, mcp=False, role="admin"))
 declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, modes), or with check which "
            "targets differ from the org sources; writes nothing.", tangle_plan,
-           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None))
+           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None, role="reader"))
 declare(Op("detangle", "Carry edits in a tangled file (made with :comments link/both) back into the org blocks.",
            detangle, cli_only="writes the org files its link comments name",
            params=(Param("code_file", "path", "The tangled file.", required=True, positional=True,
                          metavar="CODE_FILE"),
                    PRESERVE),
            result="{updated: [{file, block, line}], unchanged, unmapped: [{line, block, reason}]}",
-           writes=True, notes=False, mcp=False))
+           writes=True, notes=False, mcp=False, role="admin"))
