@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OrgkitError
+from ..roles import reaches_machine
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
@@ -41,7 +42,7 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..files import process_umask
 
     files = _files(ctx, args["files"])
-    options = Options(preserve_indentation=args["preserve_indentation"])
+    options = Options(preserve_indentation=args["preserve_indentation"], machine=reaches_machine(ctx.identity))
     umask = process_umask()
     if args["check"]:
         result = check(files, options)
@@ -66,7 +67,8 @@ def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..tangle import Options, detangle as detangle_file
 
     (code_file,) = _files(ctx, [args["code_file"]])
-    result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"]))
+    result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"],
+                                              machine=reaches_machine(ctx.identity)))
     ctx.failed = bool(result.unmapped)
     return {
         "updated": [{"file": _rel(ctx, org), "block": name, "line": line} for org, name, line in result.updated],
