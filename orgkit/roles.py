@@ -41,8 +41,9 @@ class Identity:
     local: bool = False
 
     def may(self, role: str) -> bool:
-        """Whether this caller's role includes `role`."""
-        return ROLES.index(self.role) >= ROLES.index(role)
+        """Whether this caller's role includes `role`; a role that is not one of ROLES (a stored
+        record naming another) includes nothing and is included by nothing."""
+        return self.role in ROLES and role in ROLES and ROLES.index(self.role) >= ROLES.index(role)
 
 
 OWNER = Identity("owner", "admin", local=True)

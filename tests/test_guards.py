@@ -146,3 +146,19 @@ def test_every_command_is_an_operation_the_owner_calls_or_a_server(notes: Path) 
     commands = set(main.list_commands(click.Context(main)))
     assert commands <= ops | servers, commands - ops - servers
     assert OWNER.local and OWNER.role == "admin" and STDIO.local and STDIO.role == "admin" and OWNER != STDIO
+
+
+def test_a_caller_is_what_its_token_says_and_no_more(notes: Path) -> None:
+    from orgkit.roles import reaches_machine
+
+    assert [reaches_machine(i) for i in (OWNER, STDIO, Identity("owner", "admin"), None)] == [True, False, False, False]
+    stored = Identity("someone", "superuser")  # a role a stored record names that orgkit has not
+    assert not any(stored.may(role) for role in ROLES) and not OWNER.may("superuser")
+    ctx = OpContext(notes, warm=True)
+    ctx.surface = "http"
+    try:
+        with pytest.raises(Refused, match="nodes needs the reader role"):
+            call(ctx, "nodes", {}, identity=stored)
+        assert call(ctx, "nodes", {}, identity=Identity("someone", "reader")).result
+    finally:
+        ctx.close()
