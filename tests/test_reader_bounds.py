@@ -36,7 +36,7 @@ from test_http import HttpServer
 SECRET = "s3cret-Pa55word-7f1d"  # in the server's environment and in a file outside the notes
 RUN = "a" * 20000
 WORST = ["(a+)+$", "(a|aa)+$", "(a*)*b", "(.*a){20}", "(x+x+)+y", "(?:a?){30}a{30}",
-         "|".join(f"w{i}" for i in range(2000)), "[\\s\\S]{1000}b"]
+         "|".join(f"w{i}" for i in range(400)), "[\\s\\S]{1000}b"]  # each within query.max_chars
 TOO_MUCH = ["a{1000}{1000}", "(a{1000}){1000}", "((a{100}){100}){100}", "(\\pL{1000})", "(a)\\1", "(?=a)a",
             "(?<!b)a", "(?P<x>a)(?P=x)"]
 
@@ -167,18 +167,17 @@ def test_the_team_server_answers_a_second_reader_within_a_second_while_a_first_s
     first: list[httpx.Response] = []
 
     def hammer() -> None:
-        for _ in range(3):  # bounded: a few rounds of every worst pattern
-            for pattern in WORST:
-                if stop.is_set():
-                    return
-                first.append(server.op("scan", token, query=pattern, regex=True))
+        for pattern in WORST:  # bounded: each worst pattern once
+            if stop.is_set():
+                return
+            first.append(server.op("scan", token, query=pattern, regex=True))
 
     thread = threading.Thread(target=hammer)
     thread.start()
     try:
         time.sleep(0.3)
         waits = []
-        while thread.is_alive() and len(waits) < 10:
+        while thread.is_alive() and len(waits) < 200:
             start = time.monotonic()
             answer = server.op("scan", token, query="compost")
             waits.append(time.monotonic() - start)
@@ -187,7 +186,7 @@ def test_the_team_server_answers_a_second_reader_within_a_second_while_a_first_s
         stop.set()
         thread.join(timeout=120)
     assert waits and max(waits) < 1.0, waits
-    assert first and all(r.status_code == 200 for r in first)
+    assert [r.status_code for r in first] == [200] * len(WORST), [r.text for r in first]
     refused = server.op("scan", token, query="(a)\\1", regex=True)
     assert refused.status_code == 422  # the one table: a failed call
     assert "invalid regex" in refused.json()["error"] and "\n" not in refused.json()["error"]
