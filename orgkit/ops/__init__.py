@@ -13,7 +13,9 @@ To add an operation:
    print); report warnings with `ctx.warn`, partial failures with `ctx.error`,
    and raise OrgkitError for a failed call.
 2. Declare it: `declare(Op("name", "what it does", run, params=(Param(...), ...),
-   result="[{id, title}]", writes=False))`.
+   result="[{id, title}]", writes=False, role="reader"))`. The role (the least
+   one a caller needs, orgkit/roles.py) has no default: an operation without one
+   cannot be declared.
 That is all: `orgkit name` (or the `cli=` path), the `{"op": "name"}` request,
 the MCP tool and `orgkit ops --json` come from the declaration, and
 tests/test_parity.py checks a read-only one on all three surfaces. A
