@@ -192,6 +192,17 @@ def test_the_team_server_answers_a_second_reader_within_a_second_while_a_first_s
     assert "invalid regex" in refused.json()["error"] and "\n" not in refused.json()["error"]
 
 
+def test_a_pattern_a_received_folder_sets_runs_in_linear_time_too() -> None:
+    from orgkit.feedback.guardrail import offending, patterns
+
+    compiled = patterns({"feedback.guardrail": ["(a+)+$", "(x+x+)+y"]})  # the notes' orgkit.toml may set it
+    start = time.monotonic()
+    assert offending("a" * 100000 + "b", compiled) is None and offending("x" * 50000, compiled) is None
+    assert time.monotonic() - start < 1
+    with pytest.raises(OrgkitError, match="feedback.guardrail: not a regular expression.*backreferences"):
+        patterns({"feedback.guardrail": ["(a)\\1"]})
+
+
 # -- header Lisp ---------------------------------------------------------------------------------
 
 def _names_the_header(text: str, name: str) -> None:
