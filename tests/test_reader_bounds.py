@@ -244,15 +244,19 @@ def test_no_header_reaches_the_machine_over_stdio_mcp_or_serve(hostile, monkeypa
         assert result.is_error, (name, text)
         _clean(text, home)
         _names_the_header(text, name)
-    lines = "\n".join(json.dumps({"op": "tangle_plan", "files": [f"{n}.org"]}) for n in names) + "\n"
+    requests = [{"op": op, "files": [f"{n}.org"]} for op in ("tangle_plan", "tangle") for n in names]
+    lines = "\n".join(json.dumps(r) for r in requests) + "\n"
+    before = sorted(p.name for p in notes.parent.rglob("*"))
     done = subprocess.run([ORGKIT, "serve", "--notes", str(notes), "--state-dir", str(notes.parent / "state-serve")],
                           input=lines, capture_output=True, text=True, env=env, timeout=120)
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(answers) == len(names)
-    for name, answer in zip(names, answers):
+    assert len(answers) == 2 * len(names)  # tangle_plan, then tangle (stdio has every role)
+    for name, answer in zip(names * 2, answers):
         assert "error" in answer, (name, answer)
         _clean(json.dumps(answer), home)
         _names_the_header(answer["error"], name)
+    after = sorted(p.name for p in notes.parent.rglob("*") if not p.is_relative_to(notes.parent / "state-serve"))
+    assert [n for n in after if n not in before] == []  # nothing tangled, here or in the home directory
 
 
 def test_the_owner_on_the_command_line_gets_what_emacs_gives_its_user(hostile, tmp_path: Path) -> None:
