@@ -7,6 +7,12 @@ read-only annotation), unless its capability is off or its own setting (review
 decisions: `mcp.allow_review`) is not on; skills are prompts taking a `query`;
 every node is a resource `orgkit://node/ID` holding its org text.
 
+Every request has a caller (the token's on the team server, `STDIO` on a
+pipe) and a guard (`GUARDS`): a tool is guarded by its own operation, a
+prompt or resource by the operation that answers it, each through the
+operations layer's one rule (`ops.refusal`, `ops.call`); a request without a
+guard is not served.
+
 Every tool declares the `outputSchema` of its answer, read from the registry
 (`Op.output_schema`: `{result, warnings, errors?}`, where `result` has the
 shape the operation declares), and answers with that document as
@@ -43,10 +49,10 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__
 from .config import SETTINGS, Config
-from .errors import OrgkitError, say
+from .errors import OrgkitError, Refused, say
 from .ops import Op, OpContext, Outcome, call_within, capability_on, offered, refusal, registry
 from .ops.answers import answer, message, reply
-from .tokens import Identity
+from .roles import STDIO, Identity
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
@@ -58,14 +64,26 @@ INSTRUCTIONS = (
 )
 
 
-def offered_tools(config: Config | None, identity: Identity | None = None) -> dict[str, Op]:
-    """The operations MCP offers under `config`: those marked for it, of an enabled capability,
-    whose own setting (such as `mcp.allow_review`) is on. For a verified caller of the team
-    server, its role decides instead of the setting."""
-    if identity is not None:
-        return {name: op for name, op in offered(config).items() if op.mcp and refusal(op, identity) is None}
+def offered_tools(config: Config | None, identity: Identity) -> dict[str, Op]:
+    """The operations MCP offers `identity` under `config`: those marked for it, of an enabled
+    capability, that its role may call. For the local client (stdio), an operation's own setting
+    (such as `mcp.allow_review`) must be on too; for a token of the team server, its role decides."""
     return {name: op for name, op in offered(config).items()
-            if op.mcp and (op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
+            if op.mcp and refusal(op, identity) is None
+            and (not identity.local or op.mcp_setting is None or (config is not None and config[op.mcp_setting]))}
+
+
+TOOLS = "tools"  # guarded tool by tool, each by its own operation
+PROTOCOL = "protocol"  # the protocol's own handshake: answers nothing of the notes
+# Each request the server answers and what guards it: TOOLS, PROTOCOL, or the operation
+# that answers it, whose role a caller needs (ops.refusal decides, as for a tool). A handler
+# missing here is not served (tests/test_guards.py walks the server's handlers).
+GUARDS: dict[str, str] = {
+    "ping": PROTOCOL, "server/discover": PROTOCOL,
+    "tools/list": TOOLS, "tools/call": TOOLS,
+    "prompts/list": "skills_list", "prompts/get": "skills_prompt",
+    "resources/list": "nodes", "resources/templates/list": "read", "resources/read": "read",
+}
 
 
 # The operations whose answers name notes a client may want to open: each such note is also a resource link.
@@ -100,10 +118,10 @@ class Offer:
     """
 
     def __init__(self) -> None:
-        self._built: dict[tuple[int, str | None], tuple[Any, dict[str, Op], list[types.Tool]]] = {}
+        self._built: dict[tuple[int, str, bool], tuple[Any, dict[str, Op], list[types.Tool]]] = {}
 
-    def __call__(self, config: Config | None, identity: Identity | None) -> tuple[dict[str, Op], list[types.Tool]]:
-        key = (id(config), identity.role if identity is not None else None)
+    def __call__(self, config: Config | None, identity: Identity) -> tuple[dict[str, Op], list[types.Tool]]:
+        key = (id(config), identity.role, identity.local)
         built = self._built.get(key)
         if built is None or built[0] is not config:
             ops = offered_tools(config, identity)
@@ -126,12 +144,12 @@ def note_links(name: str, result: Any) -> list[types.ResourceLink]:
     return list(links.values())
 
 
-def _refusal(name: str, config: Config | None, identity: Identity | None, offered_now: dict[str, Op]) -> str | None:
+def _refusal(name: str, config: Config | None, identity: Identity, offered_now: dict[str, Op]) -> str | None:
     """Why the tool `name` cannot be called here (`offered_now` are the caller's tools), or None when it can."""
     if name in offered_now:
         return None
     op = registry().get(name)
-    if identity is not None and op is not None and op.mcp and capability_on(op, config):
+    if not identity.local and op is not None and op.mcp and capability_on(op, config):
         return None  # ops.call refuses a caller without the role, saying which it needs
     if op is not None and op.mcp and op.mcp_setting is not None and capability_on(op, config):
         setting = SETTINGS[op.mcp_setting]
@@ -140,14 +158,14 @@ def _refusal(name: str, config: Config | None, identity: Identity | None, offere
                 "never from the notes' orgkit.toml)")
     if op is not None and op.mcp and not capability_on(op, config):
         return None  # the call itself says how to turn the capability on
-    return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_tools(config)))})"
+    return f"unknown tool {name!r} (tools: {', '.join(sorted(offered_now))})"
 
 
 def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None = None,
+async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None,
                  progress: Callable[[Any], None] | None = None) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
     return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity, progress=progress))
@@ -177,13 +195,22 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     `identify` (the team server's) gives the verified caller of a request from its
     request context: tools are then offered and refused by that caller's role, and
-    the operations record it as the actor.
+    the operations record it as the actor. Without it the caller is `STDIO`.
     """
     if identify is None:
         ctx.surface = "mcp"
 
     def caller(rctx: Any) -> Identity | None:
-        return identify(rctx) if identify is not None else None
+        return identify(rctx) if identify is not None else STDIO
+
+    def guarded(method: str, rctx: Any) -> Identity:
+        """The caller of `rctx`, when the operation guarding `method` allows it (else an MCP error)."""
+        identity = caller(rctx)
+        refused = refusal(registry()[GUARDS[method]], identity)
+        if refused is not None or identity is None:
+            exc = Refused(refused or f"{method}: the request names no caller")
+            raise MCPError(answer(exc).jsonrpc, message(exc))
+        return identity
 
     def warming() -> None:
         if warm_up:
@@ -193,7 +220,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def list_tools(rctx: Any, params: Any) -> types.ListToolsResult:
         warming()
-        return types.ListToolsResult(tools=offer(ctx.optional_config(), caller(rctx))[1])
+        identity = caller(rctx)
+        return types.ListToolsResult(tools=offer(ctx.optional_config(), identity)[1] if identity else [])
 
     def input_schema(name: str) -> dict[str, Any] | None:
         """A tool's parameters, for the transport's check of Mcp-Param headers (without a whole listing)."""
@@ -203,6 +231,8 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
     async def call_tool(rctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         warming()
         identity = caller(rctx)
+        if identity is None:
+            return _failure(f"{params.name}: refused: the request names no caller")
         config = ctx.optional_config()
         refused = _refusal(params.name, config, identity, offer(config, identity)[0])
         if refused is not None:
@@ -221,7 +251,11 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
         warming()
-        outcome = await run_op(ctx, "skills_list", {})
+        identity = guarded("prompts/list", rctx)
+        try:
+            outcome = await run_op(ctx, "skills_list", {}, identity)
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         return types.ListPromptsResult(prompts=[
             types.Prompt(name=s["name"], description=s["description"], arguments=[
                 types.PromptArgument(name="query", description="The request for the skill.", required=True)])
@@ -229,9 +263,10 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def get_prompt(rctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         warming()
+        identity = guarded("prompts/get", rctx)
         query = (params.arguments or {}).get("query")
         try:
-            outcome = await run_op(ctx, "skills_prompt", {"name": params.name, "query": query})
+            outcome = await run_op(ctx, "skills_prompt", {"name": params.name, "query": query}, identity)
         except (OrgkitError, OSError) as exc:
             raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         prompt = outcome.result
@@ -240,24 +275,30 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def list_resources(rctx: Any, params: Any) -> types.ListResourcesResult:
         warming()
-        outcome = await run_op(ctx, "nodes", {})
+        identity = guarded("resources/list", rctx)
+        try:
+            outcome = await run_op(ctx, "nodes", {}, identity)
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         return types.ListResourcesResult(resources=[
             types.Resource(name=n["title"], uri=NODE_PREFIX + n["id"], mime_type=ORG_MIME,
                            description=f"{n['file']}:{n['line']}")
             for n in outcome.result])
 
     async def list_templates(rctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        guarded("resources/templates/list", rctx)
         return types.ListResourceTemplatesResult(resource_templates=[
             types.ResourceTemplate(name="node", uri_template=NODE_URI, mime_type=ORG_MIME,
                                    description="The org text of the node with this ID.")])
 
     async def read_resource(rctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         warming()
+        identity = guarded("resources/read", rctx)
         uri = str(params.uri)
         if not uri.startswith(NODE_PREFIX) or uri == NODE_PREFIX:
             raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
         try:
-            outcome = await run_op(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]})
+            outcome = await run_op(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]}, identity)
         except (OrgkitError, OSError) as exc:
             raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         return types.ReadResourceResult(contents=[

@@ -20,6 +20,7 @@ from typing import IO, Any, Iterator
 from .config import RG_VARIABLE
 from .deadline import DeadlinePassed, remaining
 from .errors import OrgkitError
+from .patterns import linear
 from .vault import follow_roots, is_org_file, iter_org_files, read_org_text, reachable
 
 
@@ -222,7 +223,7 @@ def org_files_matching(root: Path, patterns: list[str], warnings: list[str], *, 
 def _python_org_files(root: Path, patterns: list[str], warnings: list[str],
                       ignore_case: bool) -> Iterator[tuple[str, Lines]]:
     warnings.append("ripgrep (rg) not found; searching with the slower built-in search")
-    compiled = [re.compile(p, re.I if ignore_case else 0) for p in patterns]
+    compiled = [linear(p, ignore_case=ignore_case) for p in patterns]  # a caller's pattern among them
     for rel in iter_org_files(root):
         try:
             text = read_org_text(root, rel)

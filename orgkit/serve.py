@@ -6,7 +6,8 @@ A request is `{"op": NAME, ...parameters}` for any operation in the registry
 matching command's `--json`, plus `"errors": [...]` when part of the call failed
 (an unknown ID among known ones), or `{"error": "..."}` when the request fails
 as a whole; the server goes on either way. A request's `"request"` tag, if any,
-is echoed back. The index, model and vectors stay loaded in one `OpContext`,
+is echoed back. Its client is the caller `STDIO` (orgkit/roles.py): every role,
+but a server's caller, not the command line's. The index, model and vectors stay loaded in one `OpContext`,
 and the files are re-checked at most every `serve.recheck_after` seconds. Each
 call runs under the per-call deadline `serve.call_timeout`: past it the client
 gets an error line and the next request is read.
@@ -28,6 +29,7 @@ from typing import IO, Any
 from .errors import OrgkitError
 from .ops import OpContext, call_within
 from .ops.answers import failure, reply
+from .roles import STDIO
 
 RESERVED = ("op", "request")  # request fields that are not operation parameters
 
@@ -37,7 +39,7 @@ def answer(ctx: OpContext, request: Any) -> dict:
     if not isinstance(request, dict):
         raise OrgkitError("a request must be a JSON object with an \"op\"")
     params = {k: v for k, v in request.items() if k not in RESERVED}
-    return reply(call_within(ctx, request.get("op"), params))
+    return reply(call_within(ctx, request.get("op"), params, identity=STDIO))
 
 
 def handle(ctx: OpContext, line: str) -> dict:

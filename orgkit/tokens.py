@@ -14,9 +14,7 @@ resolved path), or, with PostgreSQL (`database.url`), in the database's
 `tokens.json` found in the notes' data dir (where older versions kept them) is
 ignored, with one warning line.
 
-Roles are ordered; each can do what the ones before it can:
-reader (read operations and recall) < agent (+ deposit) < reviewer (+ review
-decisions and undo) < admin (+ index, tangle, tokens, everything else).
+The roles and the callers without a token are in orgkit/roles.py.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ import json
 import os
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -36,26 +33,14 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from .errors import DatabaseUnavailable, OrgkitError
 from .files import replace_file
 from .org.write import directory_lock
+from .roles import ROLES, Identity
 
 if TYPE_CHECKING:
     from .config import Config
 
-ROLES = ("reader", "agent", "reviewer", "admin")
 FILE_NAME = "tokens.json"
 PREFIX = "ok_"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
-
-
-@dataclass(frozen=True)
-class Identity:
-    """A verified caller: the token's name and role."""
-
-    name: str
-    role: str
-
-    def may(self, role: str) -> bool:
-        """Whether this caller's role includes `role`."""
-        return ROLES.index(self.role) >= ROLES.index(role)
 
 
 def token_digest(token: str) -> str:

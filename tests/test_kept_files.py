@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_notes
+from orgkit.roles import STDIO
 from orgkit.errors import OrgkitError
 from orgkit.index import Index, update
 from orgkit.ops import OpContext, call
@@ -87,13 +88,13 @@ def test_a_warm_context_gives_a_note_as_it_is_now(tmp_path: Path, tiny_model: Pa
     })
     ctx = OpContext(notes, warm=True)
     try:
-        first = call(ctx, "context", {"query": "sourdough bread starter"}).result
+        first = call(ctx, "context", {"query": "sourdough bread starter"}, identity=STDIO).result
         assert [e["id"] for e in first["included"]][:1] == ["bread"]
         assert "fed daily" in first["included"][0]["content"]
         assert ctx.kept is not None and len(ctx.kept) >= 1
         (notes / "bread.org").write_text(_note("bread", "Sourdough bread",
                                                "Sourdough bread rises with a starter fed twice a day."))
-        second = call(ctx, "context", {"query": "sourdough bread starter", "no_update": True}).result
+        second = call(ctx, "context", {"query": "sourdough bread starter", "no_update": True}, identity=STDIO).result
         assert "fed twice a day" in second["included"][0]["content"]
     finally:
         ctx.close()

@@ -202,7 +202,7 @@ def test_bad_syntax_is_an_error_as_in_emacs(emacs: dict) -> None:
 def test_pure_forms_evaluate_as_in_emacs(emacs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(emacs["base"] / "home"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    env = Environment.for_file(str(emacs["base"] / "dir.d" / "notes.org"))
+    env = Environment.for_file(str(emacs["base"] / "dir.d" / "notes.org"), machine=True)  # the owner
     for form, answer in zip(FORMS, emacs["forms"]):
         try:
             mine = prin1(evaluate(read(form)[0], env))
@@ -214,7 +214,7 @@ def test_pure_forms_evaluate_as_in_emacs(emacs: dict, monkeypatch: pytest.Monkey
 @pytest.mark.parametrize("form,culprit", NOT_PURE)
 def test_other_forms_are_refused_naming_the_form(form: str, culprit: str, tmp_path: Path) -> None:
     with pytest.raises(NotPure) as info:
-        evaluate(read(form)[0], Environment.for_file(str(tmp_path / "x.org")))
+        evaluate(read(form)[0], Environment.for_file(str(tmp_path / "x.org"), machine=True))
     assert str(info.value) == culprit
 
 

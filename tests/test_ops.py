@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import write_notes
+from orgkit.roles import STDIO
 from orgkit.cli import main
 from orgkit.config import SETTINGS
 from orgkit.ops import OpContext, ParamError, call, get, registry, validate
@@ -198,7 +199,7 @@ def test_a_one_shot_read_builds_no_index(cli, notes: Path) -> None:
 
 def test_each_call_on_a_context_has_its_own_warnings(notes: Path) -> None:
     ctx = OpContext(notes, warm=True)
-    first = call(ctx, "read", {"ids": ["cats", "nope"]})
-    second = call(ctx, "read", {"ids": ["dogs"]})
+    first = call(ctx, "read", {"ids": ["cats", "nope"]}, identity=STDIO)
+    second = call(ctx, "read", {"ids": ["dogs"]}, identity=STDIO)
     assert first.errors == ["unknown ID: nope"] and first.failed
     assert second.errors == [] and not second.failed

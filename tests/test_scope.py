@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_notes
+from orgkit.roles import OWNER, STDIO
 from orgkit.extract.notes import claim_and_quote, claim_path
 from orgkit.extract.schema import templates
 from orgkit.index import Index
@@ -39,7 +40,7 @@ def ids(notes: Path) -> dict[str, str]:
     """The kind of every note, as the index decided it (the deposit is made here, pending review)."""
     ctx = OpContext(notes, {"state_dir": notes.parent / "state"})
     call(ctx, "deposit", {"title": "Compost heap findings", "body": "The compost heap runs hot.",
-                          "no_process": True})
+                          "no_process": True}, identity=OWNER)
     index = Index.at(notes, notes.parent / "state")
     ctx.refresh(embed=False)
     with index.snapshot() as conn:
@@ -90,7 +91,7 @@ def test_the_default_scope_is_a_setting(cli, notes: Path, ids, tiny_model, monke
 def test_recall_while_the_model_loads_gives_one_true_warning(notes: Path, ids, tiny_model) -> None:
     ctx = OpContext(notes, {"state_dir": notes.parent / "state"}, warm=True)
     ctx.model_ready.clear()  # as while the background thread loads the model
-    outcome = call(ctx, "recall", {"query": " ".join(QUERY)})
+    outcome = call(ctx, "recall", {"query": " ".join(QUERY)}, identity=STDIO)
     ctx.close()
     assert [w for w in outcome.warnings if "model" in w] == [
         "the embedding model is still loading; these results rank by words only"]

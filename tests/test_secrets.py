@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from conftest import write_notes
+from orgkit.roles import OWNER, STDIO
 from orgkit.mcp import build_server
 from orgkit.ops import OpContext
 from orgkit.redact import redact
@@ -138,12 +139,12 @@ def test_an_error_names_no_database_host_to_an_agent(tmp_path: Path, monkeypatch
     monkeypatch.setenv("ORGKIT_DATABASE_URL", f"postgresql://team@db-host.invalid:1/notes?password={SECRET}")
     ctx = OpContext(notes, {"state_dir": tmp_path / "state"}, warm=True)
     with pytest.raises(Exception) as refused:
-        call(ctx, "search", {"query": "text"})
+        call(ctx, "search", {"query": "text"}, identity=STDIO)
     assert "db-host.invalid" not in str(refused.value) and "postgresql://(hidden)/notes" in str(refused.value)
     assert SECRET not in str(refused.value)
     ctx.surface = "cli"
     with pytest.raises(Exception) as told:
-        call(ctx, "search", {"query": "text"})
+        call(ctx, "search", {"query": "text"}, identity=OWNER)
     assert "db-host.invalid" in str(told.value) and SECRET not in str(told.value)
 
 

@@ -23,7 +23,7 @@ from emacs_tangle import (
     run_emacs,
     snapshot,
 )
-from orgkit.tangle import NeedsEvaluation, TangleError, tangle
+from orgkit.tangle import NeedsEvaluation, Options, TangleError, tangle
 
 pytestmark = pytest.mark.skipif(not emacs_available(), reason="emacs is not installed (apt-get install emacs-nox)")
 
@@ -60,7 +60,7 @@ def _tree(sandbox: Sandbox) -> dict[str, tuple[bytes, int]]:
 def _orgkit_tangle(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
         patch.setenv("HOME", str(sandbox.home))
-        tangle([sandbox.org])
+        tangle([sandbox.org], Options(machine=True))  # the owner, as Emacs tangles for its user
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import click
 from ..ops import Op, OpContext, ParamError, call
 from ..ops.boundary import read_limited, setting
 from ..ops.spec import Param
+from ..roles import OWNER
 from .common import common_options, emit, handle_errors, json_option, warn
 
 Render = Callable[[Any, dict], str]
@@ -83,7 +84,7 @@ def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:
     ctx.on_wait = lambda: warn("another orgkit index is running; waiting for it")
     close = _progress(ctx)
     try:
-        outcome = call(ctx, op.name, _given(ctx, op, values), from_text=True)
+        outcome = call(ctx, op.name, _given(ctx, op, values), from_text=True, identity=OWNER)
     except ParamError as exc:
         raise click.UsageError(str(exc)) from None
     finally:

@@ -10,24 +10,27 @@ shorten quotes, paraphrase instead of quoting, link less.
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 from ..config import Config
 from ..errors import OrgkitError
+from ..patterns import linear
 
 
-def patterns(config: Config) -> list[re.Pattern[str]]:
-    """The configured patterns, compiled; a bad one is a one-line error naming it."""
+def patterns(config: Config) -> list[Any]:
+    """The configured patterns, compiled for RE2 (the setting may come from the notes' own
+    orgkit.toml, so it runs in linear time like any pattern orgkit did not write); a bad one
+    is a one-line error naming it."""
     out = []
     for text in config["feedback.guardrail"]:
         try:
-            out.append(re.compile(text, re.IGNORECASE))
-        except re.error as exc:
-            raise OrgkitError(f"feedback.guardrail: not a regular expression: {text!r} ({exc})") from None
+            out.append(linear(text, ignore_case=True))
+        except OrgkitError as exc:
+            raise OrgkitError(f"feedback.guardrail: not a regular expression orgkit matches: {exc}") from None
     return out
 
 
-def offending(bullet: str, compiled: list[re.Pattern[str]]) -> str | None:
+def offending(bullet: str, compiled: list[Any]) -> str | None:
     """The first pattern the bullet matches (its text), else None."""
     for pattern in compiled:
         if pattern.search(bullet):

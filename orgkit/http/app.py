@@ -9,6 +9,9 @@ actor of whatever they record. While the database is unreachable, calls get
 What is offered is what the registry offers agents (operations marked for
 MCP); `ops.call` refuses a caller without the role an operation needs, and
 failures are answered with the statuses of the one table (ops/answers.py).
+
+Every route states its guard (`GUARDS`); the app is not built with a route
+that has none, so a new route is closed until someone says who may use it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,26 @@ from . import page
 from .guard import IDENTITY, Allowed, BodyTooLarge, Guard
 from .leader import Leadership
 from .signin import Sessions
+
+
+OPS = "each operation by its own role (ops.call; a listing shows only what the caller may call)"
+MCP = "each message by its own guard (mcp.GUARDS)"
+SIGN_IN = "no token: the sign-in form only; a token: the page's operation's role (page.PAGE_OP)"
+# Who may use each route, by path. Every guard is the operations layer's one rule (ops.refusal /
+# ops.call): the route names the operation whose role it needs, or says it decides per operation.
+GUARDS: dict[str, str] = {
+    "/ops": OPS, "/ops/{name}": OPS, "/mcp": MCP,
+    "/": SIGN_IN, "/login": SIGN_IN, "/logout": SIGN_IN,  # logout only ends the session its cookie names
+    "/decide": OPS, "/undo": OPS,  # review_accept / review_reject / review_edit, review_undo
+}
+
+
+def guarded(routes: list[Route]) -> list[Route]:
+    """`routes`, each of which has a guard in GUARDS; a route without one is a programming error."""
+    unguarded = [route.path for route in routes if route.path not in GUARDS]
+    if unguarded:
+        raise RuntimeError(f"routes without a guard (http/app.py GUARDS): {', '.join(unguarded)}")
+    return routes
 
 
 def json_response(body: dict, status: int = 200) -> Response:
@@ -105,10 +128,10 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
     async def too_large(request: Request, exc: Exception) -> Response:
         return json_response({"error": str(exc)}, 413)
 
-    routes = [Route("/ops", ops_list, methods=["GET"]),
-              Route("/ops/{name}", op_call, methods=["POST"]),
-              Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
-              *page.routes(ctx, tokens, signed_in, call_as)]
+    routes = guarded([Route("/ops", ops_list, methods=["GET"]),
+                      Route("/ops/{name}", op_call, methods=["POST"]),
+                      Route("/mcp", McpEndpoint(), methods=["GET", "POST", "DELETE"]),
+                      *page.routes(ctx, tokens, signed_in, call_as)])
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={BodyTooLarge: too_large})
     return Guard(app, allowed, tokens, signed_in, max_body)
 

@@ -13,7 +13,9 @@ To add an operation:
    print); report warnings with `ctx.warn`, partial failures with `ctx.error`,
    and raise OrgkitError for a failed call.
 2. Declare it: `declare(Op("name", "what it does", run, params=(Param(...), ...),
-   result="[{id, title}]", writes=False))`.
+   result="[{id, title}]", writes=False, role="reader"))`. The role (the least
+   one a caller needs, orgkit/roles.py) has no default: an operation without one
+   cannot be declared.
 That is all: `orgkit name` (or the `cli=` path), the `{"op": "name"}` request,
 the MCP tool and `orgkit ops --json` come from the declaration, and
 tests/test_parity.py checks a read-only one on all three surfaces. A
@@ -37,6 +39,7 @@ from ..instructions import deposits_waiting_from
 from .boundary import enforce
 from .context import OpContext
 from ..redact import without_hosts
+from ..roles import Identity
 from .shown import private
 from .spec import Op, Param, ParamError, validate
 
@@ -118,13 +121,17 @@ def _gate(op: Op, given: Mapping[str, Any], config: Any) -> None:
         raise ParamError(f"a request with a schema needs the {NAME} capability, which is off: {HOW_TO_ENABLE}")
 
 
-def refusal(op: Op, identity: Any, args: Mapping[str, Any] | None = None) -> str | None:
-    """Why `identity` (orgkit.tokens.Identity) may not call `op`, with `args` when known; None when it may.
+def refusal(op: Op, identity: Identity | None, args: Mapping[str, Any] | None = None) -> str | None:
+    """Why `identity` (orgkit.roles.Identity) may not call `op`, with `args` when known; None when it may.
 
     The one rule of who may call what: the operation's least role
     (`Op.needed_role`), and a higher one for the parameter values that need it
-    (`Param.roles`). Adapters ask it only to decide what to show.
+    (`Param.roles`). Adapters ask it only to decide what to show, and to guard
+    what they serve besides tools (MCP prompts and resources: by the operation
+    that answers them). No identity: refused.
     """
+    if identity is None:
+        return f"{op.name} needs the {op.needed_role} role, and the request names no caller"
     if not identity.may(op.needed_role):
         return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
     for param in op.params:
@@ -135,7 +142,7 @@ def refusal(op: Op, identity: Any, args: Mapping[str, Any] | None = None) -> str
     return None
 
 
-def _authorize(op: Op, identity: Any, args: Mapping[str, Any] | None = None) -> None:
+def _authorize(op: Op, identity: Identity, args: Mapping[str, Any] | None = None) -> None:
     refused = refusal(op, identity, args)
     if refused is not None:
         raise Refused(refused)
@@ -152,12 +159,14 @@ class Outcome:
 
 
 def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool = False,
-         identity: Any = None, progress: Any = None) -> Outcome:
+         identity: Identity | None = None, progress: Any = None) -> Outcome:
     """Validate `given` against operation `name` and run it on `ctx`.
 
-    `identity` is the verified caller of the team server (orgkit.tokens.Identity):
-    a caller whose role does not allow the call is refused here, for every
-    surface, and the operation records it as the actor, whatever the request says.
+    `identity` is the caller (orgkit.roles.Identity): `OWNER` on the command
+    line, `STDIO` for `serve` and `mcp` on a pipe, a token's for the team
+    server. A call without one is refused (no surface is open by omission), and
+    so is a caller whose role does not allow the call, for every surface; the
+    operation records a token's name as the actor, whatever the request says.
     `progress` (a server's, for this one call) replaces `ctx.progress` while the call runs.
 
     Raises Refused for a caller without the role, ParamError for bad parameters
@@ -165,6 +174,9 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     the one table says (ops/answers.py).
     """
     op = get(name)
+    if not isinstance(identity, Identity):
+        raise Refused(f"{op.name}: refused: the call names no caller (every surface passes one: the owner on the "
+                      "command line, a token's on the server)")
     try:
         return _call(ctx, op, given, from_text, identity, progress)
     except BadParameter as exc:
@@ -179,10 +191,9 @@ def _named(exc: BadParameter, op: Op, surface: str) -> BadParameter:
     return BadParameter(param.option, exc.rest)
 
 
-def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, identity: Any,
+def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, identity: Identity,
           progress: Any) -> Outcome:
-    if identity is not None:
-        _authorize(op, identity)
+    _authorize(op, identity)
     if op.cli_only and not ctx.trusted:
         raise OrgkitError(f"{op.name} {op.cli_only}: the command line only")
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
@@ -192,8 +203,7 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
         raise OrgkitError(f"{op.name} needs the notes, and {where} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
-    if identity is not None:
-        _authorize(op, identity, args)
+    _authorize(op, identity, args)
     if op.writes:
         return _run(ctx, op, args, identity, progress)
     try:
@@ -216,7 +226,7 @@ def _run(ctx: OpContext, op: Op, args: dict[str, Any], identity: Any, progress: 
         return Outcome(result, list(state.warnings), list(state.errors), state.failed)
 
 
-def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Any = None,
+def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Identity | None = None,
                 progress: Any = None) -> Outcome:
     """`call` under the server's per-call deadline (`serve.call_timeout`): an error in time, never a hang."""
     return within(ctx.loaded_config()["serve.call_timeout"], str(name)[:100],

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 class Call:
     """What belongs to one call: its warnings and errors, its verified caller, its index connection."""
 
-    identity: Any = None  # the team server's verified caller (orgkit.tokens.Identity)
+    identity: Any = None  # the caller ops.call was given (orgkit.roles.Identity)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     failed: bool = False

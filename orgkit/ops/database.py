@@ -62,4 +62,5 @@ declare(Op("db_status", "The storage the index lives in (SQLite in the state dir
 declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
            writes=True,
-           result="{backend, location, server, vector, vector_extension, schemas, migrated: {NAME: [FROM, TO]}}"))
+           result="{backend, location, server, vector, vector_extension, schemas, migrated: {NAME: [FROM, TO]}}",
+           role="admin"))

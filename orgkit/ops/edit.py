@@ -41,10 +41,11 @@ declare(Op("new", "Create a note file with a fresh ID, named as org-roam names n
                    Param("body", "string", "The note's text ('-' on the command line reads it from stdin).",
                          default="", stdin=True, max_bytes="deposit.max_bytes"),
                    Param("link", "string", "End the note with a link to this node ID.", metavar="ID")),
-           result="{id, file, title}", writes=True))
+           result="{id, file, title}", writes=True, role="admin"))
 declare(Op("id_add", "Give headings of FILE an ID in a property drawer, as Emacs would.", id_add,
            params=(Param("file", "path", "The org file.", required=True, positional=True, metavar="FILE"),
                    Param("line", "integer", "The heading at (or above) this line; before the first heading: the file.",
                          minimum=1),
                    Param("all", "boolean", "Every heading without an ID.")),
-           result="[{id, line, title}]", writes=True, cli=("id", "add"), notes=False, mcp=False, check=_one_target))
+           result="[{id, line, title}]", writes=True, cli=("id", "add"), notes=False, mcp=False, check=_one_target,
+           role="admin"))

@@ -204,21 +204,21 @@ def audit(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 declare(Op("schema_list", "Extraction schemas: the notes' own (schemas/) and the shipped templates.", schema_list,
            result="[{name, id, title, grounded, origin, path, dimensions}]", cli=("schema", "list"),
-           capability=CAP))
+           capability=CAP, role="reader"))
 declare(Op("schema_show", "One schema with its dimensions, tags and rubrics.", schema_show,
            params=(Param("name", "string", "A schema name or file.", required=True, positional=True,
                          metavar="NAME|FILE", paths="name"),),
            result="{name, id, title, grounded, origin, path, description, dimensions: [{name, tag, rubric, "
-                  "headings}]}", cli=("schema", "show"), capability=CAP))
+                  "headings}]}", cli=("schema", "show"), capability=CAP, role="reader"))
 declare(Op("schema_validate", "Check schemas (default: every schema in the notes' schemas/), tags unique.",
            schema_validate, params=(Param("names", "array", "Schema names or files.", positional=True,
                                           metavar="[NAME|FILE]...", paths="name"),),
-           result="[{schema, ok, name, path, error}]", cli=("schema", "validate"), capability=CAP))
+           result="[{schema, ok, name, path, error}]", cli=("schema", "validate"), capability=CAP, role="reader"))
 declare(Op("schema_init", "Copy a shipped schema template into the notes' schemas/ with a fresh ID.",
            schema_init, params=(Param("template", "string", "The template's name (see schema list).",
                                       required=True, positional=True, metavar="TEMPLATE"),),
            result="{name, id, title, grounded, origin, path, dimensions}", writes=True,
-           cli=("schema", "init"), capability=CAP))
+           cli=("schema", "init"), capability=CAP, role="admin"))
 declare(Op("extract", "Extract grounded claims from sources under a schema: a claim note each (its quote inside) "
            "linked from a hub per source, then audited. --plan prepares and prints the task graph for an external "
            "agent; --commit writes an agent's candidates with every check; --resume finishes a crashed run.",
@@ -235,10 +235,10 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
                Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
                      "notes (see `orgkit evolve`) to the extractor's prompt.")),
            result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id}], audit}",
-           writes=True, capability=CAP, check=_check_extract, progress=True))
+           writes=True, capability=CAP, check=_check_extract, progress=True, role="admin"))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
            "mark the ones no longer found stale.", audit,
            params=(Param("run", "string", "The run to audit.", positional=True, metavar="RUN", **RUN),
                    Param("all", "boolean", "Audit every run.")),
            result="{runs, sources: [{run, source, quotes, verified, reanchored, stale, missing, coverage}], "
-                  "problems}", writes=True, capability=CAP))
+                  "problems}", writes=True, capability=CAP, role="admin"))

@@ -31,8 +31,8 @@ declare(Op("evolve", "Distil the recorded corrections of generated notes into th
                      "(one bullet per cluster of at least feedback.min_events corrections).", evolve,
            result="{guidance, events, written, clusters: [{extractor, node_type, field, source, events, hash, "
                   "status, bullet, by, pattern}], dropped, model_calls, model_note, warnings}",
-           writes=True, progress=True))
+           writes=True, progress=True, role="admin"))
 declare(Op("guidance", "The guidance file and its bullets, by model role and node type.", guidance,
            params=(Param("extractor", "string", "Only this extractor (model role)."),
                    Param("node_type", "string", "Only this node type.")),
-           result="{file, path, exists, slices: [{extractor, node_type, bullets}]}"))
+           result="{file, path, exists, slices: [{extractor, node_type, bullets}]}", role="reader"))

@@ -50,9 +50,10 @@ def backlinks(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 
 
 declare(Op("nodes", "List every node (files and headings with an ID).", nodes,
-           result="[{id, file, level, pos, line, title, todo, priority, olp, tags, aliases, refs, properties}]"))
+           result="[{id, file, level, pos, line, title, todo, priority, olp, tags, aliases, refs, properties}]",
+           role="reader"))
 declare(Op("links", "List links: all of them, or those going out of node ID.", links,
            params=(Param("id", "string", "Only the links out of this node.", positional=True, metavar="[ID]"),),
-           result="[{source, dest, type, pos}]"))
+           result="[{source, dest, type, pos}]", role="reader"))
 declare(Op("backlinks", "List the id links pointing at node ID, with where they come from.", backlinks,
-           params=(ID,), result="[{source, dest, type, pos, title, file, line}]"))
+           params=(ID,), result="[{source, dest, type, pos, title, file, line}]", role="reader"))

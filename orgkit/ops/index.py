@@ -60,4 +60,4 @@ declare(Op("index", "Build or update the index (only changed files are read, new
                          maximum=64)),
            result="{files, parsed, removed, chunks, embedded, tokens, pending, seconds, warnings, model_error, "
                   "feedback_events}",
-           writes=True, idempotent=True, progress=True))
+           writes=True, idempotent=True, progress=True, role="admin"))

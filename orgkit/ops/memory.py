@@ -33,7 +33,7 @@ def _actor(ctx: OpContext) -> str:
     """Who acts: the team server's verified caller, else the login user (and the surface)."""
     from ..memory.store import actor_name
 
-    if ctx.identity is not None:
+    if ctx.identity is not None and not ctx.identity.local:
         return ctx.identity.name
     user = actor_name()
     return user if ctx.surface == "cli" else f"{user} via {ctx.surface}"
@@ -41,7 +41,8 @@ def _actor(ctx: OpContext) -> str:
 
 def _caller(ctx: OpContext, given: str | None) -> str:
     """Who recalls: a request's `caller` is believed only where no verified identity is known."""
-    return _actor(ctx) if ctx.identity is not None or not given else given
+    verified = ctx.identity is not None and not ctx.identity.local
+    return _actor(ctx) if verified or not given else given
 
 
 def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:

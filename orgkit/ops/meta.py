@@ -25,7 +25,7 @@ def config(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 declare(Op("ops", "The operation registry: every operation with its parameters' JSON Schema.", ops,
            result="[{name, description, command, writes, result, aliases, positional, parameters, returns}]",
-           notes=False, mcp=False))
+           notes=False, mcp=False, role="reader"))
 declare(Op("config", "Every resolved setting with its kind (notes: a notes folder may set it; trust: only flags, "
            "the environment and the user config file; inside: the notes may set it inside the notes dir) and where "
            "it came from (flag, env, user file, notes file, default).", config,

@@ -51,10 +51,10 @@ def model_distill(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 declare(Op("model_show", "The embedding model in use, where it comes from, and whether it loads (never asks "
            "the network).", model_show, cli=("model", "show"), notes=False,
-           result="{name, path, fingerprint, loaded, error, dimensions}"))
+           result="{name, path, fingerprint, loaded, error, dimensions}", role="reader"))
 declare(Op("model_pull", "Download the embedding model into fastembed's cache, with progress on stderr; search "
            "and index then load it offline.", model_pull, cli=("model", "pull"), notes=False, mcp=False,
-           result="{name, path}"))
+           result="{name, path}", role="admin"))
 declare(Op("model_distill", "Distil a static (model2vec-format) model from the configured dense ONNX model "
            "(model_path): every vocabulary token through the model, PCA, Zipf weighting. It embeds tens of times "
            "faster; load it with ORGKIT_MODEL=minishlab/potion-base-8M and ORGKIT_MODEL_PATH=OUT.",
@@ -64,4 +64,4 @@ declare(Op("model_distill", "Distil a static (model2vec-format) model from the c
                    Param("dims", "integer", "Dimensions kept by PCA (at most the model's own).", default=256,
                          minimum=2, maximum=4096),
                    Param("quiet", "boolean", "No progress on stderr.")),
-           result="{out, source, tokens, dims, seconds, model}"))
+           result="{out, source, tokens, dims, seconds, model}", role="admin"))

@@ -24,7 +24,7 @@ _ABSOLUTE = re.compile(r"(?<![\w:/.*~)-])(?:/[^\s'\"`:,;()\[\]?&#]+)+")
 def private(ctx: OpContext) -> bool:
     """Whether the caller sees the reader's view: neither the command line nor an admin's token."""
     identity = ctx.identity
-    return not ctx.trusted and not (identity is not None and identity.may("admin"))
+    return not ctx.trusted and not (identity is not None and not identity.local and identity.may("admin"))
 
 
 def for_caller(ctx: OpContext, value: Any) -> Any:

@@ -47,15 +47,15 @@ def skills_prompt(ctx: OpContext, args: dict[str, Any]) -> dict:
 
 
 declare(Op("skills_list", "Every available skill, highest priority first.", skills_list,
-           result="[{name, priority, description, stages, source}]", cli=("skills", "list")))
+           result="[{name, priority, description, stages, source}]", cli=("skills", "list"), role="reader"))
 declare(Op("skills_show", "What a skill does and which stages it has.", skills_show, params=(NAME,),
-           result="{name, priority, description, stages, source}", cli=("skills", "show")))
+           result="{name, priority, description, stages, source}", cli=("skills", "show"), role="reader"))
 declare(Op("skills_run", "Run one stage of a skill: symbolic (data), neuro (the prompt), or a later stage "
            "that takes the model's reply.", skills_run,
            params=(NAME, QUERY,
                    Param("stage", "string", "symbolic, neuro, or a later stage of the skill.", default="symbolic"),
                    Param("reply", "object", "The model's reply (a JSON object) for a later stage."),
                    Param("options", "object", "Options for the skill (a JSON object), e.g. {\"limit\": 5}.")),
-           result="{skill, stage, ...the stage's data}", cli=("skills", "run"), aliases=("skill",)))
+           result="{skill, stage, ...the stage's data}", cli=("skills", "run"), aliases=("skill",), role="reader"))
 declare(Op("skills_prompt", "The prompt a skill would give a model for a query.", skills_prompt,
-           params=(NAME, QUERY), result="{skill, stage, text, reply_format}", cli=("skills", "prompt")))
+           params=(NAME, QUERY), result="{skill, stage, text, reply_format}", cli=("skills", "prompt"), role="reader"))

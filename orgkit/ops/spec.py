@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import OrgkitError
+from ..roles import ROLES
 
 if TYPE_CHECKING:
     from .context import OpContext
@@ -134,8 +135,8 @@ class Op:
     runs it even when a config file is wrong (`config`, which shows them).
     `cli_only` says why only the user (the command line) may run it: every other
     surface (serve, MCP, HTTP) is refused whatever it offers. `role` is the least
-    role (orgkit.tokens.ROLES) a caller of the team server needs for it;
-    unset, reading needs a reader and writing an admin (`needed_role`).
+    role (orgkit.roles.ROLES) a caller needs for it, stated by every operation:
+    there is no default, so no operation is open because nobody thought of it.
     `result` is the result's shape in the notation results.py reads into the
     JSON Schema MCP publishes. Of an operation that writes, `destructive` says it
     may change or remove what is already there (not only add), and `idempotent`
@@ -157,12 +158,17 @@ class Op:
     capability: str | None = None
     mcp_setting: str | None = None
     config_problems_ok: bool = False
-    role: str | None = None
+    role: str = ""
     cli_only: str | None = None
     destructive: bool = False
     idempotent: bool = False
     progress: bool = False
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"operation {self.name}: state its role, one of {', '.join(ROLES)} "
+                             f"(got {self.role!r}); no operation takes one by default")
 
     @property
     def command(self) -> tuple[str, ...] | None:
@@ -170,7 +176,8 @@ class Op:
 
     @property
     def needed_role(self) -> str:
-        return self.role or ("admin" if self.writes else "reader")
+        """The least role a caller needs (the declared `role`)."""
+        return self.role
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

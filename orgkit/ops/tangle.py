@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OrgkitError
+from ..roles import reaches_machine
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
@@ -41,7 +42,7 @@ def tangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..files import process_umask
 
     files = _files(ctx, args["files"])
-    options = Options(preserve_indentation=args["preserve_indentation"])
+    options = Options(preserve_indentation=args["preserve_indentation"], machine=reaches_machine(ctx.identity))
     umask = process_umask()
     if args["check"]:
         result = check(files, options)
@@ -66,7 +67,8 @@ def detangle(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..tangle import Options, detangle as detangle_file
 
     (code_file,) = _files(ctx, [args["code_file"]])
-    result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"]))
+    result = detangle_file(code_file, Options(preserve_indentation=args["preserve_indentation"],
+                                              machine=reaches_machine(ctx.identity)))
     ctx.failed = bool(result.unmapped)
     return {
         "updated": [{"file": _rel(ctx, org), "block": name, "line": line} for org, name, line in result.updated],
@@ -92,14 +94,14 @@ declare(Op("tangle", "Write the source files org-babel-tangle-file would write, 
                    Param("confine", "boolean", "Refuse targets outside each org file's directory tree."),
                    Param("force", "boolean", "Overwrite targets edited since orgkit tangled them."),
                    PRESERVE),
-           result=TARGETS, writes=True, notes=False, mcp=False))
+           result=TARGETS, writes=True, notes=False, mcp=False, role="admin"))
 declare(Op("tangle_plan", "What tangling org files would write (targets, sizes, modes), or with check which "
            "targets differ from the org sources; writes nothing.", tangle_plan,
-           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None))
+           params=(FILES, CHECK, PRESERVE), result=TARGETS, cli=None, role="reader"))
 declare(Op("detangle", "Carry edits in a tangled file (made with :comments link/both) back into the org blocks.",
            detangle, cli_only="writes the org files its link comments name",
            params=(Param("code_file", "path", "The tangled file.", required=True, positional=True,
                          metavar="CODE_FILE"),
                    PRESERVE),
            result="{updated: [{file, block, line}], unchanged, unmapped: [{line, block, reason}]}",
-           writes=True, notes=False, mcp=False))
+           writes=True, notes=False, mcp=False, role="admin"))

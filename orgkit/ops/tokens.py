@@ -38,9 +38,11 @@ NAME = Param("name", "string", "The caller's name (kept as the actor in the audi
 declare(Op("token_add", "Make a bearer token for the team server (`serve --http`); it is printed once.", token_add,
            params=(NAME, Param("role", "string", "What the caller may do.", default="reader",
                                enum=("reader", "agent", "reviewer", "admin"))),
-           result="{name, role, token}", writes=True, cli=("token", "add"), mcp=False, cli_only=TOKENS_CLI_ONLY))
+           result="{name, role, token}", writes=True, cli=("token", "add"), mcp=False, cli_only=TOKENS_CLI_ONLY,
+           role="admin"))
 declare(Op("token_list", "The team server's tokens: name, role, created, revoked (never the token).", token_list,
-           result="[{name, role, created, revoked}]", cli=("token", "list"), mcp=False, cli_only=TOKENS_CLI_ONLY))
+           result="[{name, role, created, revoked}]", cli=("token", "list"), mcp=False, cli_only=TOKENS_CLI_ONLY,
+           role="admin"))
 declare(Op("token_revoke", "Revoke a token: its caller is refused from the next request on.", token_revoke,
            params=(NAME,), result="{name, role, created, revoked}", writes=True, cli=("token", "revoke"), mcp=False,
-           cli_only=TOKENS_CLI_ONLY))
+           cli_only=TOKENS_CLI_ONLY, role="admin"))

@@ -13,12 +13,13 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import OrgkitError
 from ..org.lisp import LispReadError, split_string_and_unquote
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
+from ..patterns import linear
 from ..rg import Lines, org_files_matching
 from ..vault import read_org_text, require_dir
 
@@ -48,12 +49,9 @@ class ScanResult:
 
 
 def term_patterns(query: str, regex: bool) -> list[str]:
-    """The query as regexps that must all match (case-insensitively)."""
+    """The query as regexps that must all match (case-insensitively); a regex RE2 refuses is an OrgkitError."""
     if regex:
-        try:
-            re.compile(query)
-        except re.error as exc:
-            raise OrgkitError(f"invalid regex {query!r}: {exc}") from None
+        linear(query)
         return [query]
     terms = query.split()
     if not terms:
@@ -74,7 +72,7 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     """
     require_dir(root)
     patterns = term_patterns(query, regex)
-    checks = [re.compile(p, re.I) for p in patterns]
+    checks = [linear(p, ignore_case=True) for p in patterns]  # a caller's pattern: never backtracking
     result = ScanResult()
     every = limit is None and rank is None
     found = org_files_matching(root, _rg_patterns(patterns[0]), result.warnings, ignore_case=True,
@@ -121,7 +119,7 @@ def _distinct(hits: list[ScanHit]) -> list[ScanHit]:
     return out
 
 
-def _wanted(text: str, checks: list[re.Pattern]) -> bool:
+def _wanted(text: str, checks: list[Any]) -> bool:
     """Whether a line ripgrep found is a headline whose shown text, or one of whose aliases, holds every term."""
     if _ALIAS_LINE.match(text):
         return any(all(c.search(alias) for c in checks) for alias in _aliases(text))

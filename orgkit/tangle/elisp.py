@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..org.lisp import LispReadError, read, read_number
-from .evaluate import Environment, LispSignal, NotPure, evaluate
+from .evaluate import Environment, LispSignal, NotPure, Unreachable, evaluate
 
 _NUMBER_CHARS = re.compile(r"^[0-9e.+ -]+$")
 _LISP_START = ("(", "'", "`", "[")
@@ -23,12 +23,15 @@ class LispForm:
     """A header value Emacs would evaluate and orgkit does not; kept as text for the error.
 
     `reason` says why: the part that is not pure, or the error Emacs would signal
-    (`signals` true: Emacs fails too).
+    (`signals` true: Emacs fails too), or (`refused` true) the part that reads the
+    machine for a caller who may not. Without the `machine` capability a signal's
+    own words are left out: they may carry a value the caller may not see.
     """
 
     text: str
     reason: str
     signals: bool = False
+    refused: bool = False
 
 
 def string_to_number(text: str) -> int | float | None:
@@ -66,5 +69,8 @@ def evaluate_cell(cell: str, env: Environment) -> object:
         return evaluate(form, env)
     except NotPure as exc:
         return LispForm(cell, f"{exc} is not a pure form orgkit evaluates")
+    except Unreachable as exc:
+        return LispForm(cell, str(exc), refused=True)
     except LispSignal as exc:
-        return LispForm(cell, f"Emacs signals an error evaluating it: {exc}", signals=True)
+        said = f": {exc}" if env.machine else ""
+        return LispForm(cell, f"Emacs signals an error evaluating it{said}", signals=True)

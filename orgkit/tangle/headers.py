@@ -266,10 +266,11 @@ def get(params: Params, key: str) -> object:
     return None
 
 
-def block_params(doc: OrgDocument, block: SrcBlock, evaluate: bool) -> Params:
-    """The merged parameters of a block (`org-babel-get-src-block-info`)."""
+def block_params(doc: OrgDocument, block: SrcBlock, evaluate: bool, machine: bool = False) -> Params:
+    """The merged parameters of a block (`org-babel-get-src-block-info`); with `evaluate`, header
+    Lisp evaluated (reading the machine only with `machine`: the owner's command line)."""
     lang = block.language or ""
-    env = Environment.for_file(str(doc.path)) if evaluate else None
+    env = Environment.for_file(str(doc.path), machine) if evaluate else None
     from_props = [
         parse_header_arguments(inherited_property(doc, block.heading, "header-args"), env),
         parse_header_arguments(inherited_property(doc, block.heading, "header-args:" + lang), env) if lang else [],

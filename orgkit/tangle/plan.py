@@ -72,6 +72,9 @@ class Options:
     """User settings Emacs keeps in variables rather than in the org file."""
 
     preserve_indentation: bool = False  # `org-src-preserve-indentation`
+    # Whether header Lisp and target names may read the machine (environment, home directory,
+    # files): the owner on the command line only (orgkit.roles.reaches_machine); closed by default.
+    machine: bool = False
 
 
 def plan_file(path: Path, options: Options | None = None) -> list[Target]:
@@ -114,7 +117,7 @@ class _Planner:
                 name = self._target_name(self._spec(block))
             except TangleError:
                 continue
-            if name is not None:
+            if name is not None and (self.options.machine or not name.startswith("~")):
                 paths.append(Path(expand_file_name(name, self.directory)))
         return paths
 
@@ -142,10 +145,10 @@ class _Planner:
         return cls(located(str(self.doc.path), block.line, block.name or f"at line {block.line}", message))
 
     def _spec(self, block: SrcBlock) -> Spec:
-        params = block_params(self.doc, block, evaluate=True)
+        params = block_params(self.doc, block, evaluate=True, machine=self.options.machine)
         for key, value in params:
             if isinstance(value, LispForm):
-                if value.signals:
+                if value.signals or value.refused:
                     raise self._fail(block, f"header argument {key} {value.text}: {value.reason}")
                 raise self._fail(
                     block,
@@ -187,7 +190,7 @@ class _Planner:
 
     def _resolve_variables(self, block: SrcBlock, params: Params) -> Params:
         """The block's `:var` values, computed as `org-babel-process-params` does."""
-        env = Environment.for_file(str(self.doc.path))
+        env = Environment.for_file(str(self.doc.path), machine=self.options.machine)
         try:
             return variables.resolve(self.doc, params, env, self.noweb.headline_body)
         except variables.VarError as exc:
@@ -208,6 +211,9 @@ class _Planner:
         return tfile
 
     def _target(self, name: str, specs: list[Spec]) -> Target:
+        if name.startswith("~") and not self.options.machine:
+            raise self._fail(specs[0].block, f":tangle {name} names a home directory, which orgkit expands only "
+                                             "for the owner on the command line")
         full = expand_file_name(name, self.directory)
         target = Target(name=name, path=Path(full), source=self.doc.path)
         # A name ending in a slash is a directory even if none exists: Emacs' write fails.

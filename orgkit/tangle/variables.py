@@ -69,7 +69,8 @@ class _Resolver:
         ref = assignment[match.end() :].strip(" \t\n\r")
         value = babel_read(ref, self.env)
         if isinstance(value, LispForm):
-            raise VarError(f":var {name}={value.text}: {value.reason}", needs_evaluation=not value.signals)
+            raise VarError(f":var {name}={value.text}: {value.reason}",
+                           needs_evaluation=not (value.signals or value.refused))
         if value != ref:
             return Var(name, value)
         if ref.startswith('"') and ref.endswith('"') and len(ref) > 1:
