@@ -135,9 +135,10 @@ def refusal(op: Op, identity: Identity | None, args: Mapping[str, Any] | None = 
     if not identity.may(op.needed_role):
         return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
     for param in op.params:
-        needed = dict(param.roles).get(args.get(param.name)) if args and param.roles else None
+        value = args.get(param.name) if args else None
+        needed = dict(param.roles).get(value) if param.roles else None
         if needed is not None and not identity.may(needed):
-            return (f"{param.name} {args[param.name]!r} is for people with the {needed} role "
+            return (f"{param.name} {value!r} is for people with the {needed} role "
                     f"(this token's role is {identity.role})")
     return None
 
@@ -198,7 +199,7 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
         raise OrgkitError(f"{op.name} {op.cli_only}: the command line only")
     config = ctx.loaded_config() if op.config_problems_ok else ctx.config if op.notes else ctx.optional_config()
     _gate(op, given, config)
-    if op.notes and op.name not in FROM_DATABASE and not config.has_notes:
+    if op.notes and op.name not in FROM_DATABASE and config is not None and not config.has_notes:
         where = "the notes directory" if private(ctx) else config.notes.absolute()  # the path the user gave, in full
         raise OrgkitError(f"{op.name} needs the notes, and {where} is not here: this machine answers "
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
