@@ -40,7 +40,8 @@ def answer(ctx: OpContext, request: Any) -> dict:
         raise OrgkitError("a request must be a JSON object with an \"op\"")
     name = request.get("op")
     if not isinstance(name, str):
-        raise OrgkitError(f"unknown op {name!r}: a request names its operation in \"op\" ({{\"op\": \"ops\"}} lists them)")
+        raise OrgkitError(f"unknown op {name!r}: a request names its operation in \"op\" "
+                          "({\"op\": \"ops\"} lists them)")
     params = {k: v for k, v in request.items() if k not in RESERVED}
     return reply(call_within(ctx, name, params, identity=STDIO))
 
