@@ -2,8 +2,10 @@
 
 FTS5 keeps the vocabulary of the passage index (porter stems), and a
 `fts5vocab` table reads it with each term's document count without a copy.
-A query word that no passage holds is stemmed the same way and compared with
-the stems that start with the same letter and are about as long: the closest
+A query word that no passage holds, and that is no word of the language
+either (lexicon.py: "sourdough" is not a slip of "source"), is stemmed the
+same way and compared with the stems that start with the same letter and are
+about as long: the closest
 ones within a small edit distance (a swap of neighbouring letters counts one,
 as typing slips do), up to three equally close, are searched for in its place.
 Words that match something are left alone, so a correct query is ranked
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
+from . import lexicon
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
 from .store import generation
@@ -82,15 +85,21 @@ def stem(words: list[str]) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
-    """The query's words with their document counts, each unmatched one corrected when it can be."""
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, *, names: frozenset[str] = frozenset(),
+          correct: bool = True) -> list[Term]:
+    """The query's words with their document counts, each unmatched one corrected when it can be.
+
+    A word is corrected only when it is a slip: neither the notes nor the
+    language know it, nor is it one of `names` (capitalised as typed, lower
+    case here); with `correct` False (`--exact`) none is.
+    """
     out = []
     stems = stem(words)
     counts = _documents(conn, set(stems), vocabulary)
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
-        out.append(Term(word, stemmed, docs,
-                        () if docs or len(word) < SHORTEST else nearest(conn, stemmed, vocabulary)))
+        slip = correct and not docs and len(word) >= SHORTEST and not lexicon.is_real(word, capitalised=word in names)
+        out.append(Term(word, stemmed, docs, nearest(conn, stemmed, vocabulary) if slip else ()))
     return out
 
 

@@ -9,7 +9,7 @@ relevant when a ranker that judges relevance (search's floor) marked it so;
 one only the scan found is not, when search judged: a headline sharing a
 word with the query ("Pros and Cons", "References") is no evidence, and a note
 that holds the query's words is one search finds. Without an index the scan
-alone decides. `context` and the atomic-notes skill both start here.
+alone decides. The atomic-notes skill starts here.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class SearchRanker:
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
         self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache,
                            scope=self.scope)
-        return [h.to_json() | {"relevant": h.answers} for h in self.last.hits], self.last.warnings
+        return [h.to_json() | {"relevant": h.relevant} for h in self.last.hits], self.last.warnings
 
     def relevant(self) -> set[str]:
         """The IDs of the latest search's hits that reach the hit floor (a note linked from an answer may
