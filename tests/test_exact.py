@@ -28,7 +28,8 @@ NOTES = {
     "regex.org": ":PROPERTIES:\n:ID: regex\n:END:\n#+title: Regular expressions\n\n"
                  "A regular expression matches text; test each expression on real input.\n",
     "review.org": ":PROPERTIES:\n:ID: review\n:END:\n#+title: Code review\n\n"
-                  "Review a change after the tests pass, having read the source it touches.\n",
+                  "Review a change after the tests pass, having read the source it touches and the range "
+                  "of lines around it; a reviewer holds the key to the merge.\n",
 }
 ABSENT = ("sourdough", "espresso", "afterwards", "Haming")
 
@@ -61,6 +62,14 @@ def test_a_misspelling_of_a_word_of_the_notes_is_corrected(index: Index) -> None
     assert found.corrected == "regular expression" and found.relevant
     assert found.hits[0].id == "regex" and found.hits[0].relevant
     assert search(index, "regular expresion", exact=True).corrected is None
+
+
+def test_a_slip_the_stemmer_hides_is_corrected_and_a_word_of_another_language_is_kept(index: Index) -> None:
+    """"rnage" stems to no stem near "rang" (range), but is one swap from "range"; "fromage" is French."""
+    assert search(index, "rnage of lines").corrected == "range of lines"
+    assert search(index, "fromage").corrected is None
+    found = search(index, "key merge")  # a word spelled like the cache's own entries is counted as a word
+    assert found.corrected is None and found.hits[0].id == "review" and found.relevant
 
 
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:

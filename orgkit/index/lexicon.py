@@ -5,11 +5,12 @@ word the notes never use ("sourdough", "espresso", "afterwards"). Only a slip
 may be corrected into a word of the notes; a real word kept as it is tells the
 relevance floor that the question is about something the notes do not hold.
 A word is real when a general dictionary knows it: pyspellchecker's word
-lists (built from subtitles and web text; English, Spanish, French, German,
-Italian, Portuguese, Russian, Dutch and more, no dependencies). LANGUAGES
-names the lists read. A list is read the first time a query word is missing
-from the notes (about a tenth of a second for English), then kept for the
-process, so a query whose words the notes hold never pays for it.
+lists (built from subtitles and web text, no dependencies; it ships more
+languages than LANGUAGES reads: Italian, Portuguese, Russian, Dutch...). The
+lists are read in LANGUAGES' order, each the first time a query word is
+missing from the notes and from the lists before it (English: about a tenth
+of a second; all four: about a second on a busy machine), then kept for the
+process, so a query whose words the notes hold never pays for them.
 
 A capitalised word no dictionary knows is taken for a name ("Haming",
 "Karpathy"): a name is not a slip of a common word, so it is not corrected
@@ -19,18 +20,21 @@ either.
 from __future__ import annotations
 
 import functools
+import gzip
+import json
+from importlib import resources
 
-LANGUAGES = ("en",)  # pyspellchecker's language codes whose words count as real
+LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose words count as real
 
 
 def is_real(word: str, *, capitalised: bool = False) -> bool:
     """Whether `word` is a word of the language (any of LANGUAGES) or, `capitalised`, a name."""
-    return capitalised or any(word.lower() in _words(language) for language in LANGUAGES)
+    lowered = word.lower()
+    return capitalised or any(lowered in _words(language) for language in LANGUAGES)
 
 
 @functools.cache
-def _words(language: str):
-    """The word list of `language` (read once per process, on the first word the notes lack)."""
-    from spellchecker import SpellChecker
-
-    return SpellChecker(language=language, distance=1).word_frequency
+def _words(language: str) -> frozenset[str]:
+    """The words of `language`'s list (read once per process, when a word is missing from those before it)."""
+    with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
+        return frozenset(json.loads(gzip.decompress(packed.read())))
