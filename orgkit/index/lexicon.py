@@ -23,18 +23,33 @@ import functools
 import gzip
 import json
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy
 
 LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose words count as real
 
 
 def is_real(word: str, *, capitalised: bool = False) -> bool:
     """Whether `word` is a word of the language (any of LANGUAGES) or, `capitalised`, a name."""
-    lowered = word.lower()
-    return capitalised or any(lowered in _words(language) for language in LANGUAGES)
+    if capitalised:
+        return True
+    key = hash(word.lower())
+    for language in LANGUAGES:
+        words = _words(language)
+        at = int(words.searchsorted(key))
+        if at < len(words) and words[at] == key:
+            return True
+    return False
 
 
 @functools.cache
-def _words(language: str) -> frozenset[str]:
-    """The words of `language`'s list (read once per process, when a word is missing from those before it)."""
+def _words(language: str) -> "numpy.ndarray":
+    """The words of `language`'s list as their sorted hashes (this process's string hash): a lookup
+    is a binary search, and four lists take about 6 MB instead of 60 as Python strings."""
+    import numpy as np
+
     with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
-        return frozenset(json.loads(gzip.decompress(packed.read())))
+        words = json.loads(gzip.decompress(packed.read()))
+    return np.sort(np.fromiter((hash(word) for word in words), dtype=np.int64, count=len(words)))
