@@ -4,9 +4,10 @@ Dense: one matrix product of the query vector with every passage vector, the
 top rows by argpartition, each node ranked by its best passage (in PostgreSQL,
 pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
 PostgreSQL, the same BM25 from stored terms), matches in the outline path
-weighted up; a query word no passage holds is replaced by its closest words in
-the index (index/vocab.py), and the relevance floor reads the query as
-corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
+weighted up; a query word no passage holds and no dictionary knows (a slip,
+index/lexicon.py) is replaced by its closest words in the index
+(index/vocab.py), and the relevance floor reads the query as corrected; a
+real word no passage holds raises the floor. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
 weighted per query by the probability that its top note is right, read from
 the evidence for it: BM25's from the idf-weighted share of the query its top
 passage holds, dense's from how its top cosine stands against the model's
