@@ -12,14 +12,15 @@ the keyword queries were made by a program; each corpus also has everyday
 off-topic questions. Only `manual` and `braindump_fit` (with
 bench/retrieval_dev.json) are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
-to choose).
+to choose), and so are the near and absent-word sets of every corpus.
 
 Search: MRR@10 and recall@10 per kind for dense, lexical (BM25), plain
 reciprocal-rank fusion of the two (k=60) and orgkit's hybrid. Context (the
 `context` operation on one warm context, as `serve` runs it): the share of
 in-corpus queries whose target is included at the budget, and of off-topic
 ones answered with nothing ("nothing relevant"), by kind: near the notes'
-subjects or everyday.
+subjects, everyday, or built on ordinary words the corpus never uses (absent); and how many of
+those absent words search rewrote into a word of the notes.
 
 Only `search` and the `context` operation are called, so the same script
 measures an older orgkit (its checkout first on PYTHONPATH).
@@ -48,7 +49,8 @@ KINDS = ("paraphrase", "keyword", "keyword_typo", "keyword_form", "question")
 def queries(corpus: str) -> list[dict]:
     """The set's queries, its typo and word-form variants, and the corpus's everyday off-topic questions."""
     out = []
-    for name in (f"{corpus}.json", f"{corpus}_typos.json", f"{corpus}_everyday.json"):
+    for name in (f"{corpus}.json", f"{corpus}_typos.json", f"{corpus}_everyday.json", f"{corpus}_near.json",
+                 f"{corpus}_absent_queries.json"):
         if (HERE / "retrieval_blind" / name).exists():
             out += json.loads((HERE / "retrieval_blind" / name).read_text())["queries"]
     return out
@@ -104,19 +106,35 @@ def context_table(corpus: str, notes: Path, items: list[dict], budget: int) -> N
     call(ctx, "context", {"query": "warm up", "budget": budget})
     included: dict[str, list[bool]] = {}
     refused: dict[str, list[bool]] = {}
+    empty = 0  # in-corpus queries answered with nothing
     for item in items:
         out = call(ctx, "context", {"query": item["query"], "budget": budget, "no_update": True}).result
         if not item["target"]:
             refused.setdefault(item.get("offtopic_kind", "near"), []).append(not out["included"])
             continue
         answers = matcher(notes_corpus(corpus), notes, item)
+        empty += not out["included"]
         included.setdefault(item["kind"], []).append(any(answers(entry) for entry in out["included"]))
     every = [x for v in included.values() for x in v]
     print(f"\n{corpus}: context at budget {budget}: target included {sum(every)}/{len(every)} "
-          f"({_mean(every):.0%}); off-topic answered with nothing: "
+          f"({_mean(every):.0%}), answered with nothing {empty}; off-topic answered with nothing: "
           + ", ".join(f"{kind} {sum(v)}/{len(v)}" for kind, v in sorted(refused.items())))
     print("  " + ", ".join(f"{k} {sum(included.get(k, []))}/{len(included.get(k, []))}" for k in KINDS))
     ctx.close()
+
+
+def absent_words_line(corpus: str, notes: Path) -> None:
+    """How many of the corpus's ordinary absent words search rewrote into a word of the notes
+    (each searched alone, and capitalised as a sentence would start with it)."""
+    path = HERE / "retrieval_blind" / f"{notes_corpus(corpus)}_absent_words.json"
+    if not path.exists():
+        return
+    words = [w["word"] for w in json.loads(path.read_text())["words"]]
+    index = Index.at(notes)
+    rewritten = [w for w in words for typed in (w, w.capitalize()) if search(index, typed, mode="lexical").corrected]
+    index.close()
+    print(f"\n{corpus}: absent words rewritten {len(rewritten)}/{2 * len(words)}"
+          + (f": {', '.join(sorted(set(rewritten)))}" if rewritten else ""))
 
 
 def _mean(xs: list) -> float:
@@ -132,6 +150,7 @@ def main() -> None:
     args = parser.parse_args()
     items = queries(args.corpus)
     search_table(args.corpus, args.notes, items)
+    absent_words_line(args.corpus, args.notes)
     if not args.no_context:
         context_table(args.corpus, args.notes, items, args.budget)
 

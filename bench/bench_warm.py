@@ -96,7 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=Path, required=True)
     parser.add_argument("--corpus", default="braindump")
-    parser.add_argument("--ops", default="context,recall")
+    parser.add_argument("--ops", default="context,recall", help="comma-separated: search, context, recall")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=2, help="rounds, the first untimed")
     parser.add_argument("--limit", type=int, help="the first N queries only")
@@ -108,8 +108,11 @@ def main() -> None:
     asked = queries(args.corpus)[: args.limit]
     ops = args.ops.split(",")
     ask: InProcess | Served = Served(args.notes) if args.serve else InProcess(args.notes)
+    def params(name: str, query: str) -> dict:
+        return {"query": query} | ({} if name == "search" else {"budget": args.budget})
+
     for name in ops:
-        ask(name, {"query": "warm up", "budget": args.budget})
+        ask(name, params(name, "warm up"))
     dump = args.dump.open("w") if args.dump else None
     first: dict[str, list[float]] = {name: [] for name in ops}
     wall: dict[str, list[float]] = {name: [] for name in ops}
@@ -121,7 +124,7 @@ def main() -> None:
         for name in ops:  # one operation after another: a query's vector is not left over for the next
             for query in asked:
                 started, started_cpu = time.perf_counter(), ask.cpu()
-                out = ask(name, {"query": query, "budget": args.budget})
+                out = ask(name, params(name, query))
                 if rnd:
                     wall[name].append((time.perf_counter() - started) * 1000)
                     cpu[name].append((ask.cpu() - started_cpu) * 1000)

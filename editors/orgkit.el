@@ -116,6 +116,10 @@ also deposits waiting for review; \"all\": everything."
   :type '(choice (const :tag "orgkit's default (search.scope)" nil)
                  (const "notes") (const "extractions") (const "pending") (const "all")))
 
+(defcustom orgkit-search-exact nil
+  "Non-nil: `orgkit-search' looks for the words as typed, correcting none."
+  :type 'boolean)
+
 (defcustom orgkit-scan-limit nil
   "At most this many headlines in `orgkit-scan', or nil for all."
   :type '(choice (const :tag "No limit" nil) integer))
@@ -650,7 +654,8 @@ and score.  Return the chosen result."
          (results (orgkit--call "search" `((query . ,query)
                                            (limit . ,orgkit-search-limit)
                                            (mode . ,orgkit-search-mode)
-                                           (scope . ,orgkit-search-scope))))
+                                           (scope . ,orgkit-search-scope)
+                                           (exact . ,(and orgkit-search-exact t)))))
          (seen (make-hash-table :test #'equal))
          (candidates
           (mapcar (lambda (r) (cons (orgkit--unique (orgkit--search-label r) seen) r))

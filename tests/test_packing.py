@@ -52,40 +52,6 @@ def test_what_nothing_relevant_would_fill_stays_unspent(cli, notes: Path, tiny_m
     assert doc["tokens"] < 1000
 
 
-def test_the_headline_scan_of_context_reads_the_index(notes: Path, tmp_path: Path) -> None:
-    from orgkit.index import Index, refresh
-    from orgkit.retrieve.headlines import headline_ranker
-
-    index = Index.at(notes, tmp_path / "state")
-    try:
-        refresh(index)
-        rows, _ = headline_ranker(index)(notes, "principles of cons", 5)
-        assert [(r["id"], r["file"]) for r in rows][:2] == [("cards", "cards.org"), ("pros", "pros.org")]
-    finally:
-        index.close()
-
-
-def test_the_headline_scan_finds_a_word_wherever_the_headlines_hold_it(tmp_path: Path) -> None:
-    """Words are looked up among the headlines' distinct words: inside a longer word, across
-    punctuation, and in a word lower-casing turns into two, as a search of the text finds them."""
-    from orgkit.index import Index, refresh
-    from orgkit.retrieve.headlines import headlines
-
-    heads = ["Flashcards and prompts", "Prompt writing", "İstanbul trip", "C++ tips", "x_y notes", "Straße"]
-    notes = write_notes(tmp_path / "notes", {f"n{i}.org": f":PROPERTIES:\n:ID: n{i}\n:END:\n#+title: {h}\n\n"
-                                             f"* {h} again\nBody.\n" for i, h in enumerate(heads)})
-    index = Index.at(notes, tmp_path / "state")
-    try:
-        refresh(index)
-        held = headlines(index)
-    finally:
-        index.close()
-    lines = held.text.split("\n")
-    for word in ("flash", "prompt", "cards and", "i̇stanbul", "stanbul", "c++", "c", "x_y", "y", "straße", "zebra"):
-        assert held.holding(word) == {at for at, line in enumerate(lines) if word in line}, word
-    assert len(held.holding("prompt")) == 4
-
-
 def test_a_mistyped_query_is_answered_as_it_was_read(cli, notes: Path, tiny_model: Path) -> None:
     doc = context(cli, notes, 2000, "flashcrd", "principels")
     assert doc["corrected"] == "flashcard principles"

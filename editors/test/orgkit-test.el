@@ -546,7 +546,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
     (let* ((dir (orgkit--notes-directory))
            (search (orgkit--op dir "search")))
       ;; The real registry, as `{"op": "ops"}' or `orgkit ops --json' gives it.
-      (should (equal (orgkit--op-parameters search) '(query limit mode min_score scope no_update)))
+      (should (equal (orgkit--op-parameters search) '(query limit mode min_score scope exact no_update)))
       (should (equal (alist-get 'positional search) '("query")))
       (should (equal (orgkit--cli-args "search" '((query . "apples") (limit . 2)) dir search)
                      (list "search" "--limit" "2" "--notes" dir "--json" "--" "apples")))
@@ -556,7 +556,7 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       ;; A field the registry does not list is refused before anything runs.
       (should (equal (orgkit-test--error-message
                       (lambda () (orgkit--call "search" '((query . "x") (colour . "red")))))
-                     "orgkit: search has no parameter colour (parameters: query, limit, mode, min_score, scope, no_update)"))
+                     "orgkit: search has no parameter colour (parameters: query, limit, mode, min_score, scope, exact, no_update)"))
       ;; Another registry, another command line: nothing is hard-coded.
       (let ((orgkit--registry
              (cons (orgkit--registry-key)

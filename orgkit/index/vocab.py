@@ -2,8 +2,10 @@
 
 FTS5 keeps the vocabulary of the passage index (porter stems), and a
 `fts5vocab` table reads it with each term's document count without a copy.
-A query word that no passage holds is stemmed the same way and compared with
-the stems that start with the same letter and are about as long: the closest
+A query word that no passage holds, and that is no word of the language
+either (lexicon.py: "sourdough" is not a slip of "source"), is stemmed the
+same way and compared with the stems that start with the same letter and are
+about as long: the closest
 ones within a small edit distance (a swap of neighbouring letters counts one,
 as typing slips do), up to three equally close, are searched for in its place.
 Words that match something are left alone, so a correct query is ranked
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
+from . import lexicon
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
 from .store import generation
@@ -28,7 +31,7 @@ MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 _ranges_lock = threading.Lock()
 _ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
-_counts: dict = {}  # "key": (index file, generation); stem -> documents (0: none holds it)
+_counts: dict = {}  # "" (no stem): (index file, generation); stem -> documents (0: none holds it)
 COUNTS_KEPT = 100_000  # stems whose counts a process keeps for one generation of the index
 
 
@@ -82,16 +85,40 @@ def stem(words: list[str]) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: Connection, words: list[str], vocabulary: Vocabulary) -> list[Term]:
-    """The query's words with their document counts, each unmatched one corrected when it can be."""
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, *, names: frozenset[str] = frozenset(),
+          correct: bool = True) -> list[Term]:
+    """The query's words with their document counts, each unmatched one corrected when it can be.
+
+    A word is corrected only when it is a slip: neither the notes nor the
+    language know it, nor is it one of `names` (capitalised as typed, lower
+    case here); with `correct` False (`--exact`) none is.
+    """
     out = []
     stems = stem(words)
     counts = _documents(conn, set(stems), vocabulary)
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
-        out.append(Term(word, stemmed, docs,
-                        () if docs or len(word) < SHORTEST else nearest(conn, stemmed, vocabulary)))
+        slip = correct and not docs and len(word) >= SHORTEST and not lexicon.is_real(word, capitalised=word in names)
+        fixes = (nearest(conn, stemmed, vocabulary) or one_slip_away(conn, word, vocabulary)) if slip else ()
+        out.append(Term(word, stemmed, docs, fixes))
     return out
+
+
+def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+    """The stems the notes hold of the words one edit from `word` as typed, commonest first.
+
+    The stemmer reads a slip its own way ("keyys" keeps its "yy", "rnage" is
+    no "range" to it), so a typed word whose stem is near no stem of the
+    notes may still be one edit from a word they use: each word one deletion,
+    swap of neighbours, change or insertion away is stemmed and looked up.
+    """
+    letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
+    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
+    edits = {e for e in edits if len(e) >= SHORTEST and e[0] == word[0]}
+    counts = _documents(conn, set(stem(sorted(edits))), vocabulary)
+    return tuple(sorted(counts, key=lambda s: (-counts[s], s))[:MAX_ALTERNATIVES])
 
 
 def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dict[str, int]:
@@ -99,15 +126,15 @@ def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dic
     (fts5vocab reads a term's whole list to count it), the others asked of the database."""
     key = (vocabulary.key, generation(conn))
     with _ranges_lock:
-        if _counts.get("key") != key or len(_counts) > COUNTS_KEPT:
+        if _counts.get("") != key or len(_counts) > COUNTS_KEPT:
             _counts.clear()
-            _counts["key"] = key
+            _counts[""] = key
         known = {s: _counts[s] for s in stems if s in _counts}
     missing = stems - known.keys()
     if missing:
         found = vocabulary.documents(conn, missing)
         with _ranges_lock:
-            if _counts.get("key") == key:
+            if _counts.get("") == key:
                 _counts.update({s: found.get(s, 0) for s in missing})
         known |= found
     return {s: n for s, n in known.items() if n}

@@ -76,18 +76,19 @@ def _withheld(prov: dict, scope: Scope | None) -> str | None:
 def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
            embedder: Embedder | None = None, index: Index | None = None,
            cache: VectorCache | None = None, scope: Scope | None = None,
-           kept: KeptFiles | None = None) -> ContextResult:
+           kept: KeptFiles | None = None, exact: bool = False) -> ContextResult:
     """Context for `query` with provenance, from the notes in `scope`; the call is audited before it returns.
 
     `index` is a caller's up-to-date index (a server's); without one, the index of
-    the notes is brought up to date here. `kept` is a warm process's read files."""
+    the notes is brought up to date here. `kept` is a warm process's read files;
+    with `exact`, no word is corrected."""
     if index is not None:
-        result = _gather(store, index, query, budget, embedder, cache, scope, kept)
+        result = _gather(store, index, query, budget, embedder, cache, scope, kept, exact)
     else:
         index = Index.of(store.cfg, ensure_state_dir(store.cfg))
         try:
             warnings = refresh(index, embedder=embedder).warnings
-            result = _gather(store, index, query, budget, embedder, cache, scope, kept)
+            result = _gather(store, index, query, budget, embedder, cache, scope, kept, exact)
         finally:
             index.close()
         result.warnings[:0] = warnings
@@ -98,7 +99,8 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
 
 
 def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embedder | None,
-            cache: VectorCache | None, scope: Scope | None, files: KeptFiles | None = None) -> ContextResult:
+            cache: VectorCache | None, scope: Scope | None, files: KeptFiles | None = None,
+            exact: bool = False) -> ContextResult:
     """The context without the withheld notes, whose share of the budget goes to the next
     notes in rank (the context is gathered again with that much more room). Deposits the
     scope leaves out for want of admission are gathered and withheld here, with the reason."""
@@ -106,7 +108,7 @@ def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embed
     room = 0
     for _ in range(3):
         result = context(index, query, budget=budget + room, embedder=embedder, cache=cache, scope=offered,
-                         kept=files)
+                         kept=files, exact=exact)
         kept, withheld = [], []
         for entry in result.included:
             prov = provenance(store, entry["id"], entry["file"])

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import declare
 from .context import OpContext
-from .retrieve import SCOPE, report, scope_of
+from .retrieve import EXACT, SCOPE, report, scope_of
 from .spec import Op, Param, ParamError
 
 REVIEW_SETTING = "mcp.allow_review"
@@ -211,7 +211,7 @@ def recall(ctx: OpContext, args: dict[str, Any]) -> dict:
     with _store(ctx) as store:
         result = run(store, args["query"], budget=args["budget"], caller=_caller(ctx, args["caller"]),
                      embedder=embedder, index=ctx.index, cache=ctx.cache, scope=scope_of(ctx, args),
-                     kept=ctx.kept)
+                     kept=ctx.kept, exact=args["exact"])
     report(ctx, result, embedder)
     return result.to_json()
 
@@ -282,6 +282,6 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          metavar="QUERY...", max_chars="query.max_chars"),
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
-                   Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE),
+                   Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE, EXACT),
            result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
                   "...}], omitted, warnings, mode, reason, corrected?}", writes=True, role="reader"))

@@ -16,6 +16,8 @@ SCOPE = Param("scope", "string", "What to answer from: your notes and admitted m
               "claim, quote, hub and source notes (extractions), plus deposits waiting for review (pending), or "
               "everything (all). Default: the search.scope setting (notes).",
               enum=("notes", "extractions", "pending", "all"))
+EXACT = Param("exact", "boolean", "Search for the words as typed: no word the notes lack is taken for a misspelling "
+              "of one they hold.")
 LOADING = "the embedding model is still loading"
 
 
@@ -103,7 +105,7 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
         ctx.refresh(embed=embedder is not None)
     min_score = args["min_score"] if args["min_score"] is not None else ctx.config["search.min_score"]
     found = search_index(ctx.index, args["query"], mode=mode, limit=args["limit"], embedder=embedder,
-                         cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args))
+                         cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args), exact=args["exact"])
     for message in found.warnings:
         ctx.warn(message)
     corrected(ctx, found.corrected)
@@ -117,7 +119,7 @@ def context(ctx: OpContext, args: dict[str, Any]) -> dict:
     if not (args["no_update"] and ctx.index.exists()):
         ctx.refresh(embed=embedder is not None)
     result = gather(ctx.index, args["query"], budget=args["budget"], embedder=embedder, cache=ctx.cache,
-                    scope=scope_of(ctx, args), kept=ctx.kept)
+                    scope=scope_of(ctx, args), kept=ctx.kept, exact=args["exact"])
     report(ctx, result, embedder)
     return result.to_json()
 
@@ -143,14 +145,14 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                    Param("min_score", "number", "Leave out hits whose relevance is below this (default: the "
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
-                   SCOPE, NO_UPDATE),
+                   SCOPE, EXACT, NO_UPDATE),
            result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]",
            role="reader"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
-                   SCOPE, NO_UPDATE),
+                   SCOPE, EXACT, NO_UPDATE),
            result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
                   "mode, reason, corrected?}", role="reader"))

@@ -9,7 +9,7 @@ relevant when a ranker that judges relevance (search's floor) marked it so;
 one only the scan found is not, when search judged: a headline sharing a
 word with the query ("Pros and Cons", "References") is no evidence, and a note
 that holds the query's words is one search finds. Without an index the scan
-alone decides. `context` and the atomic-notes skill both start here.
+alone decides. The atomic-notes skill starts here.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from . import fusion
 from .scan import scan
 from .scope import Scope
 from ..index.words import query_terms
-from .search import SearchResult, VectorCache, search
+from .search import VectorCache, search
 
 RRF_K = 5  # small: the top of each list is trusted, deep ranks add little
 SCAN_WEIGHT = 0.5  # a headline sharing a word with the query reorders search's hits, it does not lead them
@@ -100,26 +100,16 @@ def fuse(ranked: dict[str, list[dict]], limit: int) -> list[Candidate]:
 
 
 class SearchRanker:
-    """Hybrid search over an index as a ranker (words only when there is no model).
-
-    `last` keeps the latest search's result, so a caller can report the mode
-    that ranked it and why.
-    """
+    """Hybrid search over an index as a ranker (words only when there is no model); each row carries
+    the search's `relevant`."""
 
     def __init__(self, index: Index, embedder: Embedder | None, cache: VectorCache | None = None,
                  scope: Scope | None = None) -> None:
         self.index, self.embedder, self.cache, self.scope = index, embedder, cache, scope
-        self.last: SearchResult | None = None
 
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
-        self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache,
-                           scope=self.scope)
-        return [h.to_json() | {"relevant": h.answers} for h in self.last.hits], self.last.warnings
-
-    def relevant(self) -> set[str]:
-        """The IDs of the latest search's hits that reach the hit floor (a note linked from an answer may
-        come in on that)."""
-        return {h.id for h in self.last.hits if h.relevant} if self.last is not None else set()
+        found = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache, scope=self.scope)
+        return [h.to_json() for h in found.hits], found.warnings
 
 
 def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None,

@@ -1,15 +1,15 @@
 """Context for an agent: both retrieval stages, then a deep read within a budget.
 
-Candidates come from the headline scan (exact words in headings, titles and
-aliases, read from the index: headlines.py) and from hybrid search (meaning
-and words), fused by reciprocal rank; a candidate comes in only
-when its own signals reach the relevance floor (none left: no notes, reason
-"nothing relevant"). The candidates are read in rank order: a short note that
-fits in what is left of the token budget whole, a longer one as an excerpt of
-its best-matching passages (`passages.py`) taking at most a quarter of the
-budget; what is left goes to the notes the included text links to that reach
-the (lower) hit floor, then widens the excerpts by their passages that match
-nearly as well as their best. What nothing relevant fills stays unspent. The
+Candidates are search's hits in search's order (hybrid: meaning and words),
+down to the first that the relevance floor marks not relevant: the same
+`relevant` a search shows (none: no notes, reason "nothing relevant"). They are
+read in that order: a short note that fits in what is left of the token budget
+whole, a longer one as an excerpt of its best-matching passages
+(`passages.py`) taking at most a quarter of the budget; when a note's best
+passage no longer fits, no note ranked below it comes in instead. What is
+left goes to the notes the included text links to that the floor marked
+relevant, then widens the excerpts by their passages that match nearly as
+well as their best. What nothing relevant fills stays unspent. The
 result says what was included, what was left out and why, so an agent can ask
 for more.
 """
@@ -23,13 +23,11 @@ from ..index.store import Index
 from ..locator import Locator
 from ..texts import KeptFiles, TextCache
 from ..vault import require_dir
-from .candidates import Ranker, find_candidates, search_ranker
-from .headlines import headline_ranker
 from .locate import index_locator
 from .passages import Excerpt, excerpt
 from .read import ReadDoc, read
 from .scope import Scope, narrow
-from .search import VectorCache
+from .search import VectorCache, search
 
 CANDIDATES = 20
 SHARES = 4  # a long note's first turn takes at most a quarter of the budget...
@@ -68,25 +66,24 @@ def context(
     cache: VectorCache | None = None,
     scope: Scope | None = None,
     kept: KeptFiles | None = None,
+    exact: bool = False,
 ) -> ContextResult:
     """The best notes and passages for `query` within `budget` tokens, from the notes in `scope` (None: all).
 
-    `kept` is a warm process's files, read and parsed in an earlier call (None: read each file here).
+    `kept` is a warm process's files, read and parsed in an earlier call (None: read each file here);
+    with `exact`, no word of the query is corrected.
     """
     result = ContextResult(query=query, budget=budget)
-    searcher = search_ranker(index, embedder, cache, scope)
-    rankers: dict[str, Ranker] = {"search": searcher, "scan": headline_ranker(index)}
-    found = find_candidates(index.root, query, limit=CANDIDATES, rankers=rankers)
+    found = search(index, query, limit=CANDIDATES, embedder=embedder, cache=cache, scope=scope, exact=exact)
     result.warnings.extend(found.warnings)
-    if searcher.last is not None:
-        result.mode, result.reason = searcher.last.mode, searcher.last.reason
-        result.corrected = searcher.last.corrected
-    with index.snapshot() as conn:
-        inside = narrow(conn, [c.id for c in found.candidates], scope, by="id")
-    in_scope = [c for c in found.candidates if c.id in inside]
-    candidates = [c for c in in_scope if c.relevant]  # the floor's verdict, as the fusion carries it
-    if in_scope and not candidates:
-        nearest = in_scope[0]
+    result.mode, result.reason, result.corrected = found.mode, found.reason, found.corrected
+    candidates = []
+    for hit in found.hits:
+        if not hit.relevant:
+            break
+        candidates.append(hit)
+    if found.hits and not candidates:
+        nearest = found.hits[0]
         result.reason = NOTHING_RELEVANT
         result.warnings.append(f"nothing in the notes is relevant to {query!r}; "
                                f"the nearest miss was {nearest.title!r} ({nearest.id})")
@@ -98,9 +95,10 @@ def context(
     gather = _Gatherer(index, query, budget, embedder, cache, result, scope, kept)
     for candidate in candidates:
         doc = by_id.get(candidate.id)
-        if doc is not None:
-            gather.offer(doc, round(candidate.score, 6), candidate.sources)
-    gather.add_linked(locator, searcher.relevant())
+        if doc is not None and gather.offer(doc, round(candidate.score, 6), ["search"]) is None \
+                and gather.full:
+            break  # what ranks below never takes the place of what did not fit
+    gather.add_linked(locator, {h.id for h in found.hits if h.relevant})
     gather.widen()
     return result
 
@@ -138,6 +136,7 @@ class _Gatherer:
         self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
         self.kept = kept
         self.taken: list[_Taken] = []
+        self.full = False  # a note's best passage did not fit: the budget is spent
         # A note longer than this gives its best passages first, so that the notes ranked after
         # it get room too; what they leave widens the excerpts (`widen`).
         self.share = max(budget // SHARES, WHOLE_TOKENS)
@@ -167,6 +166,7 @@ class _Gatherer:
                        embedder=self.embedder, cache=self.cache, skip=skip)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
+            self.full = True
             return None
         return self._take(_excerpted(doc, part, found_by), score)
 

@@ -9,7 +9,13 @@ signals already at hand decide, per hit and per query:
   calibrated, and without a model, only the words decide;
 - the hit's word coverage: the share of the query's meaningful words
   (weighted by their inverse document frequency, a mistyped word by what it
-  was taken for at CORRECTED_WEIGHT) that the hit's best passage holds.
+  was taken for at CORRECTED_WEIGHT) that the hit's best passage holds;
+- the query's known share: how many of its meaningful words the notes hold
+  at all (a slip corrected into a word of the notes counts). A real word no
+  note uses ("sourdough", lexicon.py) is evidence that the question is about
+  something else: the query floor rises by UNKNOWN_PENALTY times the share
+  the notes lack, so a paraphrase with one unusual word among several still
+  passes on its meaning, and a question built around an absent word does not.
 
 A query passes when its best signals (the top cosine over every passage, the
 best coverage among the hits) reach the query floor, or when one passage holds
@@ -33,6 +39,7 @@ from dataclasses import dataclass
 COVERAGE_WEIGHT = 0.15  # what full word coverage adds to a cosine
 CORRECTED_WEIGHT = 0.7  # a mistyped word's correction counts for less than the word itself
 WORDS_ALONE = 0.8  # the coverage at which a query passes on its words, whatever its cosine
+UNKNOWN_PENALTY = 0.2  # how far the query floor rises with the share of the query's words the notes lack
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +63,7 @@ CALIBRATED: dict[str, Floors] = {
 }
 UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
-LEXICAL = Floors(query=0.30, hit=0.0)
+LEXICAL = Floors(query=0.30, hit=0.01)  # a hit holding none of the query's words has no evidence for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,7 @@ class Signals:
 
     cosine: float | None
     coverage: float
+    known: float = 1.0  # the share of the query's meaningful words the notes hold at all (the query's, not a hit's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +112,8 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     value = relevance(signals, dense)
     if hit:
         return Verdict(value, value >= floors.hit)
-    return Verdict(value, value >= floors.query or signals.coverage >= WORDS_ALONE)
+    wanted = floors.query + UNKNOWN_PENALTY * (1.0 - signals.known)
+    return Verdict(value, value >= wanted or signals.coverage >= WORDS_ALONE)
 
 
 def coverage(words: list[tuple[float, float]]) -> float:

@@ -4,9 +4,10 @@ Dense: one matrix product of the query vector with every passage vector, the
 top rows by argpartition, each node ranked by its best passage (in PostgreSQL,
 pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
 PostgreSQL, the same BM25 from stored terms), matches in the outline path
-weighted up; a query word no passage holds is replaced by its closest words in
-the index (index/vocab.py), and the relevance floor reads the query as
-corrected. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
+weighted up; a query word no passage holds and no dictionary knows (a slip,
+index/lexicon.py) is replaced by its closest words in the index
+(index/vocab.py), and the relevance floor reads the query as corrected; a
+real word no passage holds raises the floor. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
 weighted per query by the probability that its top note is right, read from
 the evidence for it: BM25's from the idf-weighted share of the query its top
 passage holds, dense's from how its top cosine stands against the model's
@@ -35,7 +36,7 @@ from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
-from ..index.words import query_terms
+from ..index.words import WORD, query_terms
 from . import floor, fusion
 from .scope import Scope, scoped
 
@@ -64,7 +65,6 @@ class SearchHit:
     relevant: bool = True  # False below the floor: nothing here answers the query
     node: int = field(default=0, repr=False)  # the node's row in the index
     corrected: str | None = None  # the query as its mistyped words were taken, when any was
-    answers: bool = field(default=True, repr=False)  # relevant, and its own signals reach the query floor
 
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
@@ -165,12 +165,13 @@ def search(
     cache: VectorCache | None = None,
     min_score: float = 0.0,
     scope: Scope | None = None,
+    exact: bool = False,
 ) -> SearchResult:
     """The `limit` best nodes for `query` within `scope` (None: every note), each judged against
     the relevance floor.
 
     Without a usable model, lexical ranking. Hits whose relevance is below
-    `min_score` are left out.
+    `min_score` are left out. With `exact`, no word is corrected.
     """
     if mode not in MODES:
         raise OrgkitError(f"unknown search mode {mode!r} (choose from {', '.join(MODES)})")
@@ -179,7 +180,7 @@ def search(
     result = SearchResult(mode=mode)
     pool = max(limit, POOL)
     with index.snapshot() as conn:
-        terms = lexical_terms(conn, query, index.backend)
+        terms = lexical_terms(conn, query, index.backend, exact=exact)
         result.corrected = vocab.corrected(conn, query, terms, index.backend)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
@@ -244,6 +245,13 @@ def _coverages(conn: Connection, terms: list[Term], passages: list[int], total: 
             for p in passages}
 
 
+def known(terms: list[Term]) -> float:
+    """The share of the query's meaningful words the notes hold at all, a corrected slip counted as
+    the word it was taken for: a real word no note uses is evidence that the question is about
+    something else (floor.py)."""
+    return sum(1 for t in terms if t.docs or t.corrections) / len(terms) if terms else 1.0
+
+
 def _credit(term: Term) -> float:
     """What holding a query word counts: the word itself fully, a correction of a mistyped one less."""
     return 1.0 if term.docs else floor.CORRECTED_WEIGHT
@@ -257,11 +265,8 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
     query is judged by the best of each: the top cosine over every passage and
     the best coverage among the hits. A hit of a query that passes is relevant
-    when it reaches the hit floor, or when its words alone would pass; it
-    answers the query (what `context` takes in) when it reaches the query
-    floor itself: under a model, by meaning and words together (a passage
-    holding two rare words of a long question, "pros" and "cons", and
-    nothing of its meaning does not answer it).
+    when it reaches the hit floor, or when its words alone would pass: the one
+    judgment search shows and `context` reads its candidates by.
     """
     if not hits:
         return None
@@ -271,14 +276,13 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals))
+                         max(signal.coverage for signal in signals), known(terms))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
         by_words = floor.judge(floor.Signals(None, signal.coverage)).relevant
         hit.relevance = verdict.relevance
         hit.relevant = passes and (verdict.relevant or by_words)
-        hit.answers = passes and floor.judge(signal, dense_floors).relevant
     return best
 
 
@@ -348,10 +352,12 @@ def lexical_ranking(conn: Connection, query: str, pool: int, terms: list[Term] |
     return _best_per_node(backend.lexical(conn, wanted, HEADING_WEIGHT, pool * 8), pool)
 
 
-def lexical_terms(conn: Connection, query: str,
-                  backend: IndexBackend = backend_for(None)) -> list[Term]:
-    """The query's meaningful words as the passage index knows them (mistyped ones corrected)."""
-    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn))
+def lexical_terms(conn: Connection, query: str, backend: IndexBackend = backend_for(None),
+                  exact: bool = False) -> list[Term]:
+    """The query's meaningful words as the passage index knows them (mistyped ones corrected, unless `exact`;
+    a word typed capitalised is taken for a name, not for a slip)."""
+    names = frozenset(w.lower() for w in WORD.findall(query) if w[:1].isupper())
+    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), names=names, correct=not exact)
 
 
 def wanted_words(terms: list[Term]) -> list[str]:

@@ -1,0 +1,160 @@
+"""Only slips are corrected: real words the notes lack are kept, and count against the question;
+`exact` turns correction off on every surface; context follows search's order and its `relevant`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from conftest import write_notes
+from orgkit.index import Index, update
+from orgkit.mcp import build_server
+from orgkit.ops import OpContext
+from orgkit.retrieve.context import NOTHING_RELEVANT, context
+from orgkit.retrieve.search import search
+
+# Each note holds the word an ordinary absent word used to be "corrected" into:
+# sourdough -> source, espresso -> expression, afterwards -> after, Haming -> having.
+NOTES = {
+    "code.org": ":PROPERTIES:\n:ID: code\n:END:\n#+title: Source code\n\n"
+                "Read the source of a program before you change it; keep the source under version control.\n",
+    "regex.org": ":PROPERTIES:\n:ID: regex\n:END:\n#+title: Regular expressions\n\n"
+                 "A regular expression matches text; test each expression on real input.\n",
+    "review.org": ":PROPERTIES:\n:ID: review\n:END:\n#+title: Code review\n\n"
+                  "Review a change after the tests pass, having read the source it touches and the range "
+                  "of lines around it; a reviewer holds the key to the merge.\n",
+}
+ABSENT = ("sourdough", "espresso", "afterwards", "Haming")
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+@pytest.fixture
+def index(notes: Path, tmp_path: Path):
+    index = Index.at(notes, tmp_path / "state")
+    update(index, embedder=None)
+    yield index
+    index.close()
+
+
+@pytest.mark.parametrize("word", ABSENT)
+def test_an_ordinary_word_the_notes_lack_is_not_rewritten_and_nothing_answers_it(index: Index, word: str) -> None:
+    found = search(index, f"{word} recipe")
+    assert found.corrected is None and not found.relevant
+    assert not any(hit.relevant for hit in found.hits)
+    answer = context(index, f"{word} recipe", budget=2000)
+    assert answer.included == [] and answer.corrected is None
+    assert answer.reason in (NOTHING_RELEVANT, found.reason)
+
+
+def test_a_misspelling_of_a_word_of_the_notes_is_corrected(index: Index) -> None:
+    found = search(index, "regular expresion")
+    assert found.corrected == "regular expression" and found.relevant
+    assert found.hits[0].id == "regex" and found.hits[0].relevant
+    assert search(index, "regular expresion", exact=True).corrected is None
+
+
+def test_a_slip_the_stemmer_hides_is_corrected_and_a_word_of_another_language_is_kept(index: Index) -> None:
+    """"rnage" stems to no stem near "rang" (range), but is one swap from "range"; "fromage" is French."""
+    assert search(index, "rnage of lines").corrected == "range of lines"
+    assert search(index, "fromage").corrected is None
+    found = search(index, "key merge")  # a word spelled like the cache's own entries is counted as a word
+    assert found.corrected is None and found.hits[0].id == "review" and found.relevant
+
+
+def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
+    typed = cli("search", "--notes", str(notes), "--json", "regular", "expresion")
+    assert typed.exit_code == 0 and json.loads(typed.stdout)[0]["corrected"] == "regular expression"
+    assert "showing results for 'regular expression'" in typed.stderr
+    exact = cli("search", "--notes", str(notes), "--json", "--exact", "regular", "expresion")
+    assert exact.exit_code == 0 and not any("corrected" in h for h in json.loads(exact.stdout))
+    assert "showing results for" not in exact.stderr
+    for command in ("context", "recall"):
+        result = cli(command, "--notes", str(notes), "--json", "--exact", "expresion")
+        assert result.exit_code == 0, result.stderr
+        assert "corrected" not in json.loads(result.stdout)
+        result = cli(command, "--notes", str(notes), "--json", "expresion")
+        assert json.loads(result.stdout)["corrected"] == "expression"
+
+
+def test_exact_turns_correction_off_through_serve(notes: Path, tiny_model: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "from orgkit.cli import main; main()", "serve",
+                             "--notes", str(notes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+    def ask(request: dict) -> dict:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    try:
+        assert ask({"op": "context", "query": "expresion"})["result"]["corrected"] == "expression"
+        assert "corrected" not in ask({"op": "context", "query": "expresion", "exact": True})["result"]
+        hits = ask({"op": "search", "query": "expresion", "exact": True})["result"]
+        assert not any("corrected" in hit for hit in hits)
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+
+def test_exact_turns_correction_off_through_mcp(notes: Path, tiny_model: Path) -> None:
+    ctx = OpContext(notes, warm=True)
+    ctx.base = ctx.root
+
+    async def main() -> tuple[dict, dict]:
+        async with Client(build_server(ctx, warm_up=False)) as client:
+            read = await client.call_tool("search", {"query": "expresion"})
+            kept = await client.call_tool("search", {"query": "expresion", "exact": True})
+            return json.loads(read.content[0].text), json.loads(kept.content[0].text)
+
+    read, kept = anyio.run(main)
+    assert read["result"][0]["corrected"] == "expression"
+    assert not any("corrected" in hit for hit in kept["result"])
+
+
+LONG = "The cache keeps what was read so the next read is quick. " * 40
+
+
+def test_context_spends_the_budget_in_search_order_and_stops_where_search_stops(tmp_path: Path) -> None:
+    """A long note ranked first keeps its place before a short one ranked second; a note search marks
+    not relevant, and any note after it, never comes in; both read `relevant` the same way."""
+    notes = write_notes(tmp_path / "notes", {
+        "cache.org": ":PROPERTIES:\n:ID: cache\n:END:\n#+title: Cache eviction\n\n* Eviction\n"
+                     "Cache eviction drops the least recently used entry first.\n\n* More\n" + LONG,
+        "lru.org": ":PROPERTIES:\n:ID: lru\n:END:\n#+title: Least recently used\n\n"
+                   "An eviction order: the cache entry used least recently goes.\n",
+        "garden.org": ":PROPERTIES:\n:ID: garden\n:END:\n#+title: Garden\n\nThe cache of seeds in the shed.\n",
+    })
+    index = Index.at(notes, tmp_path / "state")
+    try:
+        update(index, embedder=None)
+        for query, budget in (("cache eviction", 2000), ("cache eviction", 120), ("least recently used", 2000)):
+            hits = search(index, query, limit=20).hits
+            leading = []
+            for hit in hits:
+                if not hit.relevant:
+                    break
+                leading.append(hit.id)
+            answer = context(index, query, budget=budget)
+            included = [e["id"] for e in answer.included if e.get("via") is None]
+            assert included == leading[:len(included)], (query, budget)  # search's order, nothing skipped
+            assert included and answer.tokens <= budget
+            if budget >= 2000:
+                assert included == leading  # every relevant hit, and no hit past the first not relevant
+        assert [h.id for h in search(index, "cache eviction").hits][0] == "cache"
+        small = context(index, "cache eviction", budget=120)
+        assert [e["id"] for e in small.included][0] == "cache"  # the long first note is excerpted, not passed over
+    finally:
+        index.close()
