@@ -39,7 +39,7 @@ def scan(hits: list[dict], options: dict) -> str:
         if hit["file"] != current:
             current = hit["file"]
             out.append(current)
-        node = f"[{hit['id']}]" if hit["id"] else "[no ID]"
+        node = f"[{hit['id'] or hit.get('locator') or 'no ID'}]"
         if hit["level"] == 0:
             out.append(f"  #+title: {hit['title']}  {node}  :{hit['line']}")
             continue
@@ -52,7 +52,8 @@ def _doc(doc: dict, extra: str = "") -> str:
     from ..texts import estimate_tokens
 
     tokens = doc.get("tokens", estimate_tokens(doc["content"]))
-    header = f"# {doc['title']}  [{doc['id']}]  ({doc['file']}:{doc['line']}, ~{tokens} tokens{extra})"
+    handle = doc["id"] or doc["locator"]
+    header = f"# {doc['title']}  [{handle}]  ({doc['file']}:{doc['line']}, ~{tokens} tokens{extra})"
     return f"{header}\n{doc['content'].rstrip()}\n"
 
 
@@ -64,14 +65,19 @@ def index(stats: dict, options: dict) -> str:
     embedded = (f", {stats['embedded']} passage texts embedded ({stats['tokens']:,} tokens)"
                 if stats["embedded"] else "")
     pending = f", {stats['pending']} passage texts without vectors" if stats["pending"] else ""
+    held = stats.get("indexed")
+    units = (f"\nindexed {held['files']} files ({held['files_without_id']} without an ID) and "
+             f"{held['headings_with_id'] + held['headings_without_id']} headings as their own units "
+             f"({held['headings_without_id']} without an ID)" if held else "")
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
             f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
-            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
+            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else "")
+            + units)
 
 
 def search(rows: list[dict], options: dict) -> str:
     """One hit per entry; a hit below the relevance floor says so after its score."""
-    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id']}]  {r['score']:.4f}"
+    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id'] or r['locator']}]  {r['score']:.4f}"
                      f"{'' if r['relevant'] else '  (not relevant)'}\n    {r['snippet']}"
                      for r in rows)
 

@@ -127,14 +127,17 @@ declare(Op("scan", "Find headlines, file titles and node aliases matching every 
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
                    Param("regex", "boolean", "QUERY is one regular expression.")),
-           result="[{id, title, file, line, level, olp}]"))
-declare(Op("read", "The org text of nodes by ID, and of the notes they link to, within a token budget.", read,
-           params=(Param("ids", "array", "Node IDs to read.", required=True, positional=True, metavar="ID..."),
+           result="[{id, title, file, line, level, olp, locator?}]"))
+declare(Op("read", "The org text of nodes by ID (or of files and headings by locator), and of the notes they link "
+           "to, within a token budget.", read,
+           params=(Param("ids", "array", "Node IDs, or locators of files and headings without one (FILE.org, "
+                         "FILE.org::*Heading, FILE.org::LINE, paths relative to the notes), to read.",
+                         required=True, positional=True, metavar="ID..."),
                    Param("depth", "integer", "Follow id links this many hops (breadth-first).", default=0,
                          minimum=0),
                    Param("budget", "integer", "Stop adding linked notes past this many tokens (~4 characters each).",
                          minimum=1)),
-           result="[{id, title, file, line, level, content, links, depth, via, duplicates}]"))
+           result="[{id, title, file, line, level, content, links, depth, via, duplicates, locator?, olp?}]"))
 declare(Op("search", "Find notes by meaning and words, best first.", search,
            params=(QUERY,
                    Param("limit", "integer", "At most N results.", default=10, minimum=1),
@@ -144,12 +147,13 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
                    SCOPE, NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]"))
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?, locator?, "
+                  "olp?}]"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
                    SCOPE, NO_UPDATE),
-           result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
+           result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, locator?, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
                   "mode, reason, corrected?}"))

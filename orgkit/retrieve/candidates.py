@@ -114,7 +114,8 @@ class SearchRanker:
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
         self.last = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache,
                            scope=self.scope)
-        return [h.to_json() | {"relevant": h.answers} for h in self.last.hits], self.last.warnings
+        # rows are named by `id`: a unit's is its locator (org/units.py)
+        return [h.to_json() | {"id": h.id, "relevant": h.answers} for h in self.last.hits], self.last.warnings
 
     def relevant(self) -> set[str]:
         """The IDs of the latest search's hits that reach the hit floor (a note linked from an answer may

@@ -19,6 +19,7 @@ from ..errors import OrgkitError
 from ..org.lisp import LispReadError, split_string_and_unquote
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
+from ..org.units import SEPARATOR
 from ..rg import Lines, org_files_matching
 from ..vault import read_org_text, require_dir
 
@@ -36,8 +37,14 @@ class ScanHit:
     olp: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
-                "level": self.level, "olp": self.olp}
+        out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+               "level": self.level, "olp": self.olp}
+        return out if self.id else out | {"locator": self.locator}
+
+    @property
+    def locator(self) -> str:
+        """How to read a headline outside every node: its file, or its heading by line (org/units.py)."""
+        return self.file if self.level == 0 else f"{self.file}{SEPARATOR}{self.line}"
 
 
 @dataclass

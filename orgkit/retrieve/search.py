@@ -65,11 +65,15 @@ class SearchHit:
     node: int = field(default=0, repr=False)  # the node's row in the index
     corrected: str | None = None  # the query as its mistyped words were taken, when any was
     answers: bool = field(default=True, repr=False)  # relevant, and its own signals reach the query floor
+    unit: bool = False  # a file or heading without an ID: `id` is its locator (org/units.py)
+    olp: list[str] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
                "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
+        if self.unit:
+            out |= {"id": None, "locator": self.id, "olp": self.olp}
         return out | {"corrected": self.corrected} if self.corrected else out
 
 
@@ -500,7 +504,7 @@ def _hits(conn: Connection, index: Index, ranking: Ranking, query: str, limit: i
         heading, body, line = passages.get(chunk, ("", "", 0))
         hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=max(node["line"], line),
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
-                              chunk=chunk, node=node_row))
+                              chunk=chunk, node=node_row, unit=node["unit"], olp=node["olp"]))
         if len(hits) >= limit:
             break
     return hits
