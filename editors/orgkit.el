@@ -35,6 +35,7 @@
 ;;   i  `orgkit-insert-link'  insert an id link to a node at point
 ;;   b  `orgkit-backlinks'    the notes linking to the node at point
 ;;   r  `orgkit-read'         the node at point and the notes it links to
+;;   o  `orgkit-open'         visit a note by ID, or a file or heading by locator
 ;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
 ;;   t  `orgkit-tangle'       tangle the current file
 ;;   g  `orgkit-guidance'     the guidance file distilled from corrections
@@ -985,6 +986,19 @@ returned."
         (orgkit--visit root (alist-get 'file doc) (alist-get 'line doc))
         t))))
 
+;;;###autoload
+(defun orgkit-open (handle)
+  "Visit the note HANDLE names and return its buffer.
+HANDLE is a node ID, or the locator orgkit gives a file or heading
+without an ID: FILE.org, FILE.org::*Heading or FILE.org::LINE, the
+path relative to the notes directory."
+  (interactive (list (read-string "orgkit open (ID or locator): " nil 'orgkit-node-history)))
+  (when (string-blank-p handle)
+    (user-error "orgkit: nothing to open"))
+  (let* ((root (orgkit--notes-directory))
+         (doc (car (orgkit--call "read" `((ids . ,(vector (string-trim handle))))))))
+    (orgkit--visit root (alist-get 'file doc) (alist-get 'line doc))))
+
 ;;;; Editing: new notes, tangling
 
 ;;;###autoload
@@ -1343,6 +1357,7 @@ Return the buffer."
     (define-key map (kbd "i") #'orgkit-insert-link)
     (define-key map (kbd "b") #'orgkit-backlinks)
     (define-key map (kbd "r") #'orgkit-read)
+    (define-key map (kbd "o") #'orgkit-open)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
     (define-key map (kbd "x") #'orgkit-extract)

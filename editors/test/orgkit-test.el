@@ -101,6 +101,11 @@ print(\"gamma\")
 * Crème brûlée
 Not a fruit.
 " (orgkit-test--id 'gamma) (orgkit-test--id 'apples)))
+    (orgkit-test--write
+     "plain.org"
+     "* Quince jelly
+Quinces need a long boiling before they set.
+")
     (when (orgkit-test--has-command "index")
       (let ((default-directory (file-name-as-directory orgkit-test--dir)))
         (unless (eql 0 (call-process orgkit-program nil nil nil
@@ -229,6 +234,22 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
                                                  label)))))
     (when (orgkit-test--has-command "serve")
       (should (eq orgkit--last-transport 'server)))))
+
+(ert-deftest orgkit-test-search-and-open-a-heading-without-an-id ()
+  "A heading without an ID is found, visited, and opened again by its locator."
+  (orgkit-test--with-notes
+    (orgkit-test--typing "quinces boiling"
+      (orgkit-test--choosing "\\`Quince jelly"
+        (let ((result (call-interactively #'orgkit-search)))
+          (should (null (alist-get 'id result)))
+          (should (equal (alist-get 'locator result) "plain.org::*Quince jelly"))
+          (should (orgkit-test--at "plain.org" "* Quince jelly")))))
+    (orgkit-test--kill-note-buffers)
+    (orgkit-open "plain.org::*Quince jelly")
+    (should (orgkit-test--at "plain.org" "* Quince jelly"))
+    (should (string-match-p "inside the notes"
+                            (orgkit-test--error-message
+                             (lambda () (orgkit-open "../elsewhere.org::1")))))))
 
 (ert-deftest orgkit-test-search-says-what-is-not-relevant ()
   "A result below the relevance floor says so; one without a verdict does not."
