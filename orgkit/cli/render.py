@@ -93,8 +93,13 @@ def new(note: dict, options: dict) -> str:
 
 
 def id_add(rows: list[dict], options: dict) -> str:
-    return "\n".join(f"{options['file']}:{r['line']}: {r['title']}  [{r['id']}]"
-                     for r in rows) or "nothing to do: every entry has an ID"
+    if not rows:
+        return "nothing to do: every entry has an ID"
+    files = len({r["file"] for r in rows})
+    count = (f"{'would give' if options.get('dry_run') else 'gave'} {len(rows)} ID(s) in {files} file(s)"
+             + (" (dry run: nothing written)" if options.get("dry_run") else ""))
+    return "\n".join([*(f"{r['file']}:{r['line']}: {r['title'] or '(the file)'}  [{r['id'] or 'new ID'}]"
+                         for r in rows), count])
 
 
 DOCTOR_SHOWN = 10  # findings listed per level without --verbose
