@@ -75,6 +75,10 @@ def index(stats: dict, options: dict) -> str:
             + units)
 
 
+def recent(rows: list[dict], options: dict) -> str:
+    return "\n".join(f"{r['modified']}  {r['file']}: {r['title']}  [{r['id'] or r['locator']}]" for r in rows)
+
+
 def search(rows: list[dict], options: dict) -> str:
     """One hit per entry; a hit below the relevance floor says so after its score."""
     return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id'] or r['locator']}]  {r['score']:.4f}"
@@ -321,7 +325,7 @@ def token_revoke(t: dict, options: dict) -> str:
 
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
-    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor,
+    "search": search, "recent": recent, "context": context, "new": new, "id_add": id_add, "doctor": doctor,
     "model_show": model_show, "model_pull": model_pull,
     "model_distill": model_distill, "db_status": db_status, "db_migrate": db_status, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,

@@ -163,6 +163,18 @@ class Index:
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
 
+    def named(self, names: list[str]) -> dict[str, list[dict]]:
+        """The nodes and units whose title or one of whose aliases is each of `names`, exactly: {id (a
+        unit's locator), file, line}, each once, in file order."""
+        found: dict[str, dict[str, dict]] = {}
+        with self.snapshot() as conn:
+            rows = in_slices(conn, "SELECT title, id, file, line FROM nodes WHERE title IN ({})", names)
+            rows += in_slices(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
+                                    "ON n.rowid = a.node WHERE a.alias IN ({})", names)
+        for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
+            found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
+        return {name: list(held.values()) for name, held in found.items()}
+
     def counts(self) -> dict[str, int]:
         """What the index holds: files, and headings, each with and without an ID (a unit)."""
         with self.snapshot() as conn:

@@ -45,6 +45,7 @@ RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking c
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
 POOL = 50  # nodes each ranking contributes to the fusion
+FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of them
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
 
@@ -181,7 +182,7 @@ def search(
     if not query.strip():
         raise OrgkitError("empty query: give at least one word to search for")
     result = SearchResult(mode=mode)
-    pool = max(limit, POOL)
+    pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend)
         result.corrected = vocab.corrected(conn, query, terms, index.backend)
