@@ -640,18 +640,22 @@ returns the text shown after it."
 ;;;; Search
 
 ;;;###autoload
-(defun orgkit-search (query)
+(defun orgkit-search (query &optional filters)
   "Search the notes for QUERY; pick a result and visit it.
 Results come in orgkit's order, each with its title, outline path
-and score.  Return the chosen result."
-  (interactive (list (read-string "orgkit search: " nil 'orgkit-search-history)))
+and score.  With a prefix argument, also ask for FILTERS (tags, a
+folder, a TODO state, dates; see `orgkit--read-filters').  Return
+the chosen result."
+  (interactive (list (read-string "orgkit search: " nil 'orgkit-search-history)
+                     (and current-prefix-arg (orgkit--read-filters))))
   (when (string-blank-p query)
     (user-error "orgkit: nothing to search for"))
   (let* ((root (orgkit--notes-directory))
          (results (orgkit--call "search" `((query . ,query)
                                            (limit . ,orgkit-search-limit)
                                            (mode . ,orgkit-search-mode)
-                                           (scope . ,orgkit-search-scope))))
+                                           (scope . ,orgkit-search-scope)
+                                           ,@filters)))
          (seen (make-hash-table :test #'equal))
          (candidates
           (mapcar (lambda (r) (cons (orgkit--unique (orgkit--search-label r) seen) r))
@@ -669,6 +673,22 @@ and score.  Return the chosen result."
         (user-error "orgkit: no such result: %s" choice))
       (orgkit--visit root (alist-get 'file result) (alist-get 'line result))
       result)))
+
+(defun orgkit--read-filters ()
+  "Ask for the filters of a search or scan; an empty answer leaves one out.
+Return them as request fields: tags (comma-separated), a folder or
+glob relative to the notes, a TODO state, and the dates the files
+changed since and before (2026-12-01, or a span back such as 7d)."
+  (let (filters)
+    (dolist (field '((tag . "Tags (a,b): ") (folder . "Folder or glob: ") (todo . "TODO state: ")
+                     (since . "Changed since (2026-12-01, 7d): ") (until . "Changed before: ")))
+      (let ((value (string-trim (read-string (cdr field)))))
+        (unless (string-empty-p value)
+          (push (cons (car field) (if (eq (car field) 'tag)
+                                      (vconcat (split-string value "[ ,]+" t))
+                                    value))
+                filters))))
+    (nreverse filters)))
 
 (defun orgkit--search-annotation (result)
   "The snippet of search RESULT on one short line, for completion UIs."
@@ -755,17 +775,19 @@ REFRESH is a function of no arguments that fills it anew (\\`g')."
 ;;;; Scan
 
 ;;;###autoload
-(defun orgkit-scan (query)
+(defun orgkit-scan (query &optional filters)
   "Show the headlines matching every word of QUERY as a sparse tree.
 Each file appears once, with its matching headlines under it; each
-headline is a button visiting it.  Return the buffer."
-  (interactive (list (read-string "orgkit scan: " nil 'orgkit-scan-history)))
+headline is a button visiting it.  With a prefix argument, also ask
+for FILTERS, as `orgkit-search' does.  Return the buffer."
+  (interactive (list (read-string "orgkit scan: " nil 'orgkit-scan-history)
+                     (and current-prefix-arg (orgkit--read-filters))))
   (when (string-blank-p query)
     (user-error "orgkit: nothing to scan for"))
   (let* ((root (orgkit--notes-directory))
-         (hits (orgkit--call "scan" `((query . ,query) (limit . ,orgkit-scan-limit))))
+         (hits (orgkit--call "scan" `((query . ,query) (limit . ,orgkit-scan-limit) ,@filters)))
          (current nil))
-    (orgkit--with-results-buffer "*orgkit-scan*" root (lambda () (orgkit-scan query))
+    (orgkit--with-results-buffer "*orgkit-scan*" root (lambda () (orgkit-scan query filters))
       (insert (propertize (format "Headlines matching %S: %d\n" query (length hits))
                           'face 'bold))
       (dolist (hit hits)
