@@ -12,7 +12,7 @@ import pytest
 
 from conftest import write_notes
 from emacs_batch import batch_emacs
-from test_edit import normalise
+from test_edit import EMACS_ADD_IDS, normalise
 
 FOLDER = {
     "agenda.org": "#+title: Agenda\n\n* TODO Dentist\nSCHEDULED: <2026-12-08 Tue>\n* Groceries\n",
@@ -58,20 +58,10 @@ def test_bulk_needs_a_target_and_a_line_names_a_file(cli, tmp_path: Path) -> Non
     assert cli("id", "add", str(notes), "--line", "2").exit_code == 2
 
 
-EMACS_FILE_AND_HEADINGS = """
-(progn
-  (require 'org) (require 'org-id)
-  (setq org-id-locations-file (expand-file-name "ids" temporary-file-directory))
-  (dolist (file command-line-args-left)
-    (with-current-buffer (find-file-noselect file)
-      (goto-char (point-max))
-      (while (re-search-backward org-outline-regexp-bol nil t)
-        (save-excursion (unless (org-id-get) (org-id-get-create))))
-      (goto-char (point-min))
-      (unless (org-id-get) (org-id-get-create))
-      (save-buffer)))
-  (setq command-line-args-left nil))
-"""
+# Emacs' own way, as test_edit runs it for headings, then the file's entry at its top.
+EMACS_FILE_AND_HEADINGS = EMACS_ADD_IDS.replace(
+    "      (save-buffer)", "      (goto-char (point-min))\n      (unless (org-id-get) (org-id-get-create))\n"
+    "      (save-buffer)")
 
 
 @pytest.mark.skipif(shutil.which("emacs") is None, reason="emacs is not installed")
