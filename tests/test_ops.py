@@ -46,8 +46,8 @@ def _required_values(op) -> dict:
     ({"query": "x", "mode": "sideways"}, "'mode' must be one of hybrid, dense, lexical, not \"sideways\""),
     ({"query": 5}, "'query' must be a string, not 5"),
     ({}, "'query' is required (a string)"),
-    ({"query": "x", "colour": "red"}, "unknown field 'colour' for search (fields: query, limit, mode, min_score, scope, tag, folder, todo, since, "
-     "until, no_update)"),
+    ({"query": "x", "colour": "red"}, "unknown field 'colour' for search (fields: query, limit, mode, min_score, "
+     "scope, tag, folder, todo, since, until, no_update)"),
 ])
 def test_validation_names_the_field_and_its_type(given: dict, message: str) -> None:
     with pytest.raises(ParamError) as caught:
