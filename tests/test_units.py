@@ -63,6 +63,10 @@ def test_an_id_less_folder_is_indexed_and_searchable(cli, plain: Path) -> None:
         None, "projects/bread.org::*Sourdough starter", "projects/bread.org", 3, [])
     task = run_json(cli, "search", "banneton", "--mode", "lexical", "--notes", str(plain))[0]
     assert task["locator"] == "projects/bread.org::*Buy a proofing basket"
+    # the scan names a headline as search does
+    assert [h["locator"] for h in run_json(cli, "scan", "oven", "--notes", str(plain))] == [
+        "projects/bread.org::7", "projects/bread.org::9"]
+    assert run_json(cli, "scan", "proofing", "--notes", str(plain))[0]["locator"] == task["locator"]
     assert task["olp"] == ["Sourdough starter"]
     # a title two headings share is located by line; a file's own text by the file
     assert run_json(cli, "search", "pizza stone", "--mode", "lexical", "--notes", str(plain))[0]["locator"] == \

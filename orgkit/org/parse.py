@@ -23,7 +23,7 @@ from .drawers import (drawer_line, drawer_properties, entry_node_id, entry_prope
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 from .syntax import DEFAULT_TODO
-from .units import heading_locator
+from .units import heading_locator, title_counts
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _LINK_ABBREV = re.compile(r"(\S+)[ \t]+(.+)")
 _CITATION = re.compile(r"\[cite(?:/[/_a-z0-9-]+)?:")
@@ -571,10 +571,7 @@ def _units(doc: _Lines, scan: _Scan, title: str, filetags: list[str], odd_levels
     that is no node and lies in none."""
     units = [Node(id=path, file=path, level=0, pos=1, line=1, title=title, tags=list(dict.fromkeys(filetags)),
                   properties=first_values(scan.file_props), start=0, end=len(doc.text), end_line=len(doc.lines))]
-    titles: dict[str, int] = {}
-    for h in scan.headings:
-        key = (h.title or "").strip().casefold()
-        titles[key] = titles.get(key, 0) + 1
+    titles = title_counts(h.title for h in scan.headings)
     inside: set[int] = set()  # headings inside a heading node
     for h in scan.headings:
         if h.node is not None or (h.parent is not None and h.parent.index in inside):

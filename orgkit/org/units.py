@@ -18,6 +18,7 @@ notes directory with forward slashes.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from .model import Node, OrgFile
 
@@ -37,6 +38,15 @@ def split_locator(text: str) -> tuple[str, str | None]:
     if m is None:
         raise ValueError(f"{text!r} is not a locator (FILE.org, FILE.org::*Heading or FILE.org::LINE)")
     return m.group("path"), m.group("option")
+
+
+def title_counts(raw_titles: Iterable[str | None]) -> dict[str, int]:
+    """How many of a file's headings have each title, case folded (what `heading_locator` takes)."""
+    counts: dict[str, int] = {}
+    for title in raw_titles:
+        key = (title or "").strip().casefold()
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def heading_locator(path: str, raw_title: str | None, line: int, titles: dict[str, int]) -> str:

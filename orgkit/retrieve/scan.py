@@ -20,7 +20,7 @@ from ..org.lisp import LispReadError, split_string_and_unquote
 from ..org.outline import Outline
 from ..org.syntax import HEADING, link_display
 from ..org import OrgFile
-from ..org.units import SEPARATOR, find_unit
+from ..org.units import find_unit
 from ..rg import Lines, org_files_matching
 from ..vault import read_org_file, read_org_text, require_dir
 from .filters import Filters
@@ -37,16 +37,12 @@ class ScanHit:
     line: int
     level: int
     olp: list[str] = field(default_factory=list)
+    locator: str | None = None  # outside every node: how to read it (org/units.py), as search names it
 
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                "level": self.level, "olp": self.olp}
         return out if self.id else out | {"locator": self.locator}
-
-    @property
-    def locator(self) -> str:
-        """How to read a headline outside every node: its file, or its heading by line (org/units.py)."""
-        return self.file if self.level == 0 else f"{self.file}{SEPARATOR}{self.line}"
 
 
 @dataclass
@@ -227,7 +223,12 @@ def _hit(outline: Outline | None, rel: str, number: int, text: str = "") -> Scan
         title = place.title
     else:
         title = link_display(_searchable(outline.lines[number - 1]).strip())
-    return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
+    locator = None
+    if place.id is None:
+        k = bisect.bisect_right(outline.heading_lines, number - 1) - 1
+        locator = outline.locator(rel, k) if place.level else rel
+    return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp,
+                   locator=locator)
 
 
 def _node_line(outline: Outline, index: int) -> int | None:
