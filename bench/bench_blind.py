@@ -2,7 +2,7 @@
 
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
-    python bench/bench_blind.py CORPUS --notes DIR [--budget 2000] [--no-context]
+    python bench/bench_blind.py CORPUS --notes DIR [--budget 2000] [--no-context] [--no-ids]
 
 DIR is CORPUS as notes (`python bench/blind_corpora.py CORPUS DIR`), indexed
 with the model (`orgkit index --notes DIR`; braindump_fit runs over braindump).
@@ -21,6 +21,9 @@ in-corpus queries whose target is included at the budget, and of off-topic
 ones answered with nothing ("nothing relevant"), by kind: near the notes'
 subjects, everyday, or built on ordinary words the corpus never uses (absent); and how many of
 those absent words search rewrote into a word of the notes.
+
+With `--no-ids`, DIR is the corpus built without IDs (`blind_corpora.py ...
+--no-ids`), and hits are judged by file and line (blind_corpora.matcher).
 
 Only `search` and the `context` operation are called, so the same script
 measures an older orgkit (its checkout first on PYTHONPATH).
@@ -71,7 +74,7 @@ def rrf(*rankings: list[dict], k: float = 60.0) -> list[dict]:
     return [first[i] for i in sorted(score, key=lambda i: -score[i])]
 
 
-def search_table(corpus: str, notes: Path, items: list[dict]) -> None:
+def search_table(corpus: str, notes: Path, items: list[dict], ids: bool = True) -> None:
     index, cache = Index.at(notes), VectorCache()
     embedder = Embedder.from_config(load(notes))
 
@@ -89,7 +92,7 @@ def search_table(corpus: str, notes: Path, items: list[dict]) -> None:
         reciprocal: dict[str, list[float]] = {k: [] for k in KINDS}
         recall: dict[str, list[float]] = {k: [] for k in KINDS}
         for item in inside:
-            answers = matcher(notes_corpus(corpus), notes, item)
+            answers = matcher(notes_corpus(corpus), notes, item, ids)
             top = ranked(item["query"])[:K]
             rank = next((i for i, hit in enumerate(top, 1) if answers(hit)), None)
             reciprocal[item["kind"]].append(1 / rank if rank else 0.0)
@@ -101,7 +104,7 @@ def search_table(corpus: str, notes: Path, items: list[dict]) -> None:
     index.close()
 
 
-def context_table(corpus: str, notes: Path, items: list[dict], budget: int) -> None:
+def context_table(corpus: str, notes: Path, items: list[dict], budget: int, ids: bool = True) -> None:
     ctx = OpContext(notes, warm=True)
     call(ctx, "context", {"query": "warm up", "budget": budget})
     included: dict[str, list[bool]] = {}
@@ -112,7 +115,7 @@ def context_table(corpus: str, notes: Path, items: list[dict], budget: int) -> N
         if not item["target"]:
             refused.setdefault(item.get("offtopic_kind", "near"), []).append(not out["included"])
             continue
-        answers = matcher(notes_corpus(corpus), notes, item)
+        answers = matcher(notes_corpus(corpus), notes, item, ids)
         empty += not out["included"]
         included.setdefault(item["kind"], []).append(any(answers(entry) for entry in out["included"]))
     every = [x for v in included.values() for x in v]
@@ -147,12 +150,13 @@ def main() -> None:
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")
+    parser.add_argument("--no-ids", action="store_true", help="DIR was built without IDs: judge by file and line")
     args = parser.parse_args()
     items = queries(args.corpus)
-    search_table(args.corpus, args.notes, items)
+    search_table(args.corpus, args.notes, items, not args.no_ids)
     absent_words_line(args.corpus, args.notes)
     if not args.no_context:
-        context_table(args.corpus, args.notes, items, args.budget)
+        context_table(args.corpus, args.notes, items, args.budget, not args.no_ids)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The corpora of bench/retrieval_blind/ as notes directories orgkit takes in, and their targets.
 
-    python bench/blind_corpora.py CORPUS DEST [SOURCE]   # braindump, adr, manual or literate
+    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual or literate
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -10,14 +10,24 @@
   property drawer on top (three lines, so a target's line moves down by
   LITERATE_SHIFT), nothing else changed.
 
+With `--no-ids` a corpus is built as most org folders are, without IDs:
+literate gets no drawer, and every `:ID:` line of braindump and the manual
+is removed (with a property drawer it leaves empty), so orgkit finds them as
+files and headings without IDs (org/units.py).
+
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr), by file and a
 line inside the target heading's section (literate: a hit's line is its best
 passage's; a context entry counts when it gives a line of that section).
+Without IDs, braindump's and the manual's targets are judged the literate
+way: by file and a line inside the target node's text (a file node: the
+whole file; a heading node: its subtree), its lines as they are once the IDs
+are gone.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -26,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "corpora"
+SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # elsewhere in a worktree
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
            "manual": REPO / "notes"}
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
@@ -36,13 +46,21 @@ def node_id(kind: str, name: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"orgkit-bench:{kind}:{name}"))
 
 
-def build(corpus: str, dest: Path, source: Path | None = None) -> Path:
-    """Write CORPUS as a notes directory at `dest` (replaced if there)."""
+def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True) -> Path:
+    """Write CORPUS as a notes directory at `dest` (replaced if there), without IDs unless `ids`."""
     source = source or SOURCES[corpus]
     if dest.exists():
         shutil.rmtree(dest)
     if corpus in ("braindump", "manual"):
         shutil.copytree(source, dest)
+        if not ids:
+            for org in dest.rglob("*.org"):
+                org.write_text(strip_ids(org.read_text(encoding="utf-8", errors="replace"))[0], encoding="utf-8")
+    elif corpus == "literate" and not ids:
+        for org in sorted(source.rglob("*.org")):
+            out = dest / org.relative_to(source)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(org.read_text(encoding="utf-8", errors="replace"), encoding="utf-8")
     elif corpus == "adr":
         dest.mkdir(parents=True)
         for md in sorted(source.glob("[0-9]*.md")):
@@ -55,6 +73,32 @@ def build(corpus: str, dest: Path, source: Path | None = None) -> Path:
             out.write_text(f":PROPERTIES:\n:ID: {node_id('literate', rel)}\n:END:\n"
                            + org.read_text(encoding="utf-8", errors="replace"), encoding="utf-8")
     return dest
+
+
+_ID_LINE = re.compile(r"^[ \t]*:ID:[ \t]+\S", re.I)
+
+
+def strip_ids(text: str) -> tuple[str, list[int]]:
+    """`text` without its `:ID:` lines (and the property drawers they leave empty), and where each
+    of its lines went (1-based; a removed line maps to the next line kept)."""
+    lines = text.split("\n")
+    drop = {i for i, line in enumerate(lines) if _ID_LINE.match(line)}
+    for i in sorted(drop):
+        before, after = i - 1, i + 1
+        while before in drop:
+            before -= 1
+        while after in drop:
+            after += 1
+        if (0 <= before and after < len(lines) and lines[before].strip().upper() == ":PROPERTIES:"
+                and lines[after].strip().upper() == ":END:"):
+            drop |= {before, after}
+    kept, where, n = [], [], 0
+    for i, line in enumerate(lines):
+        where.append(n + 1)
+        if i not in drop:
+            kept.append(line)
+            n += 1
+    return "\n".join(kept), where
 
 
 def adr_note(md: Path) -> str:
@@ -88,17 +132,31 @@ def _section_end(dest: Path, file: str, line: int) -> int:
     return len(lines)
 
 
-def matcher(corpus: str, dest: Path, query: dict) -> Callable[[dict], bool]:
-    """Whether a hit or context entry ({id, file, line, passages?, excerpt?}) answers `query`."""
+def _node_span(corpus: str, target: dict) -> tuple[str, int, int]:
+    """(file, first line, last line) of a target node's text once the corpus's IDs are removed."""
+    from orgkit.org import parse_org
+
+    text = (SOURCES[corpus] / target["file"]).read_text(encoding="utf-8", errors="replace")
+    node = next(n for n in parse_org(text, target["file"]).nodes if n.id == target["id"])
+    where = strip_ids(text)[1]
+    return target["file"], where[node.line - 1], where[min(node.end_line, len(where)) - 1]
+
+
+def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[[dict], bool]:
+    """Whether a hit or context entry ({id, file, line, passages?, excerpt?}) answers `query` (in the
+    corpus built with or without `ids`)."""
     targets = [t for t in [query.get("target"), *query.get("also", [])] if t]
-    if corpus in ("braindump", "manual"):
-        ids = {t["id"] for t in targets}
-        return lambda entry: entry["id"] in ids
+    if corpus in ("braindump", "manual") and ids:
+        wanted = {t["id"] for t in targets}
+        return lambda entry: entry["id"] in wanted
     if corpus == "adr":
         files = {Path(t["file"]).stem + ".org" for t in targets}
         return lambda entry: entry["file"] in files
-    spans = [(t["file"], t["line"] + LITERATE_SHIFT, _section_end(dest, t["file"], t["line"] + LITERATE_SHIFT))
-             for t in targets]
+    if corpus in ("braindump", "manual"):
+        spans = [_node_span(corpus, t) for t in targets]
+    else:
+        shift = LITERATE_SHIFT if ids else 0
+        spans = [(t["file"], t["line"] + shift, _section_end(dest, t["file"], t["line"] + shift)) for t in targets]
 
     def answers(entry: dict) -> bool:
         if "content" in entry:  # a context entry: the lines it gives
@@ -112,4 +170,5 @@ def matcher(corpus: str, dest: Path, query: dict) -> Callable[[dict], bool]:
 
 
 if __name__ == "__main__":
-    build(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) > 3 else None)
+    args = [a for a in sys.argv[1:] if a != "--no-ids"]
+    build(args[0], Path(args[1]), Path(args[2]) if len(args) > 2 else None, ids="--no-ids" not in sys.argv)

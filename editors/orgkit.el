@@ -35,6 +35,7 @@
 ;;   i  `orgkit-insert-link'  insert an id link to a node at point
 ;;   b  `orgkit-backlinks'    the notes linking to the node at point
 ;;   r  `orgkit-read'         the node at point and the notes it links to
+;;   o  `orgkit-open'         visit a note by ID, or a file or heading by locator
 ;;   n  `orgkit-new-note'     create a note with a fresh ID and visit it
 ;;   t  `orgkit-tangle'       tangle the current file
 ;;   g  `orgkit-guidance'     the guidance file distilled from corrections
@@ -643,11 +644,14 @@ returns the text shown after it."
 ;;;; Search
 
 ;;;###autoload
-(defun orgkit-search (query)
+(defun orgkit-search (query &optional filters)
   "Search the notes for QUERY; pick a result and visit it.
 Results come in orgkit's order, each with its title, outline path
-and score.  Return the chosen result."
-  (interactive (list (read-string "orgkit search: " nil 'orgkit-search-history)))
+and score.  With a prefix argument, also ask for FILTERS (tags, a
+folder, a TODO state, dates; see `orgkit--read-filters').  Return
+the chosen result."
+  (interactive (list (read-string "orgkit search: " nil 'orgkit-search-history)
+                     (and current-prefix-arg (orgkit--read-filters))))
   (when (string-blank-p query)
     (user-error "orgkit: nothing to search for"))
   (let* ((root (orgkit--notes-directory))
@@ -655,7 +659,8 @@ and score.  Return the chosen result."
                                            (limit . ,orgkit-search-limit)
                                            (mode . ,orgkit-search-mode)
                                            (scope . ,orgkit-search-scope)
-                                           (exact . ,(and orgkit-search-exact t)))))
+                                           (exact . ,(and orgkit-search-exact t))
+                                           ,@filters)))
          (seen (make-hash-table :test #'equal))
          (candidates
           (mapcar (lambda (r) (cons (orgkit--unique (orgkit--search-label r) seen) r))
@@ -673,6 +678,22 @@ and score.  Return the chosen result."
         (user-error "orgkit: no such result: %s" choice))
       (orgkit--visit root (alist-get 'file result) (alist-get 'line result))
       result)))
+
+(defun orgkit--read-filters ()
+  "Ask for the filters of a search or scan; an empty answer leaves one out.
+Return them as request fields: tags (comma-separated), a folder or
+glob relative to the notes, a TODO state, and the dates the files
+changed since and before (2026-12-01, or a span back such as 7d)."
+  (let (filters)
+    (dolist (field '((tag . "Tags (a,b): ") (folder . "Folder or glob: ") (todo . "TODO state: ")
+                     (since . "Changed since (2026-12-01, 7d): ") (until . "Changed before: ")))
+      (let ((value (string-trim (read-string (cdr field)))))
+        (unless (string-empty-p value)
+          (push (cons (car field) (if (eq (car field) 'tag)
+                                      (vconcat (split-string value "[ ,]+" t))
+                                    value))
+                filters))))
+    (nreverse filters)))
 
 (defun orgkit--search-annotation (result)
   "The snippet of search RESULT on one short line, for completion UIs."
@@ -759,17 +780,19 @@ REFRESH is a function of no arguments that fills it anew (\\`g')."
 ;;;; Scan
 
 ;;;###autoload
-(defun orgkit-scan (query)
+(defun orgkit-scan (query &optional filters)
   "Show the headlines matching every word of QUERY as a sparse tree.
 Each file appears once, with its matching headlines under it; each
-headline is a button visiting it.  Return the buffer."
-  (interactive (list (read-string "orgkit scan: " nil 'orgkit-scan-history)))
+headline is a button visiting it.  With a prefix argument, also ask
+for FILTERS, as `orgkit-search' does.  Return the buffer."
+  (interactive (list (read-string "orgkit scan: " nil 'orgkit-scan-history)
+                     (and current-prefix-arg (orgkit--read-filters))))
   (when (string-blank-p query)
     (user-error "orgkit: nothing to scan for"))
   (let* ((root (orgkit--notes-directory))
-         (hits (orgkit--call "scan" `((query . ,query) (limit . ,orgkit-scan-limit))))
+         (hits (orgkit--call "scan" `((query . ,query) (limit . ,orgkit-scan-limit) ,@filters)))
          (current nil))
-    (orgkit--with-results-buffer "*orgkit-scan*" root (lambda () (orgkit-scan query))
+    (orgkit--with-results-buffer "*orgkit-scan*" root (lambda () (orgkit-scan query filters))
       (insert (propertize (format "Headlines matching %S: %d\n" query (length hits))
                           'face 'bold))
       (dolist (hit hits)
@@ -989,6 +1012,19 @@ returned."
                       (car (orgkit--call "read" `((ids . ,(vector id))))))))
         (orgkit--visit root (alist-get 'file doc) (alist-get 'line doc))
         t))))
+
+;;;###autoload
+(defun orgkit-open (handle)
+  "Visit the note HANDLE names and return its buffer.
+HANDLE is a node ID, or the locator orgkit gives a file or heading
+without an ID: FILE.org, FILE.org::*Heading or FILE.org::LINE, the
+path relative to the notes directory."
+  (interactive (list (read-string "orgkit open (ID or locator): " nil 'orgkit-node-history)))
+  (when (string-blank-p handle)
+    (user-error "orgkit: nothing to open"))
+  (let* ((root (orgkit--notes-directory))
+         (doc (car (orgkit--call "read" `((ids . ,(vector (string-trim handle))))))))
+    (orgkit--visit root (alist-get 'file doc) (alist-get 'line doc))))
 
 ;;;; Editing: new notes, tangling
 
@@ -1348,6 +1384,7 @@ Return the buffer."
     (define-key map (kbd "i") #'orgkit-insert-link)
     (define-key map (kbd "b") #'orgkit-backlinks)
     (define-key map (kbd "r") #'orgkit-read)
+    (define-key map (kbd "o") #'orgkit-open)
     (define-key map (kbd "n") #'orgkit-new-note)
     (define-key map (kbd "t") #'orgkit-tangle)
     (define-key map (kbd "x") #'orgkit-extract)

@@ -29,7 +29,7 @@ from .org.names import fit_name, slugify
 from .org.text import UndecodableFile
 from .org.unique import NoteIds
 from .org.write import AlreadyExists, atomic_write, update_note
-from .vault import read_org_file, require_dir
+from .vault import iter_org_files, read_org_file, require_dir
 
 
 @dataclass(slots=True)
@@ -104,8 +104,10 @@ def _title_of(root: Path, node_id: str, locator: Locator | None) -> str:
     raise NotFound(f"unknown ID: {node_id} (for --link)")
 
 
-def add_ids_to_file(path: Path, *, line: int | None = None, ids: NoteIds | None = None) -> list[Added]:
-    """Give the heading at `line` (None: every heading) an ID if it has none.
+def add_ids_to_file(path: Path, *, line: int | None = None, ids: NoteIds | None = None,
+                    headings: bool = True, top: bool = False, dry_run: bool = False) -> list[Added]:
+    """Give the heading at `line` (None: every heading, unless not `headings`) an ID if it has none,
+    and with `top` the file itself; with `dry_run`, say which would get one and write nothing.
 
     The read, the change and the write happen under the note writer's lock, so
     concurrent orgkit writes to the file are serialised, none lost. `ids`: the
@@ -122,11 +124,37 @@ def add_ids_to_file(path: Path, *, line: int | None = None, ids: NoteIds | None 
             raise OrgkitError(f"{path}: {exc}") from None
         if line is not None and not 1 <= line <= text.count("\n") + 1:
             raise OrgkitError(f"{path}: no line {line}")
-        updated, found = add_ids(text, None if line is None else [line])
+        targets = [line] if line is not None else None if headings else []
+        updated, found = add_ids(text, targets, top=top)
         added.extend(found)
-        return bom + updated.encode("utf-8") if found else None
+        return bom + updated.encode("utf-8") if found and not dry_run else None
 
     if not Path(path).exists():
         raise OrgkitError(f"{path}: no such file")
     update_note(path, change, ids=ids)
     return added
+
+
+@dataclass(slots=True)
+class FileIds:
+    """The IDs one file of a folder got (or, in a dry run, would get)."""
+
+    file: str  # relative to the folder
+    added: list[Added]
+
+
+def add_ids_to_folder(folder: Path, *, headings: bool, top: bool, ids: NoteIds,
+                      dry_run: bool = False) -> tuple[list[FileIds], list[str]]:
+    """`add_ids_to_file` on every org file below `folder` (as org-roam finds them), one write each
+    through the note writer; the files that got IDs, and a line for each file that could not."""
+    done: list[FileIds] = []
+    failed: list[str] = []
+    for rel in iter_org_files(folder):
+        try:
+            added = add_ids_to_file(folder / rel, ids=ids, headings=headings, top=top, dry_run=dry_run)
+        except OrgkitError as exc:
+            failed.append(str(exc))
+            continue
+        if added:
+            done.append(FileIds(rel, added))
+    return done, failed

@@ -5,7 +5,8 @@ from the registry with their own JSON Schemas rather than from Python
 signatures. Every operation marked for MCP is a tool (read-only ones carry the
 read-only annotation), unless its capability is off or its own setting (review
 decisions: `mcp.allow_review`) is not on; skills are prompts taking a `query`;
-every node is a resource `orgkit://node/ID` holding its org text.
+every node is a resource `orgkit://node/ID` holding its org text, and a file or
+heading without an ID is one by its locator, `orgkit://unit/LOCATOR`.
 
 Every request has a caller (the token's on the team server, `STDIO` on a
 pipe) and a guard (`GUARDS`): a tool is guarded by its own operation, a
@@ -18,7 +19,7 @@ Every tool declares the `outputSchema` of its answer, read from the registry
 shape the operation declares), and answers with that document as
 `structuredContent` and as one JSON text block (for clients that read only
 text). `read`, `context` and `recall` also link each note they give as a
-resource (`orgkit://node/ID`, which `resources/read` opens). An operation that
+resource (`orgkit://node/ID`, or `orgkit://unit/LOCATOR`, which `resources/read` opens). An operation that
 reports progress (`Op.progress`) sends `notifications/progress` when the
 client gave a progress token. The annotations come from the registry's write
 flags (`writes`, `destructive`, `idempotent`).
@@ -39,6 +40,7 @@ import json
 import os
 import sys
 from typing import Any, Callable
+from urllib.parse import quote, unquote
 
 import anyio
 import anyio.from_thread
@@ -56,11 +58,14 @@ from .roles import STDIO, Identity
 
 NODE_URI = "orgkit://node/{id}"
 NODE_PREFIX = NODE_URI.split("{")[0]
+UNIT_URI = "orgkit://unit/{locator}"  # a file or heading without an ID, by its locator (percent-encoded)
+UNIT_PREFIX = UNIT_URI.split("{")[0]
 ORG_MIME = "text/x-org"
 INSTRUCTIONS = (
     "orgkit is memory over the user's org notes. Find notes with scan (headline words) or search "
     "(meaning and words), then read them whole by ID with read (depth follows links); context does "
-    "both within a token budget. Node IDs are also resources orgkit://node/ID."
+    "both within a token budget. Node IDs are also resources orgkit://node/ID; a hit without an ID "
+    "carries a locator (FILE.org::*Heading), which read takes and orgkit://unit/LOCATOR opens."
 )
 
 
@@ -137,10 +142,10 @@ def note_links(name: str, result: Any) -> list[types.ResourceLink]:
     notes = result.get("included", []) if isinstance(result, dict) else result
     links: dict[str, types.ResourceLink] = {}
     for note in notes if isinstance(notes, list) else []:
-        ident = note.get("id") if isinstance(note, dict) else None
+        ident = note.get("id") or note.get("locator") if isinstance(note, dict) else None
         if isinstance(ident, str) and ident and ident not in links:
-            links[ident] = types.ResourceLink(name=note.get("title") or ident, uri=NODE_PREFIX + ident,
-                                              mime_type=ORG_MIME)
+            uri = NODE_PREFIX + ident if note.get("id") else UNIT_PREFIX + quote(ident, safe="/")
+            links[ident] = types.ResourceLink(name=note.get("title") or ident, uri=uri, mime_type=ORG_MIME)
     return list(links.values())
 
 
@@ -289,16 +294,23 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
         guarded("resources/templates/list", rctx)
         return types.ListResourceTemplatesResult(resource_templates=[
             types.ResourceTemplate(name="node", uri_template=NODE_URI, mime_type=ORG_MIME,
-                                   description="The org text of the node with this ID.")])
+                                   description="The org text of the node with this ID."),
+            types.ResourceTemplate(name="unit", uri_template=UNIT_URI, mime_type=ORG_MIME,
+                                   description="The org text of a file or heading without an ID, by its locator "
+                                               "(FILE.org, FILE.org::*Heading or FILE.org::LINE, percent-encoded).")])
 
     async def read_resource(rctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         warming()
         identity = guarded("resources/read", rctx)
         uri = str(params.uri)
-        if not uri.startswith(NODE_PREFIX) or uri == NODE_PREFIX:
-            raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI})")
+        if uri.startswith(UNIT_PREFIX) and uri != UNIT_PREFIX:
+            wanted = unquote(uri[len(UNIT_PREFIX):])
+        elif uri.startswith(NODE_PREFIX) and uri != NODE_PREFIX:
+            wanted = uri[len(NODE_PREFIX):]
+        else:
+            raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI} or {UNIT_URI})")
         try:
-            outcome = await run_op(ctx, "read", {"ids": [uri[len(NODE_PREFIX):]]}, identity)
+            outcome = await run_op(ctx, "read", {"ids": [wanted]}, identity)
         except (OrgkitError, OSError) as exc:
             raise MCPError(answer(exc).jsonrpc, message(exc)) from None
         return types.ReadResourceResult(contents=[

@@ -47,7 +47,8 @@ def _required_values(op) -> dict:
     ({"query": "x", "mode": "sideways"}, "'mode' must be one of hybrid, dense, lexical, not \"sideways\""),
     ({"query": 5}, "'query' must be a string, not 5"),
     ({}, "'query' is required (a string)"),
-    ({"query": "x", "colour": "red"}, "unknown field 'colour' for search (fields: query, limit, mode, min_score, scope, exact, no_update)"),
+    ({"query": "x", "colour": "red"}, "unknown field 'colour' for search (fields: query, limit, mode, min_score, "
+     "scope, exact, tag, folder, todo, since, until, no_update)"),
 ])
 def test_validation_names_the_field_and_its_type(given: dict, message: str) -> None:
     with pytest.raises(ParamError) as caught:
@@ -58,7 +59,8 @@ def test_validation_names_the_field_and_its_type(given: dict, message: str) -> N
 def test_validation_fills_defaults_and_reads_command_line_text() -> None:
     assert validate(get("search"), {"query": "cats"}) == {"query": "cats", "limit": 10, "mode": "hybrid",
                                                           "min_score": None, "scope": None, "exact": False,
-                                                          "no_update": False}
+                                                          "tag": None, "folder": None, "todo": None, "since": None,
+                                                          "until": None, "no_update": False}
     assert validate(get("search"), {"query": "cats", "limit": "3"}, from_text=True)["limit"] == 3
     assert validate(get("new"), {"title": "t", "tags": "a, b"}, from_text=True)["tags"] == ["a", "b"]
     assert validate(get("skills_run"), {"name": "n", "query": "q", "reply": '{"read": []}'},

@@ -83,10 +83,10 @@ def test_human_output_is_a_sparse_tree(cli, notes: Path) -> None:
     out = cli("scan", "compost", "--notes", str(notes)).stdout
     assert "garden.org\n" in out
     assert f"  *** Soil and compost > Compost heat > Turn the COMPOST pile  [{HEAD_ID}]  :11" in out
-    assert "  * Compost without any node  [no ID]  :1" in out
+    assert "  * Compost without any node  [no-id.org::*Compost without any node]  :1" in out
     write_notes(notes, {"untitled.org": "#+title: Compost notes without an ID\n"})
     out = cli("scan", "compost", "notes", "--notes", str(notes)).stdout
-    assert "  #+title: Compost notes without an ID  [no ID]  :1" in out
+    assert "  #+title: Compost notes without an ID  [untitled.org]  :1" in out
 
 
 def test_bad_regex_and_empty_query_are_user_errors(cli, notes: Path) -> None:

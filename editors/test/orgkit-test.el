@@ -101,6 +101,11 @@ print(\"gamma\")
 * Crème brûlée
 Not a fruit.
 " (orgkit-test--id 'gamma) (orgkit-test--id 'apples)))
+    (orgkit-test--write
+     "plain.org"
+     "* Quince jelly
+Quinces need a long boiling before they set.
+")
     (when (orgkit-test--has-command "index")
       (let ((default-directory (file-name-as-directory orgkit-test--dir)))
         (unless (eql 0 (call-process orgkit-program nil nil nil
@@ -229,6 +234,36 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
                                                  label)))))
     (when (orgkit-test--has-command "serve")
       (should (eq orgkit--last-transport 'server)))))
+
+(ert-deftest orgkit-test-search-and-open-a-heading-without-an-id ()
+  "A heading without an ID is found, visited, and opened again by its locator."
+  (orgkit-test--with-notes
+    (orgkit-test--typing "quinces boiling"
+      (orgkit-test--choosing "\\`Quince jelly"
+        (let ((result (call-interactively #'orgkit-search)))
+          (should (null (alist-get 'id result)))
+          (should (equal (alist-get 'locator result) "plain.org::*Quince jelly"))
+          (should (orgkit-test--at "plain.org" "* Quince jelly")))))
+    (orgkit-test--kill-note-buffers)
+    (orgkit-open "plain.org::*Quince jelly")
+    (should (orgkit-test--at "plain.org" "* Quince jelly"))
+    (should (string-match-p "inside the notes"
+                            (orgkit-test--error-message
+                             (lambda () (orgkit-open "../elsewhere.org::1")))))))
+
+(ert-deftest orgkit-test-filters-narrow-search-and-scan ()
+  "With a prefix argument, search and scan ask for filters and keep to them."
+  (orgkit-test--with-notes
+    (let ((answers (list "note" "greek" "" "" "" "")))
+      (cl-letf (((symbol-function 'read-string) (lambda (&rest _) (pop answers)))
+                (current-prefix-arg '(4)))
+        (with-current-buffer (call-interactively #'orgkit-scan)
+          (should (string-match-p "Alpha note" (buffer-string)))
+          (should-not (string-match-p "Beta note\\|Gamma note" (buffer-string))))))
+    (orgkit-test--choosing "\\`Beta note"
+      (let ((result (orgkit-search "note" '((folder . "beta.org")))))
+        (should (equal (alist-get 'file result) "beta.org"))
+        (should (cl-every (lambda (c) (string-match-p "beta\\.org" c)) orgkit-test--candidates))))))
 
 (ert-deftest orgkit-test-search-says-what-is-not-relevant ()
   "A result below the relevance floor says so; one without a verdict does not."
@@ -546,7 +581,8 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
     (let* ((dir (orgkit--notes-directory))
            (search (orgkit--op dir "search")))
       ;; The real registry, as `{"op": "ops"}' or `orgkit ops --json' gives it.
-      (should (equal (orgkit--op-parameters search) '(query limit mode min_score scope exact no_update)))
+      (should (equal (orgkit--op-parameters search)
+                     '(query limit mode min_score scope exact tag folder todo since until no_update)))
       (should (equal (alist-get 'positional search) '("query")))
       (should (equal (orgkit--cli-args "search" '((query . "apples") (limit . 2)) dir search)
                      (list "search" "--limit" "2" "--notes" dir "--json" "--" "apples")))
@@ -556,7 +592,8 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
       ;; A field the registry does not list is refused before anything runs.
       (should (equal (orgkit-test--error-message
                       (lambda () (orgkit--call "search" '((query . "x") (colour . "red")))))
-                     "orgkit: search has no parameter colour (parameters: query, limit, mode, min_score, scope, exact, no_update)"))
+                     (concat "orgkit: search has no parameter colour (parameters: query, limit, mode, "
+                             "min_score, scope, exact, tag, folder, todo, since, until, no_update)")))
       ;; Another registry, another command line: nothing is hard-coded.
       (let ((orgkit--registry
              (cons (orgkit--registry-key)

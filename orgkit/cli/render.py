@@ -39,7 +39,7 @@ def scan(hits: list[dict], options: dict) -> str:
         if hit["file"] != current:
             current = hit["file"]
             out.append(current)
-        node = f"[{hit['id']}]" if hit["id"] else "[no ID]"
+        node = f"[{hit['id'] or hit.get('locator') or 'no ID'}]"
         if hit["level"] == 0:
             out.append(f"  #+title: {hit['title']}  {node}  :{hit['line']}")
             continue
@@ -52,7 +52,8 @@ def _doc(doc: dict, extra: str = "") -> str:
     from ..texts import estimate_tokens
 
     tokens = doc.get("tokens", estimate_tokens(doc["content"]))
-    header = f"# {doc['title']}  [{doc['id']}]  ({doc['file']}:{doc['line']}, ~{tokens} tokens{extra})"
+    handle = doc["id"] or doc["locator"]
+    header = f"# {doc['title']}  [{handle}]  ({doc['file']}:{doc['line']}, ~{tokens} tokens{extra})"
     return f"{header}\n{doc['content'].rstrip()}\n"
 
 
@@ -64,14 +65,23 @@ def index(stats: dict, options: dict) -> str:
     embedded = (f", {stats['embedded']} passage texts embedded ({stats['tokens']:,} tokens)"
                 if stats["embedded"] else "")
     pending = f", {stats['pending']} passage texts without vectors" if stats["pending"] else ""
+    held = stats.get("indexed")
+    units = (f"\nindexed {held['files']} files ({held['files_without_id']} without an ID) and "
+             f"{held['headings_with_id'] + held['headings_without_id']} headings as their own units "
+             f"({held['headings_without_id']} without an ID)" if held else "")
     return (f"{stats['files']} files: {stats['parsed']} read, {stats['removed']} removed; "
             f"{stats['chunks']} new passages{embedded}{pending} ({stats['seconds']:.2f} s)"
-            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else ""))
+            + (f"; {stats['feedback_events']} new correction events" if stats.get("feedback_events") else "")
+            + units)
+
+
+def recent(rows: list[dict], options: dict) -> str:
+    return "\n".join(f"{r['modified']}  {r['file']}: {r['title']}  [{r['id'] or r['locator']}]" for r in rows)
 
 
 def search(rows: list[dict], options: dict) -> str:
     """One hit per entry; a hit below the relevance floor says so after its score."""
-    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id']}]  {r['score']:.4f}"
+    return "\n".join(f"{r['file']}:{r['line']}: {r['title']}  [{r['id'] or r['locator']}]  {r['score']:.4f}"
                      f"{'' if r['relevant'] else '  (not relevant)'}\n    {r['snippet']}"
                      for r in rows)
 
@@ -87,8 +97,13 @@ def new(note: dict, options: dict) -> str:
 
 
 def id_add(rows: list[dict], options: dict) -> str:
-    return "\n".join(f"{options['file']}:{r['line']}: {r['title']}  [{r['id']}]"
-                     for r in rows) or "nothing to do: every entry has an ID"
+    if not rows:
+        return "nothing to do: every entry has an ID"
+    files = len({r["file"] for r in rows})
+    count = (f"{'would give' if options.get('dry_run') else 'gave'} {len(rows)} ID(s) in {files} file(s)"
+             + (" (dry run: nothing written)" if options.get("dry_run") else ""))
+    return "\n".join([*(f"{r['file']}:{r['line']}: {r['title'] or '(the file)'}  [{r['id'] or 'new ID'}]"
+                         for r in rows), count])
 
 
 DOCTOR_SHOWN = 10  # findings listed per level without --verbose
@@ -310,7 +325,7 @@ def token_revoke(t: dict, options: dict) -> str:
 
 RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "nodes": nodes, "links": links, "backlinks": backlinks, "scan": scan, "read": read, "index": index,
-    "search": search, "context": context, "new": new, "id_add": id_add, "doctor": doctor,
+    "search": search, "recent": recent, "context": context, "new": new, "id_add": id_add, "doctor": doctor,
     "model_show": model_show, "model_pull": model_pull,
     "model_distill": model_distill, "db_status": db_status, "db_migrate": db_status, "tangle": tangle,
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,

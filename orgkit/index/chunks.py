@@ -2,7 +2,7 @@
 
 Every heading's section (its text up to the next heading) is cut on its own,
 so a passage never straddles two topics; it belongs to the nearest enclosing
-node, and its embedded text starts with where it sits ("Title > Parent >
+node (or, outside every node, unit: org/units.py), and its embedded text starts with where it sits ("Title > Parent >
 Child: ..."), because a section's words often only make sense under their
 heading. Property drawers, other drawers, `#+keyword:` lines, block fences and
 planning lines say nothing about the topic and are left out. Long sections
@@ -67,13 +67,14 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
 
     `outline` is the file's outline when the caller has it (`parse_outlined`).
     """
-    if not parsed.nodes:
+    entries = parsed.nodes + parsed.units
+    if not entries:
         return []
     if outline is None:
         outline = Outline(text)
     lines = outline.lines
     starts = _line_starts(lines)
-    enclosing = _Enclosing(parsed.nodes)
+    enclosing = _Enclosing(entries)
     chunks: list[Chunk] = []
     sections: list[Section] = []  # by heading, parents first
     for first, end, level in _sections(outline):

@@ -104,7 +104,8 @@ class Index:
         ID's files come in first-seen order, so its first file holds the node it resolves to."""
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
-            rows = in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) GROUP BY id, file", ids)
+            rows = in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) AND unit = 0 "
+                                   "GROUP BY id, file", ids)
             for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
         return found
@@ -112,7 +113,7 @@ class Index:
     def backlinks(self, node_id: str) -> list[dict]:
         """The id links pointing at `node_id`, as `orgkit backlinks` prints them."""
         with self.snapshot() as conn:
-            if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone() is None:
+            if conn.execute("SELECT 1 FROM nodes WHERE id = ? AND unit = 0", (node_id,)).fetchone() is None:
                 raise NotFound(f"unknown ID: {node_id}")
             rows = conn.execute(
                 """SELECT l.source, l.dest, l.type, l.pos, l.file, l.line,
@@ -133,7 +134,7 @@ class Index:
                 aliases.setdefault(node, []).append(alias)
             rows = conn.execute(
                 "SELECT rowid, id, file, level, pos, line, title, todo, priority, outline, tags, refs, "
-                "properties FROM nodes ORDER BY file, pos").fetchall()
+                "properties FROM nodes WHERE unit = 0 ORDER BY file, pos").fetchall()
             paths = olps(conn, [r[9] for r in rows])
         return [{"id": r[1], "file": r[2], "level": r[3], "pos": r[4], "line": r[5], "title": r[6],
                  "todo": r[7], "priority": r[8], "olp": paths.get(r[9], []), "tags": json.loads(r[10]),
@@ -146,20 +147,43 @@ class Index:
             if source is None:
                 rows = conn.execute("SELECT source, dest, type, pos FROM links ORDER BY file, pos")
             else:
-                if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (source,)).fetchone() is None:
+                if conn.execute("SELECT 1 FROM nodes WHERE id = ? AND unit = 0", (source,)).fetchone() is None:
                     raise NotFound(f"unknown ID: {source}")
                 rows = conn.execute("SELECT source, dest, type, pos FROM links WHERE source = ? "
                                     "ORDER BY file, pos", (source,))
             return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
 
     def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
-        """id, title, file, line, level (and the outline path) of nodes by row."""
+        """id, title, file, line, level (and the outline path) of nodes and units by row; a unit's `id` is
+        its locator."""
         with self.snapshot() as conn:
-            rows = in_slices(conn, "SELECT rowid, id, title, file, line, level, outline FROM nodes "
+            rows = in_slices(conn, "SELECT rowid, id, title, file, line, level, outline, unit FROM nodes "
                                     "WHERE rowid IN ({})", rowids)
             paths = olps(conn, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
-                       "olp": paths.get(r[6], [])} for r in rows}
+                       "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
+
+    def named(self, names: list[str]) -> dict[str, list[dict]]:
+        """The nodes and units whose title or one of whose aliases is each of `names`, exactly: {id (a
+        unit's locator), file, line}, each once, in file order."""
+        found: dict[str, dict[str, dict]] = {}
+        with self.snapshot() as conn:
+            rows = in_slices(conn, "SELECT title, id, file, line FROM nodes WHERE title IN ({})", names)
+            rows += in_slices(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
+                                    "ON n.rowid = a.node WHERE a.alias IN ({})", names)
+        for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
+            found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
+        return {name: list(held.values()) for name, held in found.items()}
+
+    def counts(self) -> dict[str, int]:
+        """What the index holds: files, and headings, each with and without an ID (a unit)."""
+        with self.snapshot() as conn:
+            files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+            rows = dict(((level, unit), n) for level, unit, n in conn.execute(
+                "SELECT CASE WHEN level = 0 THEN 0 ELSE 1 END, unit, count(*) FROM nodes GROUP BY 1, 2"))
+        without = rows.get((0, 1), 0)
+        return {"files": files, "files_with_id": files - without, "files_without_id": without,
+                "headings_with_id": rows.get((1, 0), 0), "headings_without_id": rows.get((1, 1), 0)}
 
 
 @dataclass

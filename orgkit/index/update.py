@@ -26,7 +26,7 @@ from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from ..storage.backend import IndexBusy
 from .chunks import Chunk, chunk_file
 from ..storage.db import in_slices, write_transaction
-from .kinds import node_kinds
+from .kinds import NOTE, node_kinds
 from .embedding import Progress, embed_pending, pending_count
 from .texts import bump_generation
 from .outlines import section_rows
@@ -168,7 +168,7 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
     number = conn.execute("SELECT coalesce(max(seen), 0) FROM nodes").fetchone()[0]
     for item in sorted(changed, key=lambda p: (p.modified_ns, p.path)):
         number += 1
-        for node in item.parsed.nodes:
+        for node in item.parsed.nodes + item.parsed.units:
             seen.setdefault((node.id, item.path), number)
     return seen
 
@@ -207,13 +207,15 @@ def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str
         sections, rows = section_rows(item.path, item.chunks, outline_row)
         outline_row += len(rows)
         outlines += rows
-        rowids = {id(node): node_row + k for k, node in enumerate(parsed.nodes)}
-        node_row += len(parsed.nodes)
+        entries = parsed.nodes + parsed.units
+        rowids = {id(node): node_row + k for k, node in enumerate(entries)}
+        node_row += len(entries)
+        kinds = node_kinds(parsed)
         nodes += [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
                    node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
                    _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
-                   seen[(node.id, item.path)], kind)
-                  for node, kind in zip(parsed.nodes, node_kinds(parsed))]
+                   seen[(node.id, item.path)], kinds[k] if k < len(kinds) else NOTE, int(k >= len(kinds)))
+                  for k, node in enumerate(entries)]
         aliases += [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases]
         links += [(item.path, link.source, link.dest, link.type, link.pos, link.line) for link in parsed.links]
         chunks += [(chunk_row + k, rowids[id(chunk.node)], item.path, chunk.line,
@@ -224,7 +226,8 @@ def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str
     conn.executemany("INSERT INTO outlines (rowid, file, parent, title, label) VALUES (?, ?, ?, ?, ?)", outlines)
     conn.executemany(
         "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties, seen, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", nodes)
+        "tags, refs, properties, seen, kind, unit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        nodes)
     conn.executemany("INSERT INTO aliases VALUES (?, ?)", aliases)
     conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)", links)
     conn.executemany("INSERT INTO chunks (rowid, node, file, line, outline, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",

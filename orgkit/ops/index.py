@@ -24,7 +24,7 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
     if stats.model_error:
         ctx.warn(f"{stats.model_error}; indexing words only")
     _drop_deleted_claims(ctx)
-    return {**stats.to_json(), "feedback_events": _record_corrections(ctx)}
+    return {**stats.to_json(), "indexed": ctx.index.counts(), "feedback_events": _record_corrections(ctx)}
 
 
 def _drop_deleted_claims(ctx: OpContext) -> None:
@@ -59,5 +59,6 @@ declare(Op("index", "Build or update the index (only changed files are read, new
                          "database.url; `orgkit index` on other machines adds theirs).", default=1, minimum=1,
                          maximum=64)),
            result="{files, parsed, removed, chunks, embedded, tokens, pending, seconds, warnings, model_error, "
+                  "indexed: {files, files_with_id, files_without_id, headings_with_id, headings_without_id}, "
                   "feedback_events}",
            writes=True, idempotent=True, progress=True, role="admin"))

@@ -32,7 +32,7 @@ _TEXTS = {"type": "array", "items": {"type": "string"}}
 # Fields with one meaning and type in every result that carries them.
 FIELDS: dict[str, dict[str, Any]] = {
     "id": _MAYBE_TEXT, "title": _MAYBE_TEXT, "file": _MAYBE_TEXT, "path": _MAYBE_TEXT,
-    "snippet": _MAYBE_TEXT, "content": _MAYBE_TEXT, "query": _TEXT,
+    "snippet": _MAYBE_TEXT, "content": _MAYBE_TEXT, "query": _TEXT, "locator": _TEXT,
     "line": _MAYBE_COUNT, "end_line": _MAYBE_COUNT, "pos": _MAYBE_COUNT, "depth": _MAYBE_COUNT,
     "tokens": _MAYBE_COUNT, "budget": _MAYBE_COUNT,
     "score": {"type": ["number", "null"]}, "relevant": {"type": ["boolean", "null"]},

@@ -19,6 +19,17 @@ SCOPE = Param("scope", "string", "What to answer from: your notes and admitted m
 EXACT = Param("exact", "boolean", "Search for the words as typed: no word the notes lack is taken for a misspelling "
               "of one they hold.")
 LOADING = "the embedding model is still loading"
+# What people narrow a search to (retrieve/filters.py), the same on search, scan and context.
+FILTERS = (
+    Param("tag", "array", "Only notes with every one of these tags, their own or inherited (comma-separated on "
+          "the command line)."),
+    Param("folder", "string", "Only notes in this folder or whose file matches this glob, relative to the notes "
+          "(projects, projects/*.org)."),
+    Param("todo", "string", "Only entries in this TODO state (TODO, DONE, ...)."),
+    Param("since", "string", "Only notes whose file changed since then: an ISO date or time, or a span back from "
+          "now (7d, 12h, 2w)."),
+    Param("until", "string", "Only notes whose file changed before then (a date counts to its end)."),
+)
 
 
 def scope_of(ctx: OpContext, args: dict[str, Any]):
@@ -26,7 +37,9 @@ def scope_of(ctx: OpContext, args: dict[str, Any]):
     from ..memory.pending import pending_deposits
     from ..retrieve.scope import resolve
 
-    return resolve(args["scope"], ctx.config, pending_deposits)
+    from ..retrieve.filters import from_args
+
+    return resolve(args["scope"], ctx.config, pending_deposits, from_args(args))
 
 
 def report(ctx: OpContext, result, embedder) -> None:
@@ -53,7 +66,10 @@ def corrected(ctx: OpContext, query: str | None) -> None:
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..retrieve.scan import scan as scan_notes
 
-    found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"], count=True)
+    from ..retrieve.filters import from_args
+
+    found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"], count=True,
+                       filters=from_args(args))
     for message in found.warnings:
         ctx.warn(message)
     if not found.hits:
@@ -76,11 +92,12 @@ def _omitted(omitted: list[dict]) -> str:
 
 def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     """The notes found; unknown IDs are errors beside them (or the whole error when none is found)."""
-    from ..retrieve.locate import index_locator
+    from ..retrieve.locate import by_title, index_locator
     from ..retrieve.read import read as read_notes
 
     index = ctx.lookup_index()
-    result = read_notes(ctx.root, args["ids"], depth=args["depth"], budget=args["budget"],
+    ids = by_title(index, args["ids"]) if index is not None else args["ids"]
+    result = read_notes(ctx.root, ids, depth=args["depth"], budget=args["budget"],
                         locator=index_locator(index) if index is not None else None,
                         texts=index.stored_texts() if index is not None else None)
     for message in result.warnings:
@@ -92,6 +109,13 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     if result.omitted:
         ctx.warn(_omitted(result.omitted))
     return [d.to_json() for d in result.docs]
+
+
+def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..retrieve.filters import when
+    from ..retrieve.recent import recent as changed
+
+    return changed(ctx.root, limit=args["limit"], since=when(args["since"], "since") if args["since"] else None)
 
 
 def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -128,15 +152,23 @@ declare(Op("scan", "Find headlines, file titles and node aliases matching every 
            "links count by their descriptions).", scan,
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
-                   Param("regex", "boolean", "QUERY is one regular expression.")),
-           result="[{id, title, file, line, level, olp}]", role="reader"))
-declare(Op("read", "The org text of nodes by ID, and of the notes they link to, within a token budget.", read,
-           params=(Param("ids", "array", "Node IDs to read.", required=True, positional=True, metavar="ID..."),
+                   Param("regex", "boolean", "QUERY is one regular expression."), *FILTERS),
+           result="[{id, title, file, line, level, olp, locator?}]", role="reader"))
+declare(Op("read", "The org text of nodes by ID, exact title or alias (or of files and headings by locator), and "
+           "of the notes they link to, within a token budget.", read,
+           params=(Param("ids", "array", "Node IDs, exact titles or aliases, or locators of files and headings "
+                         "without an ID (FILE.org, FILE.org::*Heading, FILE.org::LINE, relative to the notes).",
+                         required=True, positional=True, metavar="ID..."),
                    Param("depth", "integer", "Follow id links this many hops (breadth-first).", default=0,
                          minimum=0),
                    Param("budget", "integer", "Stop adding linked notes past this many tokens (~4 characters each).",
                          minimum=1)),
-           result="[{id, title, file, line, level, content, links, depth, via, duplicates}]", role="reader"))
+           result="[{id, title, file, line, level, content, links, depth, via, duplicates, locator?, olp?}]",
+           role="reader"))
+declare(Op("recent", "The notes changed lately, newest first (by their files' modification time).", recent,
+           params=(Param("limit", "integer", "At most N notes.", default=10, minimum=1),
+                   FILTERS[3]),
+           result="[{id, title, file, modified, locator?}]", role="reader"))
 declare(Op("search", "Find notes by meaning and words, best first.", search,
            params=(QUERY,
                    Param("limit", "integer", "At most N results.", default=10, minimum=1),
@@ -145,14 +177,14 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                    Param("min_score", "number", "Leave out hits whose relevance is below this (default: the "
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
-                   SCOPE, EXACT, NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]",
-           role="reader"))
+                   SCOPE, EXACT, *FILTERS, NO_UPDATE),
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?, locator?, "
+                  "olp?}]", role="reader"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
                          minimum=1),
-                   SCOPE, EXACT, NO_UPDATE),
-           result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
+                   SCOPE, EXACT, *FILTERS, NO_UPDATE),
+           result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, locator?, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
                   "mode, reason, corrected?}", role="reader"))

@@ -34,8 +34,9 @@ class Added:
     title: str
 
 
-def add_ids(text: str, targets: list[int] | None) -> tuple[str, list[Added]]:
-    """Give an ID to each target line's entry (None: every heading without one).
+def add_ids(text: str, targets: list[int] | None, *, top: bool = False) -> tuple[str, list[Added]]:
+    """Give an ID to each target line's entry (None: every heading without one); with `top`, to the
+    file itself too (its top property drawer, before any heading).
 
     A target line is taken to its heading, as Emacs does at point; a line
     before the first heading means the file itself.
@@ -45,9 +46,11 @@ def add_ids(text: str, targets: list[int] | None) -> tuple[str, list[Added]]:
     plain = [line.rstrip("\r") for line in lines]
     heads = [i for i, line in enumerate(plain) if sx.HEADING.match(line)]
     if targets is None:
-        entries = heads
+        entries = list(heads)
     else:
         entries = sorted({_entry_of(heads, t - 1) for t in targets})
+    if top and -1 not in entries:
+        entries.insert(0, -1)
     added: list[tuple[Added, int]] = []
     for entry in sorted(entries, reverse=True):  # bottom-up keeps earlier indices valid
         before = len(lines)

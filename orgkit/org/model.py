@@ -73,4 +73,5 @@ class OrgFile:
     title: str
     nodes: list[Node] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
+    units: list[Node] = field(default_factory=list)  # what retrieval finds outside every node (units.py)
     warnings: list[ParseWarning] = field(default_factory=list)

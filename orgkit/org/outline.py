@@ -15,6 +15,7 @@ from . import syntax as sx
 from .closers import Closers
 from .drawers import drawer_properties, entry_node_id, property_drawer_at
 from .syntax import DEFAULT_TODO
+from .units import heading_locator, title_counts
 
 _TODO_LINE = re.compile(r"^[ \t]*#\+(?:SEQ_|TYP_)?TODO:", re.I | re.M)
 _STARTUP_ODD_LINE = re.compile(r"^[ \t]*#\+STARTUP:.*\bodd", re.I | re.M)
@@ -80,6 +81,7 @@ class Outline:
     _file_id: list[str | None]
     _closers: Closers | None
     _opaque: dict[int, list[tuple[int, int]]]
+    _counts: dict[str, int] | None  # how many headings of the whole file have each title (locators)
 
     def __init__(self, text: str, through: int | None = None) -> None:
         """The outline of `text`, or with `through`, only of its lines up to line `through`.
@@ -153,6 +155,7 @@ class Outline:
         self._file_id = []
         self._closers = None
         self._opaque = {}
+        self._counts = None
 
     def place(self, index: int) -> Place:
         """The place of line `index`: a heading there, or e.g. the file's title line."""
@@ -225,6 +228,14 @@ class Outline:
             return closers.block_end(block.group(1), i + 1, end)
         latex = sx.LATEX_BEGIN.match(line)
         return closers.latex_end(latex.group(1), i + 1, end) if latex else None
+
+    def locator(self, path: str, k: int) -> str:
+        """The locator of heading `k` of the file at `path` (units.py), the same the index gives it:
+        its title when no other heading of the whole file has it."""
+        if self._counts is None:
+            whole = self if len(self.lines) == self._text.count("\n") + 1 else Outline(self._text)
+            self._counts = title_counts(whole.title(j) for j in range(len(whole.heading_lines)))
+        return heading_locator(path, self._title(k), self.heading_lines[k] + 1, self._counts)
 
     def title(self, k: int) -> str | None:
         """The title of heading `k` (None: a heading line with nothing after its stars)."""

@@ -23,6 +23,7 @@ from .drawers import (drawer_line, drawer_properties, entry_node_id, entry_prope
 from .lisp import LispReadError, split_string_and_unquote
 from .model import Link, Node, OrgFile, ParseWarning
 from .syntax import DEFAULT_TODO
+from .units import heading_locator, title_counts
 _Where = tuple[str, int]  # (file, 1-based line) a warning is about
 _LINK_ABBREV = re.compile(r"(\S+)[ \t]+(.+)")
 _CITATION = re.compile(r"\[cite(?:/[/_a-z0-9-]+)?:")
@@ -128,6 +129,8 @@ def _parse(text: str, path: str) -> tuple[OrgFile, "_Lines", "_Scan", tuple[str,
     for h in scan.headings:
         h.node = _heading_node(doc, h, filetags, odd_levels, path, warnings)
     out.nodes = ([file_node] if file_node else []) + [h.node for h in scan.headings if h.node]
+    if file_node is None:
+        out.units = _units(doc, scan, out.title, filetags, odd_levels, path)
     out.links = _links(doc, scan, file_node, path, _link_abbrevs(scan.keywords))
     warnings.extend(_problem_warnings(scan.problems, path))
     return out, doc, scan, todo
@@ -534,6 +537,13 @@ def _heading_node(
     if h.title is None:
         warnings.append(ParseWarning(*where, "heading with an ID but no title, not a node"))
         return None
+    aliases, refs = _aliases_and_refs(h.props, first, where, warnings)
+    return _entry(doc, h, node_id, first, filetags, odd_levels, path, aliases, refs)
+
+
+def _entry(doc: _Lines, h: _Heading, node_id: str, first: dict[str, str], filetags: list[str],
+           odd_levels: bool, path: str, aliases: list[str], refs: list[str]) -> Node:
+    """A heading as a node (or a unit), its subtree's bounds and what it inherits."""
     ancestors: list[_Heading] = []
     parent = h.parent
     while parent is not None:
@@ -541,12 +551,11 @@ def _heading_node(
         parent = parent.parent
     ancestors.reverse()
     inherited = filetags + [t for a in ancestors for t in a.tags]
-    aliases, refs = _aliases_and_refs(h.props, first, where, warnings)
     end_index = h.end
     return Node(
         id=node_id, file=path, level=sx.reduced_level(h.level, odd_levels), pos=doc.starts[h.index] + 1,
         line=h.index + 1,
-        title=sx.link_display(h.title), todo=h.todo, priority=h.priority,
+        title=sx.link_display(h.title or ""), todo=h.todo, priority=h.priority,
         olp=[_olp_title(a) for a in ancestors],
         tags=_dedupe_keep_last(inherited + h.tags) if inherited or h.tags else [],
         aliases=aliases, refs=refs, properties=first,
@@ -554,6 +563,24 @@ def _heading_node(
         end=doc.starts[end_index] if end_index < len(doc.lines) else len(doc.text),
         end_line=end_index,
     )
+
+
+def _units(doc: _Lines, scan: _Scan, title: str, filetags: list[str], odd_levels: bool,
+           path: str) -> list[Node]:
+    """The searchable units of a file without a file node (units.py): the file, and each heading
+    that is no node and lies in none."""
+    units = [Node(id=path, file=path, level=0, pos=1, line=1, title=title, tags=list(dict.fromkeys(filetags)),
+                  properties=first_values(scan.file_props), start=0, end=len(doc.text), end_line=len(doc.lines))]
+    titles = title_counts(h.title for h in scan.headings)
+    inside: set[int] = set()  # headings inside a heading node
+    for h in scan.headings:
+        if h.node is not None or (h.parent is not None and h.parent.index in inside):
+            inside.add(h.index)
+            continue
+        locator = heading_locator(path, h.title, h.index + 1, titles)
+        units.append(_entry(doc, h, locator, first_values(h.props) if h.props else {}, filetags, odd_levels,
+                            path, [], []))
+    return units
 
 
 def _olp_title(h: _Heading) -> str:

@@ -109,7 +109,8 @@ class SearchRanker:
 
     def __call__(self, root: Path, query: str, limit: int) -> tuple[list[dict], list[str]]:
         found = search(self.index, query, limit=limit * 2, embedder=self.embedder, cache=self.cache, scope=self.scope)
-        return [h.to_json() for h in found.hits], found.warnings
+        # rows are named by `id`: a unit's is its locator (org/units.py)
+        return [h.to_json() | {"id": h.id} for h in found.hits], found.warnings
 
 
 def search_ranker(index: Index, embedder: Embedder | None, cache: VectorCache | None = None,

@@ -1,10 +1,14 @@
-"""Finding the files that hold node IDs from the index, else with ripgrep (orgkit/locator.py)."""
+"""Finding the files that hold node IDs from the index, else with ripgrep (orgkit/locator.py), and
+the notes a title or alias names."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import OrgkitError
 from ..locator import Locator, rg_locator
+from ..org.units import is_locator
+from .read import bare_id
 
 if TYPE_CHECKING:
     from ..index.store import Index
@@ -22,3 +26,21 @@ def index_locator(index: "Index") -> Locator:
         return found
 
     return locate
+
+
+def by_title(index: "Index", keys: list[str]) -> list[str]:
+    """`keys` with each that is no ID the index knows, and no locator, taken as an exact title or alias:
+    the ID (or locator) of the one note it names. A name several notes have is an error listing them;
+    a name none has stays as it is (an unknown ID, said as such)."""
+    plain = [bare_id(k) for k in keys]
+    unknown = [k for k in plain if not is_locator(k)]
+    known = index.locate(unknown) if unknown else {}
+    names = index.named([k for k in unknown if k not in known])
+    out = []
+    for key in plain:
+        held = names.get(key, [])
+        if len(held) > 1:
+            listed = ", ".join(f"{h['id']} ({h['file']}:{h['line']})" for h in held)
+            raise OrgkitError(f"{len(held)} notes are titled {key!r}: {listed}; read one by its ID or locator")
+        out.append(held[0]["id"] if held else key)
+    return out

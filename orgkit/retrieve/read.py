@@ -7,14 +7,18 @@ each once, nearest first, while they fit in the token budget.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from ..confine import confined
+from ..errors import OrgkitError
 from ..locator import Locator, rg_locator
 from ..org import Node
+from ..org.units import find_unit, is_locator, split_locator
 from ..texts import TextCache, estimate_tokens
-from ..vault import require_dir
+from ..vault import follow_roots, is_org_file, require_dir
 
 
 @dataclass(slots=True)
@@ -29,15 +33,18 @@ class ReadDoc:
     depth: int
     via: str | None
     duplicates: list[dict] = field(default_factory=list)  # other nodes holding the ID: {file, line}
+    unit: bool = False  # a file or heading without an ID: `id` is its locator (org/units.py)
+    olp: list[str] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
         return estimate_tokens(self.content)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
-                "level": self.level, "content": self.content, "links": self.links,
-                "depth": self.depth, "via": self.via, "duplicates": self.duplicates}
+        out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+               "level": self.level, "content": self.content, "links": self.links,
+               "depth": self.depth, "via": self.via, "duplicates": self.duplicates}
+        return out | {"id": None, "locator": self.id, "olp": self.olp} if self.unit else out
 
 
 @dataclass
@@ -68,12 +75,38 @@ class _Reader:
                 found.extend((n, text) for n in parsed.nodes if n.id == node_id)
         return found
 
+    def unit(self, locator: str) -> tuple[Node, str, bool] | None:
+        """The entry a locator names (a unit, or a node when it names one), its file's text, and
+        whether it is a unit (None: no such file or heading)."""
+        path, option = split_locator(locator)
+        rel = locator_file(self.root, path)
+        text, parsed = self.cache.text(rel), self.cache.parsed(rel)
+        if text is None or parsed is None:
+            return None
+        found = find_unit(parsed, option, f"{rel}::{option}" if option else rel)
+        return (found, text, any(found is u for u in parsed.units)) if found is not None else None
+
     def links_in(self, node: Node) -> list[str]:
         """Distinct id-link targets inside the node's text, in order."""
         parsed = self.cache.parsed(node.file)
         links = parsed.links if parsed is not None else []
         targets = (link.dest for link in links if link.type == "id" and node.start < link.pos <= node.end)
         return list(dict.fromkeys(t for t in targets if t != node.id))
+
+
+def locator_file(root: Path, path: str) -> str:
+    """A locator's file, relative to the notes: refused (one line) when it could lead outside them.
+
+    A locator comes from agents too: an absolute path, `..` or a symlink out
+    is refused for every caller, as the notes boundary (confine.py) refuses it.
+    """
+    if path.startswith(("/", "~", "\\")) or ".." in path.split("/"):
+        raise OrgkitError(f"locator {path!r}: give a path inside the notes dir, relative to it")
+    rel = posixpath.normpath(path)
+    confined(root / rel, [root, *(Path(r) for r in follow_roots())], "locator")
+    if not is_org_file(rel):
+        raise OrgkitError(f"locator {path!r}: not a note file of the notes dir")
+    return rel
 
 
 def bare_id(text: str) -> str:
@@ -109,10 +142,11 @@ def read(
     for level in range(depth + 1):
         if not frontier:
             break
-        where = reader.locate([i for i, _ in frontier])
+        where = reader.locate([i for i, _ in frontier if not is_locator(i)])
         next_frontier: list[tuple[str, str | None]] = []
         for node_id, via in frontier:
-            holders = reader.nodes(node_id, where.get(node_id, []))
+            named = reader.unit(node_id) if is_locator(node_id) else None
+            holders = [named[:2]] if named else reader.nodes(node_id, where.get(node_id, []))
             if len(holders) > 1:
                 others = ", ".join(f"{n.file}:{n.line}" for n, _ in holders[1:])
                 result.warnings.append(f"duplicate ID {node_id}: {holders[0][0].file}:{holders[0][0].line} "
@@ -128,7 +162,8 @@ def read(
             doc = ReadDoc(id=node.id, title=node.title, file=node.file, line=node.line,
                           level=node.level, content=text[node.start:node.end],
                           links=reader.links_in(node), depth=level, via=via,
-                          duplicates=[{"file": n.file, "line": n.line} for n, _ in holders[1:]])
+                          duplicates=[{"file": n.file, "line": n.line} for n, _ in holders[1:]],
+                          unit=named is not None and named[2], olp=node.olp)
             if level and budget is not None and used + doc.tokens > budget:
                 result.omitted.append({"id": doc.id, "title": doc.title, "file": doc.file,
                                        "via": via, "depth": level, "tokens": doc.tokens,

@@ -18,10 +18,13 @@ from typing import Any, Callable
 from ..errors import OrgkitError
 from ..org.lisp import LispReadError, split_string_and_unquote
 from ..org.outline import Outline
+from ..org import OrgFile
 from ..org.syntax import HEADING, link_display
+from ..org.units import find_unit
 from ..patterns import linear
 from ..rg import Lines, org_files_matching
-from ..vault import read_org_text, require_dir
+from ..vault import read_org_file, read_org_text, require_dir
+from .filters import Filters
 
 _HEADLINE = r"^(?:\*+ |[ \t]*#\+[Tt][Ii][Tt][Ll][Ee]:)"
 _ALIASES = r"^[ \t]*:ROAM_ALIASES\+?:"
@@ -35,10 +38,12 @@ class ScanHit:
     line: int
     level: int
     olp: list[str] = field(default_factory=list)
+    locator: str | None = None  # outside every node: how to read it (org/units.py), as search names it
 
     def to_json(self) -> dict:
-        return {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
-                "level": self.level, "olp": self.olp}
+        out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
+               "level": self.level, "olp": self.olp}
+        return out if self.id else out | {"locator": self.locator}
 
 
 @dataclass
@@ -60,7 +65,8 @@ def term_patterns(query: str, regex: bool) -> list[str]:
 
 
 def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = False,
-         rank: Callable[[str], float] | None = None, count: bool = False) -> ScanResult:
+         rank: Callable[[str], float] | None = None, count: bool = False,
+         filters: Filters | None = None) -> ScanResult:
     """Headlines and `#+title` lines matching every term of `query`.
 
     Hits come in file and line order, or best first by `rank` (smallest first) of
@@ -69,8 +75,10 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     are resolved, and without one each file is resolved as ripgrep hands it
     over, while it searches on. With `count`, a limit still resolves them all, to
     say how many headlines match (`matches`) when the limit cuts them short.
+    `filters` (filters.py) keep only the headlines of the notes they admit.
     """
     require_dir(root)
+    keep = _Kept(root, filters) if filters else None
     patterns = term_patterns(query, regex)
     checks = [linear(p, ignore_case=True) for p in patterns]  # a caller's pattern: never backtracking
     result = ScanResult()
@@ -82,7 +90,8 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     if every:
         for rel, lines in files:
             outline = _outline(root, rel, lines, result.warnings)
-            result.hits.extend(hit for number, text in lines if (hit := _hit(outline, rel, number, text)))
+            result.hits.extend(hit for number, text in lines if (hit := _hit(outline, rel, number, text))
+                               and (keep is None or keep(outline, hit)))
         result.hits = sorted(_distinct(result.hits), key=lambda h: (h.file, h.line))
         return result
     by_file: dict[str, Lines] = {}
@@ -97,7 +106,7 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
         if rel not in outlines:
             outlines[rel] = _outline(root, rel, by_file[rel], result.warnings)
         hit = _hit(outlines[rel], rel, number, text)
-        if hit is not None and (hit.file, hit.line) not in seen:
+        if hit is not None and (hit.file, hit.line) not in seen and (keep is None or keep(outlines[rel], hit)):
             seen.add((hit.file, hit.line))
             if limit is None or len(result.hits) < limit:
                 result.hits.append(hit)
@@ -106,6 +115,32 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
     if count and len(seen) > len(result.hits):
         result.matches = len(seen)
     return result
+
+
+class _Kept:
+    """Whether a headline passes the filters: its file's folder and dates, its own TODO state, and its
+    own tags with those of the node or unit holding it (its inherited ones)."""
+
+    def __init__(self, root: Path, filters: Filters) -> None:
+        self.root, self.filters = root, filters
+        self.parsed: dict[str, OrgFile | None] = {}
+
+    def __call__(self, outline: Outline | None, hit: ScanHit) -> bool:
+        if not self.filters.admits_file(self.root, hit.file):
+            return False
+        if outline is None or not (self.filters.tags or self.filters.todo):
+            return True
+        m = outline.pattern.match(outline.lines[hit.line - 1]) if hit.level else None
+        own = [t for t in (m.group(5) or "").split(":") if t] if m else []
+        if hit.file not in self.parsed:
+            try:
+                self.parsed[hit.file] = read_org_file(self.root, hit.file)
+            except OrgkitError:
+                self.parsed[hit.file] = None
+        parsed = self.parsed[hit.file]
+        entry = find_unit(parsed, str(hit.line), "") if parsed is not None else None
+        return self.filters.admits(self.root, hit.file, (entry.tags if entry else []) + own,
+                                   m.group(2) if m else None)
 
 
 def _distinct(hits: list[ScanHit]) -> list[ScanHit]:
@@ -187,7 +222,12 @@ def _hit(outline: Outline | None, rel: str, number: int, text: str = "") -> Scan
         title = place.title
     else:
         title = link_display(_searchable(outline.lines[number - 1]).strip())
-    return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp)
+    locator = None
+    if place.id is None:
+        k = bisect.bisect_right(outline.heading_lines, number - 1) - 1
+        locator = outline.locator(rel, k) if place.level else rel
+    return ScanHit(id=place.id, title=title, file=rel, line=number, level=place.level, olp=place.olp,
+                   locator=locator)
 
 
 def _node_line(outline: Outline, index: int) -> int | None:

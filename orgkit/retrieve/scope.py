@@ -7,17 +7,21 @@ superseded), `all` everything. A note's kind is decided when it is indexed
 (index/kinds.py); whether a deposit is admitted is the memory database's
 answer, which the caller passes in when the scope is resolved. A claim and its
 quote say the same thing: only the first of the two in rank keeps its place.
+A scope also carries the filters a call asked for (filters.py: tags, folder,
+TODO state, dates), so whatever answers from a scope answers within them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
 from ..storage.db import Connection, in_slices
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
+from .filters import Filters
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -31,6 +35,8 @@ class Scope:
     name: str = DEFAULT
     pending: frozenset[str] = frozenset()  # IDs and paths of deposits not admitted (or superseded)
     offer_pending: bool = False  # let them through to a caller that withholds them itself, saying why (recall)
+    filters: Filters = field(default_factory=Filters)
+    root: Path = Path(".")  # the notes, whose files' dates the filters read
 
     def admits(self, kind: str, node_id: str, file: str) -> bool:
         """Whether a node of `kind` (its ID and file) is inside this scope."""
@@ -47,7 +53,8 @@ class Scope:
         return self.name in ("notes", "extractions")
 
 
-def resolve(name: str | None, config: "Config", pending: Callable[["Config"], frozenset[str]]) -> Scope:
+def resolve(name: str | None, config: "Config", pending: Callable[["Config"], frozenset[str]],
+            filters: Filters | None = None) -> Scope:
     """The scope asked for, or the configured default (`search.scope`), with the pending deposits.
 
     `pending` answers which deposits review has not admitted: the memory flow
@@ -57,7 +64,8 @@ def resolve(name: str | None, config: "Config", pending: Callable[["Config"], fr
     chosen = name or config["search.scope"]
     if chosen not in SCOPES:
         raise OrgkitError(f"unknown scope {chosen!r} (choose from {', '.join(SCOPES)})")
-    return Scope(chosen, frozenset() if chosen == "all" else pending(config))
+    return Scope(chosen, frozenset() if chosen == "all" else pending(config), filters=filters or Filters(),
+                 root=config.notes)
 
 
 def scoped(conn: Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:
@@ -77,19 +85,20 @@ def narrow(conn: Connection, keys: Iterable, scope: Scope | None, *, by: str = "
     if scope is None or not keys:
         return set(keys)
     known: dict = {}
-    for key, node_id, file, kind, properties in in_slices(
-            conn, f"SELECT {by}, id, file, kind, properties FROM nodes WHERE {by} IN ({{}})", keys):
+    for key, node_id, file, kind, properties, tags, todo in in_slices(
+            conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys):
         quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
-        known.setdefault(key, (node_id, file, kind, quote))
+        passes = not scope.filters or scope.filters.admits(scope.root, file, json.loads(tags), todo)
+        known.setdefault(key, (node_id, file, kind, quote, passes))
     kept: set = set()
     said: set[str] = set()  # the quote IDs whose claim or quote already has a place
     for key in keys:
         if key not in known:
             kept.add(key)
             continue
-        node_id, file, kind, quote = known[key]
+        node_id, file, kind, quote, passes = known[key]
         pair = quote if kind == "claim" else node_id if kind == "quote" else None
-        if not scope.admits(kind, node_id, file) or (pair is not None and pair in said):
+        if not passes or not scope.admits(kind, node_id, file) or (pair is not None and pair in said):
             continue
         if pair is not None:
             said.add(pair)

@@ -46,6 +46,7 @@ RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking c
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
 POOL = 50  # nodes each ranking contributes to the fusion
+FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of them
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
 
@@ -65,11 +66,15 @@ class SearchHit:
     relevant: bool = True  # False below the floor: nothing here answers the query
     node: int = field(default=0, repr=False)  # the node's row in the index
     corrected: str | None = None  # the query as its mistyped words were taken, when any was
+    unit: bool = False  # a file or heading without an ID: `id` is its locator (org/units.py)
+    olp: list[str] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                "level": self.level, "score": round(self.score, 6), "snippet": self.snippet,
                "mode": self.mode, "relevance": round(self.relevance, 4), "relevant": self.relevant}
+        if self.unit:
+            out |= {"id": None, "locator": self.id, "olp": self.olp}
         return out | {"corrected": self.corrected} if self.corrected else out
 
 
@@ -178,7 +183,7 @@ def search(
     if not query.strip():
         raise OrgkitError("empty query: give at least one word to search for")
     result = SearchResult(mode=mode)
-    pool = max(limit, POOL)
+    pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend, exact=exact)
         result.corrected = vocab.corrected(conn, query, terms, index.backend)
@@ -506,7 +511,7 @@ def _hits(conn: Connection, index: Index, ranking: Ranking, query: str, limit: i
         heading, body, line = passages.get(chunk, ("", "", 0))
         hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=max(node["line"], line),
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
-                              chunk=chunk, node=node_row))
+                              chunk=chunk, node=node_row, unit=node["unit"], olp=node["olp"]))
         if len(hits) >= limit:
             break
     return hits

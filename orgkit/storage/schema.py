@@ -98,6 +98,13 @@ _KIND = """
     CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
 """
 
+# Whether a row is a searchable unit without an ID rather than an org-roam node: `nodes`,
+# `links` and `backlinks` list only nodes; retrieval ranks both.
+_UNIT = """
+    ALTER TABLE nodes ADD COLUMN unit INTEGER NOT NULL DEFAULT 0;
+    UPDATE files SET size = -1, hash = '';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     # 1: SQLite: files and links, vectors by content (the graph came with step 2);
     # PostgreSQL: pgvector, every table, and a terms table in place of FTS5 (storage/terms.py).
@@ -143,6 +150,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     DELETE FROM links;
     DELETE FROM files;
     """ + _KIND, _SEEN + _KIND),
+    # 5: both: searchable units, the files and headings outside every node (org/units.py), kept as
+    # rows of `nodes` whose ID is their locator; every file is re-read by the next update.
+    _UNIT,
 )
 
 

@@ -1,0 +1,90 @@
+"""Filters people reach for: a note's tags, its folder, its TODO state, when its file last changed.
+
+One `Filters` value, built once from a call's arguments (ops/retrieve.py), is
+judged the same way wherever notes are answered from: search and context
+carry it in their scope (scope.py), the headline scan applies it to each
+headline. Tags are a note's own and inherited ones (org-roam's inheritance),
+compared without regard to case, every tag asked for must be there; the
+folder is a glob over the path relative to the notes (`projects/*`), or a
+folder's path, which holds everything below it; dates are the file's
+modification time, given as an ISO date or time (`2026-12-01`,
+`2026-12-01T09:30`) or as a span back from now (`7d`, `12h`, `2w`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from ..errors import BadParameter
+
+_SPAN = re.compile(r"(\d+)\s*([mhdwy])")
+_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+
+
+def when(text: str, param: str, *, end: bool = False, now: float | None = None) -> float:
+    """`text` (an ISO date or time, or a span back from now like `7d`) as seconds since the epoch.
+
+    With `end`, a date alone means the end of that day (`--until 2026-12-01` includes that day).
+    """
+    value = text.strip().lower()
+    if m := _SPAN.fullmatch(value):
+        return (now if now is not None else time.time()) - int(m.group(1)) * _SECONDS[m.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BadParameter(param, f" {text!r} is not a date: give an ISO date (2026-12-01), a time "
+                                  "(2026-12-01T09:30) or a span back from now (30m, 12h, 7d, 2w, 1y)") from None
+    if end and len(text.strip()) == 10:
+        moment += timedelta(days=1)
+    return moment.timestamp()
+
+
+@dataclass(frozen=True)
+class Filters:
+    tags: tuple[str, ...] = ()
+    folder: str | None = None
+    todo: str | None = None
+    since: float | None = None  # seconds since the epoch
+    until: float | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.tags or self.folder or self.todo or self.since is not None or self.until is not None)
+
+    def admits_file(self, root: Path, file: str) -> bool:
+        """Whether `file` (relative to the notes) lies in the folder and changed within the dates."""
+        if self.folder and not _in_folder(file, self.folder):
+            return False
+        if self.since is None and self.until is None:
+            return True
+        try:
+            modified = os.stat(os.path.join(root, file)).st_mtime
+        except OSError:
+            return False
+        return (self.since is None or modified >= self.since) and (self.until is None or modified < self.until)
+
+    def admits(self, root: Path, file: str, tags: list[str], todo: str | None) -> bool:
+        """Whether a note of `file` with these tags and TODO state passes every filter."""
+        if self.todo and (todo or "").casefold() != self.todo.casefold():
+            return False
+        held = {t.casefold() for t in tags}
+        return all(t.casefold() in held for t in self.tags) and self.admits_file(root, file)
+
+
+def _in_folder(file: str, folder: str) -> bool:
+    pattern = folder.strip().strip("/") or "*"
+    return fnmatch.fnmatchcase(file, pattern) or file.startswith(pattern + "/")
+
+
+def from_args(args: dict) -> Filters:
+    """The filters a call asked for (`tag`, `folder`, `todo`, `since`, `until`)."""
+    since, until = args.get("since"), args.get("until")
+    return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()), folder=args.get("folder") or None,
+                   todo=args.get("todo") or None,
+                   since=when(since, "since") if since else None,
+                   until=when(until, "until", end=True) if until else None)

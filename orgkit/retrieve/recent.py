@@ -1,0 +1,41 @@
+"""What changed lately: the note files modified most recently, newest first.
+
+Read from the files themselves (one `stat` each, then only the files shown
+are parsed), so a note saved a second ago is there without an index. Each
+file is named as search names it: its file node's ID, or its locator (its
+path) when it has none.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import OrgkitError
+from ..vault import iter_org_files, read_org_file, require_dir
+
+
+def recent(root: Path, *, limit: int = 10, since: float | None = None) -> list[dict]:
+    """The `limit` note files modified last (after `since`, seconds since the epoch), newest first:
+    {id, title, file, modified (ISO, local time), locator?}."""
+    require_dir(root)
+    stamped = []
+    for rel in iter_org_files(root):
+        try:
+            modified = os.stat(os.path.join(root, rel)).st_mtime
+        except OSError:
+            continue
+        if since is None or modified >= since:
+            stamped.append((modified, rel))
+    out = []
+    for modified, rel in sorted(stamped, key=lambda m: (-m[0], m[1]))[:limit]:
+        try:
+            parsed = read_org_file(root, rel)
+        except OrgkitError:
+            continue
+        top = next((n for n in parsed.nodes if n.level == 0), None)
+        entry = {"id": top.id if top else None, "title": parsed.title, "file": rel,
+                 "modified": datetime.fromtimestamp(modified).astimezone().isoformat(timespec="seconds")}
+        out.append(entry if top else entry | {"locator": rel})
+    return out

@@ -1,0 +1,145 @@
+"""Filters on search, scan and context (every surface), read by title or alias, and recent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write_notes
+from test_http import HttpServer
+from test_mcp import answer, in_process
+
+NOTES = {
+    "work/plan.org": """
+        #+title: Plan
+        #+filetags: :work:
+        * TODO Write the compost report
+        Compost piles need turning every week.
+        * DONE Order compost bins
+        Two bins of compost arrived.
+        """,
+    "home/garden.org": """
+        :PROPERTIES:
+        :ID:       garden
+        :ROAM_ALIASES: "Vegetable patch"
+        :END:
+        #+title: Garden
+        Compost from kitchen scraps feeds the beds.
+        """,
+    "home/old.org": """
+        * Compost in the old house
+        An old compost heap behind the shed.
+        """,
+    "twins/a.org": "#+title: Twin\nOne of two notes with this title.\n",
+    "twins/b.org": "#+title: Twin\nThe other one.\n",
+}
+OLD = time.time() - 30 * 86400  # a month ago
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = write_notes(tmp_path / "notes", NOTES)
+    os.utime(root / "home/old.org", (OLD, OLD))
+    return root
+
+
+def run_json(cli, *args: str):
+    result = cli(*args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def files(rows: list[dict]) -> set[str]:
+    return {r["file"] for r in rows}
+
+
+def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Path) -> None:
+    run_json(cli, "index", "--no-embed", "--notes", str(notes))
+    search = ("search", "compost", "--mode", "lexical", "--notes", str(notes))
+    assert files(run_json(cli, *search)) == {"work/plan.org", "home/garden.org", "home/old.org"}
+    assert files(run_json(cli, *search, "--tag", "WORK")) == {"work/plan.org"}
+    assert [h["title"] for h in run_json(cli, *search, "--todo", "done")] == ["Order compost bins"]
+    assert files(run_json(cli, *search, "--folder", "home")) == {"home/garden.org", "home/old.org"}
+    assert files(run_json(cli, *search, "--folder", "home/g*.org")) == {"home/garden.org"}
+    assert files(run_json(cli, *search, "--since", "7d")) == {"work/plan.org", "home/garden.org"}
+    assert files(run_json(cli, *search, "--until", "14d")) == {"home/old.org"}
+    assert run_json(cli, *search, "--tag", "work", "--folder", "home") == []
+
+    scan = ("scan", "compost", "--notes", str(notes))
+    assert files(run_json(cli, *scan)) == {"work/plan.org", "home/old.org"}
+    assert [h["title"] for h in run_json(cli, *scan, "--todo", "TODO", "--tag", "work")] == \
+        ["Write the compost report"]
+    assert files(run_json(cli, *scan, "--since", "2020-01-01", "--until", "14d")) == {"home/old.org"}
+
+    context = run_json(cli, "context", "compost", "--folder", "work", "--notes", str(notes))
+    assert files(context["included"]) == {"work/plan.org"}
+    bad = cli(*search, "--since", "last tuesday")
+    assert bad.exit_code == 1 and "--since 'last tuesday' is not a date" in bad.stderr
+
+
+def test_filters_reach_serve_mcp_and_http(notes: Path, tiny_model: Path, tiny_model_dir: Path) -> None:
+    from orgkit.cli import main
+
+    proc = subprocess.Popen([sys.executable, "-c", "from orgkit.cli import main; main()", "serve",
+                             "--notes", str(notes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        proc.stdin.write(json.dumps({"op": "search", "query": "compost", "mode": "lexical", "tag": ["work"]}) + "\n")
+        proc.stdin.flush()
+        assert files(json.loads(proc.stdout.readline())["result"]) == {"work/plan.org"}
+        proc.stdin.write(json.dumps({"op": "scan", "query": "compost", "folder": "home"}) + "\n")
+        proc.stdin.flush()
+        assert files(json.loads(proc.stdout.readline())["result"]) == {"home/old.org"}
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+    async def scenario(client, ctx):
+        return answer(await client.call_tool("search", {"query": "compost", "mode": "lexical", "todo": "DONE"}))
+
+    assert [h["title"] for h in in_process(notes, scenario)["result"]] == ["Order compost bins"]
+
+    token = json.loads(CliRunner().invoke(main, ["token", "add", "r", "--role", "reader", "--notes", str(notes),
+                                                 "--json"]).stdout)["token"]
+    server = HttpServer(notes, os.environ.copy())
+    try:
+        found = server.op("context", token, query="compost", since="7d", folder="home")
+        assert found.status_code == 200, found.text
+        assert files(found.json()["result"]["included"]) == {"home/garden.org"}
+    finally:
+        server.close()
+
+
+def test_read_by_title_or_alias_and_an_ambiguous_title(cli, notes: Path) -> None:
+    run_json(cli, "index", "--no-embed", "--notes", str(notes))
+    assert [d["id"] for d in run_json(cli, "read", "Garden", "--notes", str(notes))] == ["garden"]
+    docs = run_json(cli, "read", "Vegetable patch", "--notes", str(notes))
+    assert [d["id"] for d in docs] == ["garden"]
+    heading = run_json(cli, "read", "Compost in the old house", "--notes", str(notes))[0]
+    assert heading["locator"] == "home/old.org::*Compost in the old house"
+    twins = cli("read", "Twin", "--notes", str(notes))
+    assert twins.exit_code == 1
+    assert twins.stderr.strip() == ("orgkit: error: 2 notes are titled 'Twin': twins/a.org (twins/a.org:1), "
+                                    "twins/b.org (twins/b.org:1); read one by its ID or locator")
+    assert cli("read", "No such title", "--notes", str(notes)).exit_code == 1
+
+
+def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) -> None:
+    now = time.time()
+    for age, rel in enumerate(["home/garden.org", "twins/a.org", "work/plan.org", "twins/b.org"]):
+        os.utime(notes / rel, (now - age * 60, now - age * 60))
+    rows = run_json(cli, "recent", "--notes", str(notes))
+    assert [r["file"] for r in rows] == ["home/garden.org", "twins/a.org", "work/plan.org", "twins/b.org",
+                                         "home/old.org"]
+    assert (rows[0]["id"], rows[0]["title"]) == ("garden", "Garden")
+    assert (rows[1]["id"], rows[1]["locator"]) == (None, "twins/a.org")
+    assert [r["file"] for r in run_json(cli, "recent", "--limit", "2", "--notes", str(notes))] == \
+        ["home/garden.org", "twins/a.org"]
+    assert len(run_json(cli, "recent", "--since", "7d", "--notes", str(notes))) == 4
