@@ -334,9 +334,9 @@ class OpContext:
                 self.warn(line)
             return
         backlog = embed_small_backlog(self.index, self.embedder, limit)
-        line = backlog.warning() if backlog.embedded else None  # with no vectors at all, search says why
-        if line:
-            self.warn(line)
+        pending = backlog.warning() if backlog.embedded else None  # with no vectors at all, search says why
+        if pending:
+            self.warn(pending)
 
     def _embedding_status(self) -> None:
         line = self._background.status() if self._background is not None else None

@@ -202,12 +202,12 @@ def search(
                                  floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
             fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
         else:
-            fused = lexical if lexical is not None else dense
+            fused = lexical if lexical is not None else dense or []
         fused = scoped(conn, fused, scope)
         result.hits = _hits(conn, index, fused, query, limit)
         cosines = None
         read_as = _read_as(result.corrected, embedder) if vectors is not None else None
-        if scores is not None:
+        if scores is not None and vectors is not None:
             cosines = Cosines.in_memory(vectors, scores, read_as)
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
@@ -320,8 +320,9 @@ def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder
     else:
         cached = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
         vectors, count = cached, len(cached.chunks)
-    if count == 0 and embedder.missing() is not None:
-        return _words_only(result, embedder.missing())
+    missing = embedder.missing() if count == 0 else None
+    if missing is not None:
+        return _words_only(result, missing)
     if count == 0:
         return _words_only(result, f"no passage has a vector from {embedder.name} yet "
                                    "(run `orgkit index` to embed them)")
