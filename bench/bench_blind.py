@@ -41,6 +41,7 @@ from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index
 from orgkit.ops import OpContext, call
+from orgkit.roles import OWNER
 from orgkit.retrieve.search import VectorCache, search
 
 HERE = Path(__file__).resolve().parent
@@ -106,12 +107,13 @@ def search_table(corpus: str, notes: Path, items: list[dict], ids: bool = True) 
 
 def context_table(corpus: str, notes: Path, items: list[dict], budget: int, ids: bool = True) -> None:
     ctx = OpContext(notes, warm=True)
-    call(ctx, "context", {"query": "warm up", "budget": budget})
+    call(ctx, "context", {"query": "warm up", "budget": budget}, identity=OWNER)
     included: dict[str, list[bool]] = {}
     refused: dict[str, list[bool]] = {}
     empty = 0  # in-corpus queries answered with nothing
     for item in items:
-        out = call(ctx, "context", {"query": item["query"], "budget": budget, "no_update": True}).result
+        out = call(ctx, "context", {"query": item["query"], "budget": budget, "no_update": True},
+                   identity=OWNER).result
         if not item["target"]:
             refused.setdefault(item.get("offtopic_kind", "near"), []).append(not out["included"])
             continue

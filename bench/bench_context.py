@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from orgkit.ops import OpContext, call
+from orgkit.roles import OWNER
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,7 +37,7 @@ def main() -> None:
     queries = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
     ctx = OpContext(args.notes, warm=True)
     given = {"budget": args.budget} | ({"scope": args.scope} if args.scope else {})
-    call(ctx, "context", {"query": "warm up"} | given)
+    call(ctx, "context", {"query": "warm up"} | given, identity=OWNER)
     found: dict[str, list[int]] = {}
     excerpted = 0
     times: list[float] = []
@@ -44,7 +45,7 @@ def main() -> None:
     for rnd in range(2):
         for item in queries:
             start, start_cpu = time.perf_counter(), time.process_time()
-            out = call(ctx, "context", {"query": item["query"]} | given).result
+            out = call(ctx, "context", {"query": item["query"]} | given, identity=OWNER).result
             if rnd:
                 times.append(time.perf_counter() - start)
                 cpu.append(time.process_time() - start_cpu)

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from orgkit.ops import OpContext, call
+from orgkit.roles import OWNER
 
 HERE = Path(__file__).resolve().parent
 ORGKIT = str(Path(sys.executable).with_name("orgkit"))
@@ -47,7 +48,7 @@ class InProcess:
         self.ctx = OpContext(notes, warm=True)
 
     def __call__(self, name: str, params: dict) -> dict:
-        out = call(self.ctx, name, params)
+        out = call(self.ctx, name, params, identity=OWNER)
         return {"result": out.result, "warnings": out.warnings, "errors": out.errors}
 
     def cpu(self) -> float:
