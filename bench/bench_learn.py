@@ -1,7 +1,7 @@
 """Extraction that learns from a reviewer: verdicts on a few documents, then the others scored.
 
     python bench/bench_learn.py SET [--embed] [--repeats N] [--curve 0,1,2,3,5,8] [--l2 X]
-                                    [--implicit X] [--min-score X] [--tune]
+                                    [--implicit X] [--min-score X] [--main N] [--tune]
 
 SET is one of the blind annotations in bench/extract_blind (`decision`, `risks`, `paper`).
 For each size n of the curve and each of --repeats random choices (seeds 0..N-1) of n
@@ -10,7 +10,8 @@ documents: every annotated fragment accepted (exact text of the source), every c
 offline extractor proposes there that matches no fragment of its dimension (strict) rejected.
 The scorer is fitted on them (`orgkit.extract.scorer`) and the documents not chosen are
 extracted and scored strictly (bench_extract.score), every quote checked to be a span of its
-source. Reported: mean and standard deviation of strict P / R / F1 over the repeats, and the
+source. With --main N the reviewer is a sparser one, who marks each dimension's first N points
+only (bench_extract's main points; the verdicts and the scoring both use them). Reported: mean and standard deviation of strict P / R / F1 over the repeats, and the
 same run without verdicts. With --tune, a grid of the constants (L2, IMPLICIT) at
 5 training documents, the threshold the fit's own (the best F1 on its verdicts): meant for the one set the constants are fitted on.
 """
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_extract import CORPUS, MODEL, REPO, score, sources, strict  # noqa: E402
+from bench_extract import CORPUS, MODEL, REPO, main_points, score, sources, strict  # noqa: E402
 
 BLIND = REPO / "bench" / "extract_blind"
 SETS = {"decision": ("adr_decision_review.json", str(BLIND / "decision_review_schema.org"), CORPUS),
@@ -41,7 +42,7 @@ def _fmt(name: str) -> str:
 class Bench:
     """One blind set: its documents segmented once, the prior's picks once, and the annotation."""
 
-    def __init__(self, which: str, embed=None) -> None:
+    def __init__(self, which: str, embed=None, main: int | None = None) -> None:
         from orgkit.extract.offline import extract_offline
         from orgkit.extract.schema import resolve_schema
         from orgkit.extract.scorer import Likeness
@@ -49,6 +50,8 @@ class Bench:
 
         gold_file, schema, self.corpus = SETS[which]
         self.gold = json.loads((BLIND / gold_file).read_text(encoding="utf-8"))
+        if main:  # a sparser reviewer: each dimension's first `main` points only
+            self.gold = main_points(self.gold, main)
         self.schema = resolve_schema(REPO, schema)
         self.names = sources(self.gold)
         self.texts = {n: (self.corpus / n).read_text(encoding="utf-8") for n in self.names}
@@ -144,6 +147,8 @@ def main() -> None:
             embed = Embedder("sentence-transformers/all-MiniLM-L6-v2", Path(os.environ.get("ORGKIT_MODEL_PATH", MODEL))).embed
         elif arg == "--tune":
             tuning = True
+        elif arg == "--main":
+            opts["main"] = next(it)
         elif arg in ("--repeats", "--curve"):
             opts[arg[2:]] = next(it)
         elif arg in ("--l2", "--implicit", "--min-score"):
@@ -151,7 +156,7 @@ def main() -> None:
         else:
             raise SystemExit(__doc__)
     started = time.perf_counter()
-    bench = Bench(args[0], embed)
+    bench = Bench(args[0], embed, int(opts["main"]) if "main" in opts else None)
     print(f"{args[0]}: {len(bench.names)} documents, schema {bench.schema.name}, "
           f"{'embeddings' if embed else 'word stems'}; no verdicts on all: "
           f"{bench.baseline(bench.names)}")

@@ -154,8 +154,9 @@ def test_the_fit_changes_what_is_taken_on_the_next_document(workspace: Path, cli
     assert learned.exit_code == 0, learned.stderr
     result, after = run(cli, "extract", "notes/sources/second.md", "--schema", "moves.org")
     assert result.exit_code == 0, result.stderr
-    assert risks(after["claims"], "second.md") == {"A slow vacuum may stall the sessions table for minutes.",
-                                                   "Connection limits could refuse logins at peak hours."}
+    worries = {"A slow vacuum may stall the sessions table for minutes.",
+               "Connection limits could refuse logins at peak hours."}
+    assert risks(after["claims"], "second.md") and risks(after["claims"], "second.md") <= worries
     assert not any("meeting" in c["quote"] for c in after["claims"])
     text = SECOND
     assert all(text[c["start"]:c["end"]] == c["quote"] and c["score"] >= after["fit"]["min_score"]
@@ -230,3 +231,15 @@ def test_on_a_server_learning_is_an_admins_call_inside_the_notes(workspace: Path
     assert not (data_dir(workspace) / "feedback").exists()
     stored = server_call({"verdicts": "v.jsonl", "schema": "moves.org"}, "admin")
     assert stored["verdicts"] == 4 and stored["fit"]["verdicts"] == 4
+
+
+def test_the_verdicts_are_examples_in_the_models_prompt(workspace: Path, cli, llm_server) -> None:
+    run(cli, "extract", "learn", str(write_lines(workspace.parent / "v.jsonl", GOOD)), "--schema", "moves.org")
+    llm_server.reply({"claims": []}, {"verdicts": []})
+    result = cli("extract", "notes/sources/second.md", "--schema", "moves.org", "--show-prompt", "--notes", "notes",
+                 "--json", env={"ORGKIT_LLM_ENDPOINT": llm_server.url})
+    assert result.exit_code == 0, result.stderr
+    system = json.loads(result.stdout)["prompts"][0]["messages"][0]["content"]
+    assert "A reviewer's verdicts" in system
+    assert 'taken as Risk (mv_risk): "The Redis node may run out of memory under load."' in system
+    assert 'not a claim as Risk (mv_risk): "The team met on Tuesday to discuss it."' in system

@@ -11,6 +11,7 @@ for numpy, fastembed or the tangler.
 from __future__ import annotations
 
 import importlib
+from typing import Mapping
 
 import click
 
@@ -69,7 +70,7 @@ class Branching(click.Command):
     """A command with subcommands of its own (`extract SOURCE...`, `extract learn FILE`): a first
     argument naming a subcommand runs that, anything else the command itself."""
 
-    def __init__(self, leaf: click.Command, subcommands: dict[str, click.Command]) -> None:
+    def __init__(self, leaf: click.Command, subcommands: Mapping[str, click.Command]) -> None:
         names = ", ".join(f"`{leaf.name} {n}`" for n in sorted(subcommands))
         super().__init__(leaf.name, callback=leaf.callback, params=leaf.params, help=leaf.help,
                          short_help=leaf.short_help, epilog=f"See also {names} (--help for each).")

@@ -64,7 +64,7 @@ def read_verdicts(path: Path, schema: Schema, resolve: Callable[[str], Path]) ->
         where = f"{path.name}:{n}"
         try:
             data = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise OrgkitError(f"{where}: not a JSON object ({exc.msg})") from None
         if not isinstance(data, dict):
             raise OrgkitError(f"{where}: not a JSON object")
@@ -211,7 +211,8 @@ def few_shot(config: Config, schema: Schema, limit: int = 12) -> str:
     if not verdicts:
         return ""
     tags = {d.name: d.tag for d in schema.dimensions}
-    shown = [v for v in verdicts if v.accept][: limit // 2 + limit % 2] + [v for v in verdicts if not v.accept][: limit // 2]
+    taken = [v for v in verdicts if v.accept][: limit - limit // 2]
+    shown = taken + [v for v in verdicts if not v.accept][: limit // 2]
     lines = ["", "", "A reviewer's verdicts on earlier documents under this schema (follow their judgement):"]
     for v in shown:
         quote = " ".join(v.quote.split())[:300]
