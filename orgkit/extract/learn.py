@@ -28,6 +28,7 @@ from ..feedback.events import Event, load_events, verdict_id
 from ..feedback.generated import now
 from ..feedback.verdicts import load_verdicts, record_verdicts
 from ..files import replace_file
+from .run import local_embedder, rel
 from .schema import Schema, parse_schema
 from .scorer import Fit, Verdict, fit_verdicts, prior_fit
 from .sources import FORMATS, decode_source, ingest, read_copy, sources_dir
@@ -104,7 +105,7 @@ def learn(config: Config, path: Path, schema: Schema, resolve: Callable[[str], P
         events.append(Event(id=verdict_id(schema.name, copy.sha256, verdict.dimension, verdict.verdict,
                                           verdict.quote),
                             source="verdict", extractor="extractor", node_type="claim", field=verdict.dimension,
-                            action=verdict.verdict, source_path=_shown(config, verdict.source), before=None,
+                            action=verdict.verdict, source_path=rel(config, verdict.source), before=None,
                             after=verdict.quote, schema=schema.name, schema_version=schema.id,
                             item_id=copy.sha256, time=now()))
     new = record_verdicts(config, schema.name, events)
@@ -112,13 +113,6 @@ def learn(config: Config, path: Path, schema: Schema, resolve: Callable[[str], P
     return {"schema": schema.name, "verdicts": len(given), "new": len(new),
             "accept": sum(v.verdict == "accept" for v in given), "reject": sum(v.verdict == "reject" for v in given),
             "sources": len({v.source for v in given}), "file": str(path)}
-
-
-def _shown(config: Config, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(config.notes.resolve()).as_posix()
-    except ValueError:
-        return str(path.resolve())
 
 
 def fits_dir(config: Config) -> Path:
@@ -178,21 +172,22 @@ def _deleted_claims(config: Config, schema: Schema) -> list[Verdict]:
     return out
 
 
-def refit(config: Config, schema: Schema, embed: Callable | None = None) -> Fit:
-    """Fit `schema`'s scorer on its verdicts now, and keep the fit."""
-    fit = fit_verdicts(schema, schema_verdicts(config, schema), embed)
+def refit(config: Config, schema: Schema) -> Fit:
+    """Fit `schema`'s scorer on its verdicts now, and keep the fit; it measures likeness as a run
+    will (with the local embedding model when one is configured by path, else by word stems)."""
+    fit = fit_verdicts(schema, schema_verdicts(config, schema), local_embedder(config, []))
     replace_file(fits_dir(config) / f"{_safe(schema.name)}.json",
                  json.dumps(fit.to_json(), ensure_ascii=False, sort_keys=True).encode("utf-8"))
     return fit
 
 
-def refit_all(config: Config, embed: Callable | None = None) -> list[dict]:
+def refit_all(config: Config) -> list[dict]:
     """Refit every schema that has verdicts (`orgkit evolve`): what each fit now rests on."""
     out = []
     folder = fits_dir(config)
     for path in sorted(folder.glob("*.org")) if folder.is_dir() else []:
         schema = parse_schema(path.read_text(encoding="utf-8"), path, "file")
-        out.append({"schema": schema.name, **refit(config, schema, embed).used})
+        out.append({"schema": schema.name, **refit(config, schema).used})
     return out
 
 

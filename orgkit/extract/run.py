@@ -187,7 +187,7 @@ def choose_extractor(ctx: Context) -> None:
     except ModelUnavailable as exc:
         ctx.use_model = False
         ctx.notices.append(f"{exc}; using the offline extractor")
-        ctx.embed = _embedder(ctx.config, ctx.notices)
+        ctx.embed = local_embedder(ctx.config, ctx.notices)
         ctx.fit = load_fit(ctx.config, ctx.schema)
         info = ctx.store.read("run.json")
         ctx.store.write("run.json", info | {"fit": ctx.fit.used | {"min_score": operating_point(ctx)}})
@@ -207,7 +207,7 @@ def min_score(given: float | None, schema: Schema, fit: Fit | None) -> float:
     return fit.threshold if fit is not None else MIN_SCORE
 
 
-def _embedder(config: Config, notices: list[str]) -> Callable | None:
+def local_embedder(config: Config, notices: list[str]) -> Callable | None:
     """The local embedding model for ranking, when one is configured by path; else BM25."""
     if not config["model_path"]:
         return None
@@ -514,7 +514,7 @@ def explain_sources(config: Config, given: list[str], schema_spec: str, waiting:
     notices: list[str] = []
     fit = load_fit(config, schema)
     cut = min_score(given_score, schema, fit)
-    embed = _embedder(config, notices)
+    embed = local_embedder(config, notices)
     out = []
     for source in given:
         path = Path(source).expanduser()

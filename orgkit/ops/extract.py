@@ -120,7 +120,10 @@ def _explain(ctx: OpContext, args: dict[str, Any]) -> dict:
     """Why each unit of each source was or was not taken, under the schema's fit; nothing written."""
     from ..extract.run import explain_sources
 
-    return explain_sources(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx), args["min_score"])
+    result = explain_sources(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx), args["min_score"])
+    for message in result["notices"]:
+        ctx.warn(message)
+    return result
 
 
 def extract_learn(ctx: OpContext, args: dict[str, Any]) -> dict:
