@@ -185,24 +185,26 @@ def test_min_score_sets_the_operating_point_and_explain_says_why(workspace: Path
     assert "taken" in text and "left" in text and "bias" in text
 
 
+def claim_file(notes: Path, claim_id: str) -> Path:
+    return next(p for p in (notes / "extractions").glob("*/claims/*.org") if claim_id in p.read_text(encoding="utf-8"))
+
+
 def test_evolve_refits_on_every_kind_of_verdict_and_a_run_records_its_fit(workspace: Path, cli) -> None:
     run(cli, "extract", "learn", str(write_lines(workspace.parent / "v.jsonl", GOOD)), "--schema", "moves.org")
     _, out = run(cli, "extract", "notes/sources/second.md", "--schema", "moves.org")
     first = out["fit"]["digest"]
-    claim = next(c for c in out["claims"] if c["dimension"] == "mv_decision")
-    claim_file = next(workspace.rglob("*.org"), None)
-    for path in workspace.rglob("*.org"):
-        if claim["claim_id"] in path.read_text(encoding="utf-8") and "claims" in path.parts:
-            claim_file = path
-    assert claim_file is not None
-    claim_file.unlink()  # a person deletes a claim: a rejection of its quote
+    decision = next(c for c in out["claims"] if c["dimension"] == "mv_decision")
+    risk = next(c for c in out["claims"] if c["dimension"] == "mv_risk")
+    claim_file(workspace, risk["claim_id"]).unlink()  # deleted: its quote rejected
+    retagged = claim_file(workspace, decision["claim_id"])  # retagged: a risk, not a decision
+    retagged.write_text(retagged.read_text(encoding="utf-8").replace(":mv_decision:", ":mv_risk:"), encoding="utf-8")
     assert cli("index", "--no-embed", "--notes", "notes").exit_code == 0
     result, evolved = run(cli, "evolve")
     assert result.exit_code == 0, result.stderr
-    assert [(f["schema"], f["verdicts"]) for f in evolved["fits"]] == [("moves", 5)]
+    assert [(f["schema"], f["verdicts"]) for f in evolved["fits"]] == [("moves", 4 + 1 + 2)]
     assert evolved["fits"][0]["digest"] != first
     _, again = run(cli, "extract", "notes/sources/first.md", "--schema", "moves.org")
-    assert again["fit"]["digest"] == evolved["fits"][0]["digest"] and again["fit"]["verdicts"] == 5
+    assert again["fit"]["digest"] == evolved["fits"][0]["digest"] and again["fit"]["verdicts"] == 7
 
 
 def test_on_a_server_learning_is_an_admins_call_inside_the_notes(workspace: Path, tmp_path: Path) -> None:

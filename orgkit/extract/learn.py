@@ -9,9 +9,10 @@ text its verdicts were given on after the original moves, and the verdicts are
 stored as one batch of feedback events (`feedback.verdicts`).
 
 The scorer (`scorer.py`) is fitted on every verdict of a schema: those given
-in bulk, and the claims people delete from the notes (a rejection of the
-claim's quote). The fit is kept in `DATA/extract/fits/SCHEMA.json` with the
-schema it was fitted under; `orgkit evolve` refits, a run reads the fit.
+in bulk, and what people do to the claim notes a run wrote (deleted: the
+quote rejected; retagged: moved to the other dimension; edited: accepted).
+The fit is kept in `DATA/extract/fits/SCHEMA.json` with the schema it was
+fitted under; `orgkit evolve` refits, a run reads the fit.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def keep_schema(config: Config, schema: Schema) -> None:
 
 
 def schema_verdicts(config: Config, schema: Schema) -> list[Verdict]:
-    """Every verdict on `schema`'s claims: those given in bulk, then the claims deleted from the notes."""
+    """Every verdict on `schema`'s claims: those given in bulk, then what people did to claim notes."""
     names = {d.tag: d.name for d in schema.dimensions}
     out = []
     for event in load_verdicts(config, schema.name):
@@ -140,7 +141,7 @@ def schema_verdicts(config: Config, schema: Schema) -> list[Verdict]:
             continue
         out.append(Verdict(event.item_id, read_copy(copy), FORMATS.get(copy.suffix, "text"), names[event.field],
                            str(event.after or ""), event.action == "accept"))
-    return out + _deleted_claims(config, schema)
+    return out + _note_verdicts(config, schema)
 
 
 def _copy(config: Config, sha: str) -> Path | None:
@@ -149,11 +150,24 @@ def _copy(config: Config, sha: str) -> Path | None:
     return next(iter(sorted(sources_dir(config.data_dir).glob(f"{sha}.*"))), None)
 
 
-def _deleted_claims(config: Config, schema: Schema) -> list[Verdict]:
-    """The claims of `schema`'s runs that people deleted from the notes: each a rejected quote."""
-    deleted = {e.node_id for e in load_events(config) if e.source == "override" and e.extractor == "extractor"
-               and e.node_type == "claim" and e.field == "note" and e.action == "delete"}
-    if not deleted:
+def _note_verdicts(config: Config, schema: Schema) -> list[Verdict]:
+    """What people did to the claim notes of `schema`'s runs, as verdicts on their quotes: a claim
+    deleted rejects its quote; a claim retagged with another dimension's tag rejects it under its
+    own dimension and accepts it under the other; a claim otherwise edited (its wording corrected)
+    accepts it. Claims missed altogether come in through `extract learn` as accepted quotes."""
+    acts: dict[str, list[tuple[str | None, bool]]] = {}  # claim ID -> (dimension tag or None: its own, accept)
+    by_tag = {d.tag: d.name for d in schema.dimensions}
+    for e in load_events(config):
+        if e.source != "override" or e.extractor != "extractor" or e.node_type != "claim":
+            continue
+        if e.field == "note" and e.action == "delete":
+            acts.setdefault(e.node_id, []).append((None, False))
+        elif e.field == "tags" and isinstance(e.after, list):
+            moved = [t for t in e.after if t in by_tag and t not in (e.before or [])]
+            acts.setdefault(e.node_id, []).extend([(None, False)] + [(t, True) for t in moved] if moved else [])
+        elif e.action == "edit":
+            acts.setdefault(e.node_id, []).append((None, True))
+    if not acts:
         return []
     out = []
     for name in list_runs(config.data_dir):
@@ -163,12 +177,15 @@ def _deleted_claims(config: Config, schema: Schema) -> list[Verdict]:
             continue
         for index, source in enumerate(info["sources"]):
             written = store.read(f"claims-{index}.json") or {}
+            copy = Path(source["copy"])
             for claim in (*written.get("claims", []), *written.get("deleted", [])):
-                if claim["claim_id"] in deleted and schema.dimension(claim["dimension"]) is not None:
-                    copy = Path(source["copy"])
-                    if copy.is_file():
-                        out.append(Verdict(source["sha256"], read_copy(copy), source["fmt"], claim["dimension"],
-                                           claim["quote"], False))
+                if claim["claim_id"] not in acts or schema.dimension(claim["dimension"]) is None \
+                        or not copy.is_file():
+                    continue
+                text = read_copy(copy)
+                for tag, accept in acts[claim["claim_id"]]:
+                    out.append(Verdict(source["sha256"], text, source["fmt"],
+                                       by_tag[tag] if tag else claim["dimension"], claim["quote"], accept))
     return out
 
 
