@@ -267,7 +267,7 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
 
 def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
-        return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance + ctx.examples)
+        return extract_with_model(ctx.config, ctx.schema, text, ctx.examples + ctx.guidance)
     assert ctx.fit is not None
     picks = extract_scored(segment(text, source["fmt"]), ctx.schema, ctx.fit, operating_point(ctx), ctx.embed)
     if ctx.demote:
