@@ -86,10 +86,13 @@ def test_offline_run_writes_linked_tagged_claim_and_quote_notes(workspace: Path,
     result, out = run_json(cli, "a.md", "b.md", "--schema", "adr")
     assert result.exit_code == 0, result.stderr
     assert "offline extractor" in result.stderr
-    assert set(out) == {"run", "claims", "audit"}
+    assert set(out) == {"run", "claims", "audit", "fit"}
+    assert out["fit"] == {"digest": "prior", "verdicts": 0, "documents": 0, "threshold": 0.5, "min_score": 0.5}
     texts = {"a.md": SOURCE_A, "b.md": SOURCE_B}
     for claim in out["claims"]:
-        assert set(claim) == {"source", "dimension", "claim", "quote", "start", "end", "claim_id", "quote_id"}
+        assert set(claim) == {"source", "dimension", "claim", "quote", "start", "end", "claim_id", "quote_id",
+                              "score"}
+        assert claim["score"] >= 0.5
         assert texts[claim["source"]][claim["start"]:claim["end"]] == claim["quote"]
     dims = {(c["source"], c["dimension"]) for c in out["claims"]}
     assert {("a.md", "adr_status"), ("a.md", "adr_problem"), ("a.md", "adr_decision"), ("a.md", "adr_consequences"),

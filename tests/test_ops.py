@@ -83,6 +83,7 @@ def _cli_commands() -> dict[tuple[str, ...], click.Command]:
             out.update({(name, sub): command.get_command(ctx, sub) for sub in command.list_commands(ctx)})
         else:
             out[(name,)] = command
+            out.update({(name, sub): made for sub, made in getattr(command, "subcommands", {}).items()})
     return out
 
 

@@ -11,6 +11,7 @@ for numpy, fastembed or the tangler.
 from __future__ import annotations
 
 import importlib
+from typing import Mapping
 
 import click
 
@@ -48,6 +49,7 @@ def _op_commands(listing: bool = False, only: str | None = None) -> dict[str, cl
     from .render import RENDERERS
 
     top: dict[str, click.Command] = {}
+    groups: dict[str, click.Group] = {}
     for op in (offered(_listing_config()) if listing else registry()).values():
         if op.command is None:
             continue
@@ -57,10 +59,36 @@ def _op_commands(listing: bool = False, only: str | None = None) -> dict[str, cl
         if not rest:
             top[head] = command(op, RENDERERS.get(op.name), head)
             continue
-        group = top.setdefault(head, click.Group(head, help=GROUP_HELP.get(head, f"{head} commands.")))
-        assert isinstance(group, click.Group), f"{head} is a command and a group"
+        group = groups.setdefault(head, click.Group(head, help=GROUP_HELP.get(head, f"{head} commands.")))
         group.add_command(command(op, RENDERERS.get(op.name), rest[0]))
+    for head, group in groups.items():
+        top[head] = Branching(top[head], group.commands) if head in top else group
     return top
+
+
+class Branching(click.Command):
+    """A command with subcommands of its own (`extract SOURCE...`, `extract learn FILE`): a first
+    argument naming a subcommand runs that, anything else the command itself."""
+
+    def __init__(self, leaf: click.Command, subcommands: Mapping[str, click.Command]) -> None:
+        names = ", ".join(f"`{leaf.name} {n}`" for n in sorted(subcommands))
+        super().__init__(leaf.name, callback=leaf.callback, params=leaf.params, help=leaf.help,
+                         short_help=leaf.short_help, epilog=f"See also {names} (--help for each).")
+        self.subcommands = subcommands
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.subcommands:
+            ctx.meta["orgkit.subcommand"] = args
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        args = ctx.meta.pop("orgkit.subcommand", None)
+        if args is None:
+            return super().invoke(ctx)
+        sub = self.subcommands[args[0]]  # named from the root, so its usage reads `orgkit extract learn ...`
+        with sub.make_context(f"{ctx.info_name} {args[0]}", args[1:], parent=ctx.parent) as inner:
+            return sub.invoke(inner)
 
 
 class LazyGroup(click.Group):

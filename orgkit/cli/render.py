@@ -254,6 +254,8 @@ def evolve(data: dict, options: dict) -> str:
             what += f": {c['bullet']}"
         lines.append(f"{c['status']:<9} {what}")
     lines.append(f"{data['events']} events -> {data['guidance']}" + ("" if data["written"] else " (unchanged)"))
+    lines += [f"scorer of {f['schema']}: fitted on {f['verdicts']} verdicts of {f['documents']} sources "
+              f"(fit {f['digest']}, operating point {f['threshold']})" for f in data.get("fits", [])]
     return "\n".join(lines)
 
 
@@ -262,6 +264,8 @@ def guidance(data: dict, options: dict) -> str:
     for part in data["slices"]:
         lines.append(f"{part['extractor']} / {part['node_type']}:")
         lines += [f"  - {b}" for b in part["bullets"]]
+    lines += [f"verdicts on {v['schema']}: {v['verdicts']} ({v['accept']} accepted, {v['reject']} rejected) "
+              f"on {v['sources']} sources" for v in data.get("verdicts", [])]
     return "\n".join(lines)
 def schema_list(rows: list[dict], options: dict) -> str:
     return "\n".join(f"{r['name']:<12} {r['origin']:<9} {', '.join(r['dimensions'])}  ({r['title']})" for r in rows)
@@ -284,17 +288,51 @@ def extract(result: dict, options: dict) -> str:
     """A planned run prints its task graph; a run prints its claims and the audit in brief."""
     if "tasks" in result:
         return json.dumps(result, indent=2, ensure_ascii=False)
+    if "sources" in result and "claims" not in result:
+        return explained(result)
     from ..llm import format_prompt
 
     out = [format_prompt(p["role"], p["model"], p["messages"]) for p in result.get("prompts", [])]
     for claim in result["claims"]:
         quote = " ".join(claim["quote"].split())
-        out.append(f"{claim['source']}:{claim['start']}-{claim['end']}: [{claim['dimension']}] "
+        score = f" ({claim['score']:.2f})" if isinstance(claim.get("score"), (int, float)) else ""
+        out.append(f"{claim['source']}:{claim['start']}-{claim['end']}: [{claim['dimension']}]{score} "
                    f"{quote[:100]}  [{claim['claim_id']}]")
     audit = result["audit"]
     out.append(f"run {result['run']}: {audit['quotes']} quote(s), {audit['verified']} verified, "
                f"{audit['dropped']} dropped (not in the source), {audit['rejected']} rejected, "
                f"{len(audit['flags'])} flagged, {len(audit['failed'])} failed task(s)")
+    return "\n".join(out)
+
+
+def extract_learn(result: dict, options: dict) -> str:
+    fit = result["fit"]
+    return (f"{result['file']}: {result['verdicts']} verdicts ({result['accept']} accept, {result['reject']} reject; "
+            f"{result['new']} new) on {result['sources']} sources under {result['schema']}\n"
+            f"scorer refitted on {fit['verdicts']} verdicts of {fit['documents']} sources (fit {fit['digest']}, "
+            f"operating point {fit['threshold']})")
+
+
+def explained(result: dict) -> str:
+    """Per unit, its best dimension: taken or not, the score against the bar, and the features that
+    weighed most (feature value x weight)."""
+    fit = result["fit"]
+    out = [f"schema {result['schema']}: fit {fit['digest']} ({fit['verdicts']} verdicts), "
+           f"a claim needs {result['min_score']:.2f}"]
+    for source in result["sources"]:
+        best: dict[tuple[int, int], dict] = {}
+        for row in source["units"]:
+            key = (row["start"], row["end"])
+            if key not in best or row["score"] > best[key]["score"]:
+                best[key] = row
+        out.append(f"{source['source']}:")
+        for row in sorted(best.values(), key=lambda r: r["start"]):
+            parts = sorted(((name, value * row["weights"][name]) for name, value in row["features"].items()),
+                           key=lambda nv: -abs(nv[1]))
+            why = ", ".join(f"{name} {weight:+.2f}" for name, weight in parts[:4] if weight)
+            quote = " ".join(row["quote"].split())[:70]
+            out.append(f"  {'taken' if row['taken'] else 'left '} {row['score']:.2f} [{row['dimension']}] {quote}"
+                       f"\n        bias {row['bias']:+.2f}; {why or 'no feature weighs'}")
     return "\n".join(out)
 
 
@@ -331,6 +369,7 @@ RENDERERS: dict[str, Callable[[Any, dict], str]] = {
     "detangle": detangle, "skills_list": skills_list, "skills_show": skills_show, "skills_run": skills_run,
     "skills_prompt": skills_prompt, "ops": ops, "config": config, "evolve": evolve, "guidance": guidance,
     "schema_list": schema_list, "schema_init": schema_init, "schema_show": schema_show, "extract": extract,
+    "extract_learn": extract_learn,
     "audit": audit, "token_add": token_add, "token_list": token_list, "token_revoke": token_revoke,
     **MEMORY_RENDERERS,
 }

@@ -29,7 +29,8 @@ from ..org.escape import one_line
 from ..org.unique import NoteIds
 from ..locator import run_note_ids
 from .model import extract_with_model, judge_with_model
-from .offline import Demotions, extract_offline, held_to_claims
+from .offline import Demotions, demoted, held_to_claims
+from .scorer import MIN_SCORE, Fit, extract_scored
 from .schema import Schema, parse_schema, resolve_schema
 from ..confine import inside
 from .sources import Source, ingest, read_copy, sources_dir
@@ -53,6 +54,9 @@ class Context:
     use_model: bool = False
     guidance: str = ""  # the guidance slice for the extractor's prompt (--use-extraction-feedback)
     demote: Demotions | None = None  # what the offline extractor demotes (--use-extraction-feedback)
+    fit: Fit | None = None  # the offline extractor's scorer (the prior, or fitted on verdicts)
+    min_score: float | None = None  # --min-score: the operating point, over the schema's and the fit's
+    examples: str = ""  # the reviewer's verdicts as examples for the model's prompt
     ids: NoteIds = field(init=False)  # the notes' IDs, read once for the run's many writes
 
     def __post_init__(self) -> None:
@@ -171,18 +175,39 @@ def use_feedback(ctx: Context) -> None:
 
 
 def choose_extractor(ctx: Context) -> None:
-    """A configured extractor model, else the offline extractor (said once, on stderr)."""
+    """A configured extractor model (shown the reviewer's verdicts as examples), else the offline
+    extractor under the schema's fit (said once, on stderr); the run records which fit it used."""
+    from .learn import few_shot, load_fit
+
     try:
         target = resolve(ctx.config, "extractor")
         ctx.use_model = True
         ctx.notices.append(f"extractor: {target.describe()}")
+        ctx.examples = few_shot(ctx.config, ctx.schema)
     except ModelUnavailable as exc:
         ctx.use_model = False
         ctx.notices.append(f"{exc}; using the offline extractor")
-        ctx.embed = _embedder(ctx.config, ctx.notices)
+        ctx.embed = local_embedder(ctx.config, ctx.notices)
+        ctx.fit = load_fit(ctx.config, ctx.schema)
+        info = ctx.store.read("run.json")
+        ctx.store.write("run.json", info | {"fit": ctx.fit.used | {"min_score": operating_point(ctx)}})
 
 
-def _embedder(config: Config, notices: list[str]) -> Callable | None:
+def operating_point(ctx: Context) -> float:
+    """The score a claim needs (see `min_score`)."""
+    return min_score(ctx.min_score, ctx.schema, ctx.fit)
+
+
+def min_score(given: float | None, schema: Schema, fit: Fit | None) -> float:
+    """The score a claim needs: --min-score, else the schema's :MIN_SCORE:, else the fit's own."""
+    if given is not None:
+        return given
+    if schema.min_score is not None:
+        return schema.min_score
+    return fit.threshold if fit is not None else MIN_SCORE
+
+
+def local_embedder(config: Config, notices: list[str]) -> Callable | None:
     """The local embedding model for ranking, when one is configured by path; else BM25."""
     if not config["model_path"]:
         return None
@@ -242,10 +267,13 @@ def _source_pipeline(ctx: Context, index: int, source: dict, candidates_for) -> 
 
 def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
-        return extract_with_model(ctx.config, ctx.schema, text, ctx.guidance)
-    picks = extract_offline(segment(text, source["fmt"]), ctx.schema, ctx.embed, ctx.demote)
-    return [{"dimension": p.dimension, "claim": p.claim, "quote": p.quote, "start": p.start, "end": p.end}
-            for p in picks]
+        return extract_with_model(ctx.config, ctx.schema, text, ctx.examples + ctx.guidance)
+    assert ctx.fit is not None
+    picks = extract_scored(segment(text, source["fmt"]), ctx.schema, ctx.fit, operating_point(ctx), ctx.embed)
+    if ctx.demote:
+        picks = demoted(picks, ctx.demote)
+    return [{"dimension": p.dimension, "claim": p.claim, "quote": p.quote, "start": p.start, "end": p.end,
+             "score": round(p.score, 4)} for p in picks]
 
 
 def ground(schema: Schema, text: str, raw: list[dict], min_quote: int = 0) -> dict:
@@ -270,6 +298,8 @@ def ground(schema: Schema, text: str, raw: list[dict], min_quote: int = 0) -> di
             continue
         start, end = span
         entry = {"dimension": dimension, "claim": claim, "quote": text[start:end], "start": start, "end": end}
+        if isinstance(cand.get("score"), (int, float)):
+            entry["score"] = cand["score"]
         if entry not in kept:
             kept.append(entry)
     return {"grounded": kept, "dropped": dropped}
@@ -324,7 +354,7 @@ def scribe(ctx: Context, index: int, source: dict) -> None:
         claims.append({"source": source["given"], "dimension": cand["dimension"], "claim": cand["claim"],
                        "quote": cand["quote"], "start": cand["start"], "end": cand["end"],
                        "claim_id": claim_id, "quote_id": quote_id, "run": ctx.store.run,
-                       "claim_file": rel(ctx.config, path)})
+                       "claim_file": rel(ctx.config, path), "score": cand.get("score")})
     vanished = []
     for old in before.values():
         with _WRITER:
@@ -456,8 +486,8 @@ def result(ctx: Context) -> dict:
     for i, _ in enumerate(sources):
         written = ctx.store.read(f"claims-{i}.json", {"claims": [], "rejected": []})
         tags = dimension_tags(ctx.schema)
-        claims += [{k: c[k] for k in keys} | {"dimension": tags.get(c["dimension"], c["dimension"])}
-                   for c in written["claims"]]
+        claims += [{k: c[k] for k in keys} | {"dimension": tags.get(c["dimension"], c["dimension"]),
+                                              "score": c.get("score")} for c in written["claims"]]
         rejected += len(written["rejected"])
         dropped += len(ctx.store.read(f"candidates-{i}.json", {"dropped": []})["dropped"])
         report = ctx.store.read(f"audit-{i}.json")
@@ -467,4 +497,31 @@ def result(ctx: Context) -> dict:
              "verified": sum(r["verified"] for r in per_source),
              "stale": sum(r["stale"] for r in per_source), "dropped": dropped, "rejected": rejected,
              "flags": [f for r in per_source for f in r.get("flags", [])], "failed": failures(ctx)}
-    return {"run": ctx.store.run, "claims": claims, "audit": audit}
+    out = {"run": ctx.store.run, "claims": claims, "audit": audit}
+    fit = ctx.store.read("run.json").get("fit")
+    return out | {"fit": fit} if fit else out
+
+
+def explain_sources(config: Config, given: list[str], schema_spec: str, waiting: Collection[str],
+                    given_score: float | None) -> dict:
+    """For every unit of each source and every dimension: taken or not, its score, features and the
+    fit's weights (`extract --explain`); reads the sources where they are, writes nothing."""
+    from .learn import load_fit
+    from .scorer import explain
+    from .sources import FORMATS, decode_source
+
+    require_enabled(config)
+    schema = resolve_schema(config.notes, schema_spec, waiting)
+    notices: list[str] = []
+    fit = load_fit(config, schema)
+    cut = min_score(given_score, schema, fit)
+    embed = local_embedder(config, notices)
+    out = []
+    for source in given:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise OrgkitError(f"source not found: {source}")
+        text = decode_source(path.read_bytes(), source)
+        doc = segment(text, FORMATS.get(path.suffix.lower(), "text"))
+        out.append({"source": source, "units": explain(doc, schema, fit, cut, embed)})
+    return {"schema": schema.name, "fit": fit.used, "min_score": cut, "notices": notices, "sources": out}

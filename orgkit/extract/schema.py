@@ -60,6 +60,7 @@ class Schema:
     origin: str  # "overlay", "template" or "file"
     description: str = ""
     text: str = field(default="", repr=False)
+    min_score: float | None = None  # :MIN_SCORE:, the score a claim of the offline extractor needs
 
     def dimension(self, name: str) -> Dimension | None:
         return next((d for d in self.dimensions if d.name == name), None)
@@ -95,13 +96,27 @@ def parse_schema(text: str, path: Path, origin: str) -> Schema:
     grounded_raw = props.get("GROUNDED", "t").lower()
     if grounded_raw not in _TRUE | _FALSE:
         raise fail(1, f":GROUNDED: must be t or nil, not {props['GROUNDED']!r}")
+    min_score = _score(props.get("MIN_SCORE"), lambda: fail(1, ":MIN_SCORE: must be a number from 0 to 1"))
     dimensions = _dimensions(outline, fail)
     if not dimensions:
         raise fail(1, "a schema needs at least one level-1 heading (a dimension) with a :TAG: property")
     first_heading = outline.heading_lines[0] if outline.heading_lines else len(lines)
     description = _body(lines, (top[1] + 1) if top else 0, first_heading)
     return Schema(id=props["ID"], name=props["ORGKIT_SCHEMA"], title=parsed.title, grounded=grounded_raw in _TRUE,
-                  dimensions=tuple(dimensions), path=path, origin=origin, description=description, text=text)
+                  dimensions=tuple(dimensions), path=path, origin=origin, description=description, text=text,
+                  min_score=min_score)
+
+
+def _score(raw: str | None, fail: Callable[[], SchemaError]) -> float | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise fail() from None
+    if not 0 <= value <= 1:
+        raise fail()
+    return value
 
 
 def _dimensions(outline: Outline, fail) -> list[Dimension]:

@@ -1,8 +1,10 @@
 """Correction events: the labels the feedback loop learns from.
 
-Three kinds (`source`): `override` (a field of a generated note edited or
-deleted), `link_change` (a link added to or removed from a generated note) and
-`review` (a proposal accepted, edited or rejected, or such a decision undone). Each event keeps what was
+Four kinds (`source`): `override` (a field of a generated note edited or
+deleted), `link_change` (a link added to or removed from a generated note),
+`review` (a proposal accepted, edited or rejected, or such a decision undone)
+and `verdict` (a quote of a source accepted or rejected as a claim of a schema's
+dimension, given in bulk: `orgkit extract learn`; kept per schema, `verdicts.py`). Each event keeps what was
 true when it happened: extractor (the generating role), schema and version,
 node type, field, source document, before and after values, time. They are
 appended to `events.jsonl` in the data dir and are unique by ID, computed as:
@@ -11,6 +13,8 @@ appended to `events.jsonl` in the data dir and are unique by ID, computed as:
                       + normalized(before) + normalized(after))
 - link_change: sha256(source_path + source_node_id + action + target_slug + target_node_id)
 - review:      sha256(source_path + item_id + action + canonical_node_id + undone)
+- verdict:     sha256(schema + item_id + field + action + quote), item_id being the
+               source's content hash and field the dimension's tag
 
 (`+` is plain string concatenation, UTF-8 encoded, hex digest; `normalized` is
 `fields.normalized`; a missing part is the empty string; `undone` is empty
@@ -35,9 +39,9 @@ from .generated import now
 from .jsonl import append_records, read_records
 from .paths import events_path
 
-SOURCES = ("override", "link_change", "review")
+SOURCES = ("override", "link_change", "review", "verdict")
 ACTIONS = {"override": ("edit", "delete"), "link_change": ("add", "remove"),
-           "review": ("accept", "edit", "reject", "undo")}
+           "review": ("accept", "edit", "reject", "undo"), "verdict": ("accept", "reject")}
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,10 @@ def link_change_id(source_path: str, source_node_id: str, action: str, target_sl
 
 def review_id(source_path: str, item_id: str, action: str, canonical_node_id: str, undone: int = 0) -> str:
     return sha256(source_path, item_id, action, canonical_node_id, f"undone {undone}" if undone else "")
+
+
+def verdict_id(schema: str, source_sha256: str, tag: str, action: str, quote: str) -> str:
+    return sha256(schema, source_sha256, tag, action, quote)
 
 
 def append_events(config: Config, events: list[Event]) -> list[Event]:

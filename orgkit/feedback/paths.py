@@ -23,6 +23,11 @@ def events_path(config: Config) -> Path:
     return feedback_dir(config) / "events.jsonl"
 
 
+def verdicts_path(config: Config, schema: str) -> Path:
+    """One JSON line per verdict event of one schema (`orgkit extract learn`), written whole."""
+    return feedback_dir(config) / "verdicts" / f"{schema}.jsonl"
+
+
 def bullet_cache_path(config: Config) -> Path:
     """Model-phrased bullets by cluster membership hash, so a re-run makes no model call."""
     return feedback_dir(config) / "bullets.json"

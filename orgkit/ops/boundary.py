@@ -64,6 +64,13 @@ def _check_inside(ctx: OpContext, op: Op, param: Param, text: str) -> None:
     confined(ctx.path(text), roots, param.name)
 
 
+def file_inside(ctx: OpContext, text: str, what: str) -> Path:
+    """A file named inside a parameter's content (a verdicts file's sources), as the op will read it:
+    anywhere for the user, only inside the notes for any other caller (the check `paths` gets)."""
+    path = ctx.path(text)
+    return path if ctx.trusted else confined(path, [ctx.root], what)
+
+
 def read_limited(stream: IO[bytes], limit: int, what: str, setting_key: str) -> str:
     """At most `limit` bytes of `stream` as UTF-8 text: one byte more is read to see that it is over."""
     data = stream.read(limit + 1)

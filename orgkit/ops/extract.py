@@ -78,6 +78,8 @@ def _check_extract(args: dict[str, Any]) -> None:
         raise ParamError("'sources' is required (or 'resume' RUN, or 'commit' FILE)")
     if not modes and not args["schema"]:
         raise ParamError("'schema' is required with sources")
+    if args["explain"] and (modes or args["plan"]):
+        raise ParamError("'explain' takes sources, not 'plan', 'resume' or 'commit'")
 
 
 def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -85,12 +87,15 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract.plan import commit, plan
 
     _record_corrections(ctx)
+    if args["explain"]:
+        return _explain(ctx, args)
     prompts: list[dict] = []
     with _watching(args["show_prompt"], prompts):
         if args["commit"]:
             result = commit(ctx.config, ctx.path(args["commit"]))
         elif args["resume"]:
             run = runs.open_run(ctx.config, args["resume"])
+            run.min_score = args["min_score"]
             _feedback(ctx, args, run)
             result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
@@ -99,6 +104,7 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
                         feedback=_wants_feedback(ctx, args))
         else:
             run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx))
+            run.min_score = args["min_score"]
             _feedback(ctx, args, run)
             result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
@@ -108,6 +114,29 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     if args["show_prompt"]:
         result["prompts"] = prompts
     return result
+
+
+def _explain(ctx: OpContext, args: dict[str, Any]) -> dict:
+    """Why each unit of each source was or was not taken, under the schema's fit; nothing written."""
+    from ..extract.run import explain_sources
+
+    result = explain_sources(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx), args["min_score"])
+    for message in result["notices"]:
+        ctx.warn(message)
+    return result
+
+
+def extract_learn(ctx: OpContext, args: dict[str, Any]) -> dict:
+    """Store a file of verdicts under a schema, whole or not at all, then refit the schema's scorer."""
+    from ..extract.learn import learn, refit
+    from ..extract.run import require_enabled
+    from ..extract.schema import resolve_schema
+    from .boundary import file_inside
+
+    require_enabled(ctx.config)
+    schema = resolve_schema(ctx.root, _schema(ctx, args), _waiting(ctx))
+    stored = learn(ctx.config, ctx.path(args["verdicts"]), schema, lambda text: file_inside(ctx, text, "source"))
+    return stored | {"fit": refit(ctx.config, schema).used}
 
 
 def _record_corrections(ctx: OpContext) -> None:
@@ -233,8 +262,16 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
                Param("resume", "string", "Finish the run RUN after a crash.", metavar="RUN", **RUN),
                Param("show_prompt", "boolean", "Include every prompt sent to a model in the result."),
                Param("use_extraction_feedback", "boolean", "Add the guidance file's bullets for claim and quote "
-                     "notes (see `orgkit evolve`) to the extractor's prompt.")),
-           result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id}], audit}",
+                     "notes (see `orgkit evolve`) to the extractor's prompt."),
+               Param("min_score", "number", "The score (0-1) a claim of the offline extractor needs (default: the "
+                     "schema's :MIN_SCORE:, else the operating point its fit chose from the verdicts).",
+                     minimum=0, maximum=1, metavar="SCORE"),
+               Param("explain", "boolean", "Write nothing; show for every unit of the sources and every dimension "
+                     "whether it is taken, its score, its features and the fit's weights.")),
+           result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id, score}], audit, "
+                  "fit?: {digest, verdicts, documents, threshold, min_score}} (explain: {schema, fit, min_score, "
+                  "notices, sources: [{source, units: [{dimension, start, end, quote, score, taken, bias, features, "
+                  "weights}]}]})",
            writes=True, capability=CAP, check=_check_extract, progress=True, role="admin"))
 declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quotes whose source changed, "
            "mark the ones no longer found stale.", audit,
@@ -242,3 +279,13 @@ declare(Op("audit", "Re-verify the quotes of a run (or all runs): re-anchor quot
                    Param("all", "boolean", "Audit every run.")),
            result="{runs, sources: [{run, source, quotes, verified, reanchored, stale, missing, coverage}], "
                   "problems}", writes=True, capability=CAP, role="admin"))
+declare(Op("extract_learn", "Learn from a reviewer: store a JSON-lines file of verdicts ({source, dimension: the "
+           "schema's tag, quote: exact text of the source, verdict: accept|reject} a line) under a schema, "
+           "checked whole first (a bad line is refused by number and nothing is kept), then refit the offline "
+           "extractor's scorer on every verdict of the schema.", extract_learn,
+           params=(Param("verdicts", "path", "The verdicts file (JSON lines); a server's clients name files "
+                         "in the notes dir, and its sources must be there too.", required=True, positional=True,
+                         metavar="VERDICTS.jsonl", paths="file"),
+                   Param("schema", "string", SCHEMA.help, required=True, metavar="NAME|FILE", paths="name")),
+           result="{schema, verdicts, new, accept, reject, sources, file, fit: {digest, verdicts, documents, "
+                  "threshold}}", writes=True, role="admin", cli=("extract", "learn"), capability=CAP))
