@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .confine import inside
+from .confine import confine_writes, inside, leaves_through_link, writable
 from .errors import OrgkitError
+from .files import replace_file
 from .redact import redact
 
 CONFIG_FILE = "orgkit.toml"
@@ -461,9 +462,33 @@ def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
                 break
             except OrgkitError as exc:
                 problems.append(str(exc))
+    problems += _confine_writes(root, values, origins)
     if problems and not lenient:
         raise OrgkitError(problems[0])
     return Config(root, notes_origin, values, origins, refused, tuple(problems))
+
+
+def _confine_writes(root: Path, values: Mapping[str, Any], origins: Mapping[str, str]) -> list[str]:
+    """Register where orgkit may write (`confine.writable`); why a state or data dir the user did not
+    name is refused: it leads out of the notes through a symlink (a received folder's
+    `.orgkit -> /elsewhere`), so nothing is written or deleted there."""
+    problems = []
+    confine_writes(root, *(Path(p).expanduser() for p in values["notes.follow_roots"] or []))
+    for key in ("state_dir", "data_dir"):
+        chosen = values[key]
+        from_notes = origins[key] == "default" or origins[key].startswith("file ")
+        try:
+            leaves = from_notes and leaves_through_link(chosen, root)
+        except OrgkitError as exc:  # a loop, a name the file system refuses
+            problems.append(f"{key}: {exc}")
+            continue
+        if leaves:
+            setting = SETTINGS[key]
+            problems.append(f"{key} {chosen} leads outside the notes dir through a symlink; refused (a notes "
+                            f"folder's dirs stay inside it: to use it, set ${setting.env} or --{key.replace('_', '-')})")
+            continue
+        confine_writes(chosen)
+    return problems
 
 
 def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
@@ -481,9 +506,9 @@ def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
 
 def ensure_state_dir(config: Config) -> Path:
     """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
-    state = config.state_dir
+    state = writable(config.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     ignore = state / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# derived data: `orgkit index` rebuilds it\n*\n", encoding="utf-8")
+    if not os.path.lexists(ignore):
+        replace_file(ignore, b"# derived data: `orgkit index` rebuilds it\n*\n")
     return state

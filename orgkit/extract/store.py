@@ -20,7 +20,7 @@ from typing import Any
 
 from ..confine import inside
 from ..errors import NotFound, OrgkitError
-from ..files import replace_file
+from ..files import made_dir, replace_file
 
 
 # A run ID is an ID, never a path: it is joined under the runs folder only when it matches this.
@@ -54,7 +54,7 @@ class RunStore:
     @classmethod
     def create(cls, data_dir: Path, run: str) -> "RunStore":
         root = runs_dir(data_dir) / check_run_id(run)
-        root.mkdir(parents=True, exist_ok=True)
+        made_dir(root)
         return cls(root, run)
 
     @classmethod

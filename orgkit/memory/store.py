@@ -37,6 +37,7 @@ from ..errors import OrgkitError, first_line
 from ..storage.db import Connection, write_transaction
 from ..storage.memory_db import MemoryDatabase, memory_database
 from ..storage.migrations import Migration
+from .replayed import stored_id
 
 _TABLES = """
 CREATE TABLE deposits (
@@ -184,12 +185,12 @@ class Store:
 
     def subject_lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
         """A lock held while one deposit is written or processed; free means its holder died.
-        Without `wait`, a held lock raises `LockBusy`."""
-        return self.place.lock(name, wait=wait)
+        Without `wait`, a held lock raises `LockBusy`. The name holds an ID, checked first."""
+        return self.place.lock(stored_id(name, "lock"), wait=wait)
 
     def forget_subject_lock(self, name: str) -> None:
         """Remove what a finished subject's lock leaves behind (SQLite's lock file), while held."""
-        self.place.forget(name)
+        self.place.forget(stored_id(name, "lock"))
 
 
 def dumps(value: Any) -> str:
