@@ -207,7 +207,16 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             "connection must arrive whole within it", default=30.0, env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1,
             kind="bound"),
     Setting("http.max_unauthenticated", int, "connections per server process that have not yet shown a token; "
-            "past it the oldest idle one is closed", default=256, env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1,
+            "past it the oldest idle one is answered 503 and closed", default=256,
+            env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1,
+            kind="bound"),
+    Setting("http.deposits_per_minute", int, "deposits one token may make per minute on the team server (past it: "
+            "429 with Retry-After)", default=60, env="ORGKIT_HTTP_DEPOSITS_PER_MINUTE", minimum=1, kind="bound"),
+    Setting("http.reads_per_minute", int, "expensive reads (search, context, recall, scan) one token may make per "
+            "minute on the team server (past it: 429 with Retry-After)", default=600,
+            env="ORGKIT_HTTP_READS_PER_MINUTE", minimum=1, kind="bound"),
+    Setting("http.max_connections", int, "connections and calls one server process handles at once; past it a new "
+            "request is answered 503 instead of waiting", default=1000, env="ORGKIT_HTTP_MAX_CONNECTIONS", minimum=8,
             kind="bound"),
     Setting("http.trusted_proxies", list, "addresses of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For "
             "the team server believes (\"*\": any)", default=["127.0.0.1", "::1"],

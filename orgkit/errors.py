@@ -35,6 +35,14 @@ class Unavailable(OrgkitError):
     """The call could not be served now (busy, past its deadline): the same call may work later."""
 
 
+class TooMany(OrgkitError):
+    """A caller spent its rate (ops/rates.py): the same call works after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class DatabaseUnavailable(Unavailable):
     """The database cannot be reached (down, restarting, the connection lost): try again later.
 

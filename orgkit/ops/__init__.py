@@ -195,6 +195,8 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     if identity is not None:
         _authorize(op, identity, args)
+    if ctx.limits is not None and identity is not None:  # a server's caller: its rate, after its role
+        ctx.limits.take(op.rate, identity.name)
     if op.writes:
         return _run(ctx, op, args, identity, progress)
     try:

@@ -127,7 +127,7 @@ declare(Op("scan", "Find headlines, file titles and node aliases matching every 
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
                    Param("regex", "boolean", "QUERY is one regular expression.")),
-           result="[{id, title, file, line, level, olp}]"))
+           result="[{id, title, file, line, level, olp}]", rate="read"))
 declare(Op("read", "The org text of nodes by ID, and of the notes they link to, within a token budget.", read,
            params=(Param("ids", "array", "Node IDs to read.", required=True, positional=True, metavar="ID..."),
                    Param("depth", "integer", "Follow id links this many hops (breadth-first).", default=0,
@@ -144,7 +144,8 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                          "config key search.min_score, 0: keep all, marking those below the floor not relevant).",
                          minimum=0),
                    SCOPE, NO_UPDATE),
-           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]"))
+           result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?}]",
+           rate="read"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
@@ -152,4 +153,4 @@ declare(Op("context", "Gather the notes that best answer QUERY, and what they li
                    SCOPE, NO_UPDATE),
            result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
-                  "mode, reason, corrected?}"))
+                  "mode, reason, corrected?}", rate="read"))
