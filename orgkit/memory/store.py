@@ -156,8 +156,16 @@ class Store:
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        """Close the connection; a failure to read what a row holds (it came with the data dir or
+        from another writer of the database, not as orgkit writes it) is one line, not a traceback."""
         self.close()
+        if exc is not None and isinstance(exc, self.place.errors):  # a full disk, a broken file
+            raise OrgkitError(f"the memory store failed: {first_line(exc)[:300]}; nothing half-written "
+                              "(its transaction was rolled back)") from None
+        if exc is not None and isinstance(exc, MALFORMED):
+            raise OrgkitError(f"a record in the memory store is not as orgkit writes it ({type(exc).__name__}: "
+                              f"{first_line(exc)[:200]}); stopped, the record is left as it is") from None
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
@@ -191,6 +199,11 @@ class Store:
     def forget_subject_lock(self, name: str) -> None:
         """Remove what a finished subject's lock leaves behind (SQLite's lock file), while held."""
         self.place.forget(stored_id(name, "lock"))
+
+
+# What reading a row that orgkit did not write raises: JSON that is not, a value of another type,
+# a key that is not there.
+MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
 
 
 def dumps(value: Any) -> str:
