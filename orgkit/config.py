@@ -494,7 +494,7 @@ def _confine_writes(root: Path, values: Mapping[str, Any], origins: Mapping[str,
         if leaves:
             setting = SETTINGS[key]
             problems.append(f"{key} {chosen} leads outside the notes dir through a symlink; refused (a notes "
-                            f"folder's dirs stay inside it: to use it, set ${setting.env} or --{key.replace('_', '-')})")
+                            f"folder's dirs stay inside it: to use it, name it in ${setting.env} or your config file)")
             continue
         confine_writes(chosen)
     return problems

@@ -23,7 +23,6 @@ would read as a heading, a drawer or a keyword are comma-escaped
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .replayed import note_file, stored_id
-from .store import Store, dumps, now
+from .store import Store, dumps, loads, now
 
 LANES = ("agent", "human")
 VIAS = ("cli", "serve", "mcp", "http", "emacs")  # the surfaces a deposit can come through
@@ -71,7 +70,7 @@ class Deposit:
     def from_row(cls, row) -> "Deposit":
         return cls(id=row["id"], path=row["path"], title=row["title"], lane=row["lane"],
                    status=row["status"], via=row["via"], actor=row["actor"], created=row["created"],
-                   meta=json.loads(row["meta"]), supersedes=row["supersedes"],
+                   meta=loads(row["meta"], dict), supersedes=row["supersedes"],
                    superseded_by=row["superseded_by"], error=row["error"], model=row["model"])
 
     def to_json(self) -> dict:

@@ -210,8 +210,12 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def loads(text: str | None, shape: type | None = None) -> Any:
+    """A stored JSON value; with `shape`, one of that type, else a ValueError (a row orgkit did not write)."""
+    value = None if text is None else json.loads(text)
+    if shape is not None and not isinstance(value, shape):
+        raise ValueError(f"a stored value is {type(value).__name__}, not {shape.__name__}")
+    return value
 
 
 def actor_name(explicit: str | None = None) -> str:

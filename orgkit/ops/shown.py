@@ -13,7 +13,6 @@ tangle or read could not open) are shown to such a caller the same way.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from ..redact import HIDDEN, URL_HOST, without_hosts
