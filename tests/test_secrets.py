@@ -26,6 +26,8 @@ URLS = [
     f"postgresql://team:{SECRET}@[::1/notes",
     f"postgresql://team@h/notes?password={SECRET}%",
     f"postgresql://team:{SECRET}@127.0.0.1:notaport/notes",
+    f"postgres://team:%27{SECRET}%20x@127.0.0.1:1/notes",
+    f"postgresql://team@127.0.0.1:1/notes?password='{SECRET} x'&passfile=/p/{SECRET}",
 ]
 
 
