@@ -48,10 +48,12 @@ def victim(received: Path) -> Path:  # noqa: F811 - the fixture imported above
 
 
 def one_line_or_ok(result) -> None:
-    """Exit 0, or 1 with one line on stderr naming the refusal: never a traceback."""
+    """Exit 0, or 1 with one error line on stderr (after any warnings) naming the refusal: never a traceback."""
     assert "Traceback" not in result.stderr, result.stderr
     if result.exit_code:
-        assert result.exit_code == 1 and result.stderr.startswith("orgkit: error: "), result.stderr
+        *warnings, error = result.stderr.splitlines()
+        assert result.exit_code == 1 and error.startswith("orgkit: error: "), result.stderr
+        assert all(line.startswith("orgkit: warning: ") for line in warnings), result.stderr
 
 
 # --- symlinks at every level ------------------------------------------------------------------
@@ -59,6 +61,8 @@ def one_line_or_ok(result) -> None:
 # (where the link is, relative to the notes; what it points to in the victim folder; the commands)
 INDEX = [("index", "--no-embed"), ("index", "--rebuild", "--no-embed")]
 MEMORY = [("deposit", "--title", "A finding", "--body", "Text.", "--no-process"), ("deposits",)]
+EXTRACT = [("extract", "a.md", "--schema", "adr", "--plan")]
+TOKENS = [("token", "add", "t", "--role", "reader"), ("token", "list")]
 LINKS = [
     (".orgkit", "", INDEX),
     ("orgkit-data", "", MEMORY),
@@ -71,12 +75,18 @@ LINKS = [
     ("orgkit-data/locks", "", MEMORY),
     ("orgkit-data/memory.lock", "lock", MEMORY),
     ("deposits", "", MEMORY),
+    ("orgkit-data/extract", "", EXTRACT),
+    ("orgkit-data/extract/sources", "", EXTRACT),
+    ("orgkit-data/tokens.json", "keep.txt", TOKENS),
 ]
 
 
 @pytest.mark.parametrize("where, target, commands", LINKS, ids=[w for w, _, _ in LINKS])
 def test_a_link_out_at_any_level_writes_and_deletes_nothing_outside(received: Path, victim: Path, cli,  # noqa: F811
-                                                                    where: str, target: str, commands) -> None:
+                                                                    where: str, target: str, commands,
+                                                                    monkeypatch) -> None:
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    (received / "a.md").write_text("# ADR\n\nWe will keep the cache in SQLite.\n")
     link = received / where
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(victim / target if target else victim)
@@ -93,6 +103,12 @@ def test_a_dir_the_user_names_may_be_a_link(received: Path, victim: Path, cli, m
     refused = cli("index", "--no-embed")
     assert refused.exit_code == 1 and "leads outside the notes dir through a symlink" in refused.stderr
     assert refused.stderr.count("\n") == 1
+    (received / "orgkit.toml").write_text('state_dir = ".orgkit"\ndata_dir = "elsewhere"\n')
+    (received / "elsewhere").symlink_to(victim)
+    before = beside(received.parent)
+    for args in (("index", "--no-embed"), ("deposit", "--title", "T", "--body", "B", "--no-process")):
+        one_line_or_ok(cli(*args))  # a notes folder's own file is no user's word
+        assert beside(received.parent) == before
     monkeypatch.setenv("ORGKIT_STATE_DIR", str(received / ".orgkit"))
     assert cli("index", "--no-embed").exit_code == 0
     assert (victim / "index.sqlite").is_file()
