@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
-from ..errors import OrgkitError, first_line
+from ..errors import MALFORMED, OrgkitError, first_line, stored_records
 from ..storage.db import Connection, write_transaction
 from ..storage.memory_db import MemoryDatabase, memory_database
 from ..storage.migrations import Migration
@@ -163,9 +163,9 @@ class Store:
         if exc is not None and isinstance(exc, self.place.errors):  # a full disk, a broken file
             raise OrgkitError(f"the memory store failed: {first_line(exc)[:300]}; nothing half-written "
                               "(its transaction was rolled back)") from None
-        if exc is not None and isinstance(exc, MALFORMED):
-            raise OrgkitError(f"a record in the memory store is not as orgkit writes it ({type(exc).__name__}: "
-                              f"{first_line(exc)[:200]}); stopped, the record is left as it is") from None
+        if isinstance(exc, MALFORMED):
+            with stored_records("the memory store"):
+                raise exc
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
@@ -199,11 +199,6 @@ class Store:
     def forget_subject_lock(self, name: str) -> None:
         """Remove what a finished subject's lock leaves behind (SQLite's lock file), while held."""
         self.place.forget(stored_id(name, "lock"))
-
-
-# What reading a row that orgkit did not write raises: JSON that is not, a value of another type,
-# a key that is not there.
-MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
 
 
 def dumps(value: Any) -> str:
