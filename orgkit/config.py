@@ -495,6 +495,7 @@ def _confine_writes(root: Path, values: Mapping[str, Any], origins: Mapping[str,
             setting = SETTINGS[key]
             problems.append(f"{key} {chosen} leads outside the notes dir through a symlink; refused (a notes "
                             f"folder's dirs stay inside it: to use it, name it in ${setting.env} or your config file)")
+            confine_writes(chosen, closed=True)  # nothing is written there, whatever this process loaded before
             continue
         confine_writes(chosen)
     return problems

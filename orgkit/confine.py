@@ -68,10 +68,10 @@ _WRITE_ROOTS: dict[Path, tuple[Path, ...]] = {}
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite opens beside a database, links followed
 
 
-def confine_writes(root: Path, *leads_to: Path) -> None:
+def confine_writes(root: Path, *leads_to: Path, closed: bool = False) -> None:
     """Make `writable` hold every path named under `root` to `root` resolved (or to `leads_to`,
-    the directories the user let links lead to)."""
-    _WRITE_ROOTS[Path(os.path.abspath(root))] = tuple(resolved(p) for p in (root, *leads_to))
+    the directories the user let links lead to); a `closed` root refuses every path under it."""
+    _WRITE_ROOTS[Path(os.path.abspath(root))] = () if closed else tuple(resolved(p) for p in (root, *leads_to))
 
 
 def writable(path: Path, *side_files: str) -> Path:
