@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .confine import inside
+from .confine import confine_writes, inside, leaves_through_link, writable
 from .errors import OrgkitError
+from .files import replace_file
 from .redact import redact
 
 CONFIG_FILE = "orgkit.toml"
@@ -206,7 +207,16 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in [
             "connection must arrive whole within it", default=30.0, env="ORGKIT_HTTP_IDLE_TIMEOUT", minimum=0.1,
             kind="bound"),
     Setting("http.max_unauthenticated", int, "connections per server process that have not yet shown a token; "
-            "past it the oldest idle one is closed", default=256, env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1,
+            "past it the oldest idle one is answered 503 and closed", default=256,
+            env="ORGKIT_HTTP_MAX_UNAUTHENTICATED", minimum=1,
+            kind="bound"),
+    Setting("http.deposits_per_minute", int, "deposits one token may make per minute on the team server (past it: "
+            "429 with Retry-After)", default=60, env="ORGKIT_HTTP_DEPOSITS_PER_MINUTE", minimum=1, kind="bound"),
+    Setting("http.reads_per_minute", int, "expensive reads (search, context, recall, scan) one token may make per "
+            "minute on the team server (past it: 429 with Retry-After)", default=600,
+            env="ORGKIT_HTTP_READS_PER_MINUTE", minimum=1, kind="bound"),
+    Setting("http.max_connections", int, "connections and calls one server process handles at once; past it a new "
+            "request is answered 503 instead of waiting", default=1000, env="ORGKIT_HTTP_MAX_CONNECTIONS", minimum=8,
             kind="bound"),
     Setting("http.trusted_proxies", list, "addresses of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For "
             "the team server believes (\"*\": any)", default=["127.0.0.1", "::1"],
@@ -462,9 +472,34 @@ def load(notes: Path | None = None, flags: Mapping[str, Any] | None = None,
                 break
             except OrgkitError as exc:
                 problems.append(str(exc))
+    problems += _confine_writes(root, values, origins)
     if problems and not lenient:
         raise OrgkitError(problems[0])
     return Config(root, notes_origin, values, origins, refused, tuple(problems))
+
+
+def _confine_writes(root: Path, values: Mapping[str, Any], origins: Mapping[str, str]) -> list[str]:
+    """Register where orgkit may write (`confine.writable`); why a state or data dir the user did not
+    name is refused: it leads out of the notes through a symlink (a received folder's
+    `.orgkit -> /elsewhere`), so nothing is written or deleted there."""
+    problems = []
+    confine_writes(root, *(Path(p).expanduser() for p in values["notes.follow_roots"] or []))
+    for key in ("state_dir", "data_dir"):
+        chosen = values[key]
+        from_notes = origins[key] == "default" or origins[key].startswith("file ")
+        try:
+            leaves = from_notes and leaves_through_link(chosen, root)
+        except OrgkitError as exc:  # a loop, a name the file system refuses
+            problems.append(f"{key}: {exc}")
+            continue
+        if leaves:
+            setting = SETTINGS[key]
+            problems.append(f"{key} {chosen} leads outside the notes dir through a symlink; refused (a notes "
+                            f"folder's dirs stay inside it: to use it, name it in ${setting.env} or your config file)")
+            confine_writes(chosen, closed=True)  # nothing is written there, whatever this process loaded before
+            continue
+        confine_writes(chosen)
+    return problems
 
 
 def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
@@ -482,9 +517,9 @@ def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
 
 def ensure_state_dir(config: Config) -> Path:
     """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
-    state = config.state_dir
+    state = writable(config.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     ignore = state / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# derived data: `orgkit index` rebuilds it\n*\n", encoding="utf-8")
+    if not os.path.lexists(ignore):
+        replace_file(ignore, b"# derived data: `orgkit index` rebuilds it\n*\n")
     return state

@@ -1,6 +1,13 @@
 """Errors that reach the user as one line (exit status 1), never as a traceback."""
 
+from contextlib import contextmanager
+from typing import Iterator
+
 from .redact import redact
+
+# What reading a stored record that orgkit did not write raises: JSON that is not, a value of
+# another type, a key or an item that is not there.
+MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
 
 
 def first_line(exc: BaseException) -> str:
@@ -35,12 +42,33 @@ class Unavailable(OrgkitError):
     """The call could not be served now (busy, past its deadline): the same call may work later."""
 
 
+class TooMany(OrgkitError):
+    """A caller spent its rate (ops/rates.py): the same call works after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class DatabaseUnavailable(Unavailable):
     """The database cannot be reached (down, restarting, the connection lost): try again later.
 
     The connection that failed is dropped, so the next call connects afresh; the
     team server answers 503 meanwhile.
     """
+
+
+@contextmanager
+def stored_records(what: str) -> Iterator[None]:
+    """Read back `what` (an extraction run, the memory store: data that travels with the notes or
+    that other writers share): a record not as orgkit writes it stops the work in one line."""
+    try:
+        yield
+    except OrgkitError:
+        raise
+    except MALFORMED as exc:
+        raise OrgkitError(f"{what} holds a record not as orgkit writes it ({type(exc).__name__}: "
+                          f"{first_line(exc)[:200]}); stopped, the record is left as it is") from None
 
 
 def say(exc: BaseException, limit: int = 2000) -> str:

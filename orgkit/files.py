@@ -5,6 +5,8 @@ Notes go through `org.write` (locked, compared, through links); the data dir's
 records, the tangle journal and caches only need a write that a crash leaves
 old or new, never half: a temporary file beside the target, fsync, rename,
 fsync of the directory. Every writer that must run alone takes `file_lock`.
+Each asks `confine.writable` first: nothing is written through a link out of
+its root.
 `fcntl` makes orgkit POSIX-only.
 """
 
@@ -18,6 +20,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Union
+
+from .confine import writable
 
 # What a whole-file write takes: the bytes, or byte-like parts (numpy arrays' views included).
 Data = Union[bytes, Iterable["bytes | memoryview"]]
@@ -38,6 +42,8 @@ def file_lock(path: Path, *, wait: bool = True, on_wait: Callable[[], None] | No
     Without `wait`, a held lock raises `LockBusy`; with it, `on_wait` is called
     once before blocking (to tell the user why nothing happens).
     """
+    if flags & os.O_CREAT:
+        writable(path)
     fd = os.open(path, flags, mode)
     try:
         try:
@@ -63,7 +69,7 @@ def replace_file(path: Path, data: Data, *, prefix: str | None = None, sync: boo
     A derived cache that a crash may lose passes `sync=False`: no fsync of the file or
     its directory (the rename still means a reader sees the old file or the new one).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made_dir(writable(path).parent)
     tmp = staged_copy(path.parent, data, prefix or f".{path.name}.", mode, sync=sync)
     try:
         os.replace(tmp, path)
@@ -110,7 +116,7 @@ def staged_directory(target: Path, name: str) -> Iterator[Path]:
     it is renamed to `target` in one step (an empty directory there is replaced, one with
     files refuses with OSError), so a reader finds a whole directory or none. The staging
     directory is removed in every case."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    made_dir(writable(target).parent)
     staging = target.parent / name
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -120,6 +126,13 @@ def staged_directory(target: Path, name: str) -> Iterator[Path]:
         fsync_dir(target.parent)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def made_dir(path: Path, mode: int = 0o777) -> Path:
+    """`path` as a directory (made with its parents when missing), refused when it leads out of its root."""
+    writable(path)
+    path.mkdir(parents=True, exist_ok=True, mode=mode)
+    return path
 
 
 def unlink_quietly(path: str | Path) -> None:

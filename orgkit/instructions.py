@@ -56,3 +56,12 @@ def instruction_place(rel: PurePosixPath, real: Path, state_dir: Path, data_dir:
     if parts and parts[-1].casefold() == CONFIG_FILE:
         return f"{CONFIG_FILE} is the notes' configuration"
     return None
+
+
+def refused_place(rel: PurePosixPath, real: Path, root: Path, state_dir: Path, data_dir: Path) -> str | None:
+    """`instruction_place` for the path as named and for where its links lead (`real`, inside the
+    resolved notes dir `root`): a link `notes/link -> notes/personas` is no way in."""
+    if real != root and root not in real.parents:
+        return "it leads outside the notes dir"
+    return instruction_place(rel, real, state_dir, data_dir) or instruction_place(
+        PurePosixPath(real.relative_to(root).as_posix()), real, state_dir, data_dir)

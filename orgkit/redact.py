@@ -21,17 +21,25 @@ import re
 from urllib.parse import unquote
 
 MASK = "***"
-# `scheme://user:` then the password, up to the last `@` of the URL (a password with an
-# unencoded `@` or `:` is masked whole, and too much is masked rather than too little).
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:@/'\"]*:)(?P<secret>[^\s'\"]*)(?=@)")
-# A URL query parameter: its value ends at `&`, `#` or the end of the URL (a `:` ending a URL
-# in a sentence is the sentence's).
-_QUERY = re.compile(r"(?P<head>[?&](?P<key>[A-Za-z0-9_.%-]+)=)(?P<secret>[^\s&#'\"]*?)(?=[\s&#'\"]|:\s|:$|$)")
-# A keyword = value pair of a connection string: a value is quoted (with \' and \\ inside,
-# unterminated up to the end) or runs to the next space.
+# `scheme://user:` then the password, up to the `@` that ends the host part: libpq reads the
+# userinfo up to an `@` before any `/`, spaces and quotes included; a password with an unencoded
+# `@` is masked whole (too much is masked rather than too little).
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:@/'\"]*:)"
+                       r"(?P<secret>(?:[^/@\n]|@(?=[^/\s]*@))*)(?=@)")
+# A value quoted in either quote (libpq's conninfo uses '...' with \' and \\ inside; a "..." is
+# masked whole too), unterminated up to the end of the line.
+_QUOTED = r"'(?:[^'\\\n]|\\.)*(?:'|$)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)"
+# A URL query parameter: its value is quoted, or ends at `&`, `#`, a space or the end of the URL
+# (a `:` ending a URL in a sentence is the sentence's).
+_QUERY = re.compile(rf"(?P<head>[?&](?P<key>[A-Za-z0-9_.%-]+)=)(?P<secret>{_QUOTED}|[^\s&#]*?(?=[\s&#]|:\s|:$|$))",
+                    re.M)
+# A keyword = value pair of a connection string: a value is quoted or runs to the next space.
 _KEYWORD = re.compile(r"(?P<head>(?<![\w%?&.-])(?P<key>[A-Za-z0-9_%]+)\s*=\s*)"
-                      r"(?P<secret>'(?:[^'\\]|\\.)*(?:'|$)|[^\s'\"]+)")
-_SECRET_KEY = re.compile(r"(?i)(ssl)?pass|pw|.*(password|passwd|secret|token|api_?key).*")
+                      rf"(?P<secret>{_QUOTED}|[^\s'\"]+)", re.M)
+# Passwords, and what leads to one: a password file, a service (its file holds one), a client
+# key (and the password that unlocks it).
+_SECRET_KEY = re.compile(r"(?i)(ssl)?pass|pw|passfile|service(file)?|sslkey|"
+                         r".*(password|passwd|secret|token|api_?key).*")
 
 
 def _is_secret(key: str) -> bool:
@@ -46,7 +54,7 @@ def _found(text: str) -> list[str]:
                if _is_secret(m.group("key"))]
     out = set()
     for value in values:
-        bare = value[1:].removesuffix("'") if value.startswith("'") else value
+        bare = value[1:].removesuffix(value[0]) if value[:1] in ("'", '"') else value
         out |= {value, bare, unquote(value), re.sub(r"\\(.)", r"\1", bare)}
     return sorted((v for v in out if v and v != MASK), key=len, reverse=True)
 

@@ -27,6 +27,8 @@ URLS = [
     f"postgresql://team:{SECRET}@[::1/notes",
     f"postgresql://team@h/notes?password={SECRET}%",
     f"postgresql://team:{SECRET}@127.0.0.1:notaport/notes",
+    f"postgres://team:%27{SECRET}%20x@127.0.0.1:1/notes",
+    f"postgresql://team@127.0.0.1:1/notes?password='{SECRET} x'&passfile=/p/{SECRET}",
 ]
 
 
@@ -45,6 +47,17 @@ def test_every_form_of_a_password_is_masked() -> None:
     }
     for text, expected in shown.items():
         assert redact(text) == expected
+    # Every other form libpq accepts: either quote, escapes, percent-encoding anywhere, odd URLs,
+    # and what leads to a password (its file, a service, a client key).
+    for text in (f'host=db password="a b {SECRET}" dbname=n', f"host=db password='it\\'s {SECRET}\\\\' x=1",
+                 f"postgresql://u:%27{SECRET}%20x@h/db", f"postgresql://u:{SECRET}%40x@h/db",
+                 f"postgres://:{SECRET}@[::1]:5432/db", f"postgresql://u:{SECRET}@h1:5432,h2:5433/db",
+                 f"postgresql://h/db?password=%27{SECRET}%20x%27", f"postgresql://h/db?%70assword={SECRET}",
+                 f"postgresql://u@h/db?password='{SECRET} x'", f"postgresql://u:p '{SECRET}@h/db",
+                 f"postgresql://h/db?passfile=/home/me/{SECRET}/.pgpass", f"postgresql://h/db?sslkey=/k/{SECRET}.key",
+                 f"postgresql://h/db?service={SECRET}", f"host=db passfile=/x/{SECRET} sslkey='/x/{SECRET} k'",
+                 f"host=db service={SECRET}", f"PASSWORD = '{SECRET}'"):
+        assert SECRET not in redact(text), text
     # libpq echoes a bad value alone, with no key: the URL it came from names it.
     url = f"postgresql://t@db/n?password={SECRET}%25%"
     assert redact(f'invalid percent-encoded token: "{SECRET}%%"', url) == 'invalid percent-encoded token: "***"'

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..confine import inside
 from ..errors import NotFound, OrgkitError
-from ..files import replace_file
+from ..files import made_dir, replace_file
 
 
 # A run ID is an ID, never a path: it is joined under the runs folder only when it matches this.
@@ -54,7 +54,7 @@ class RunStore:
     @classmethod
     def create(cls, data_dir: Path, run: str) -> "RunStore":
         root = runs_dir(data_dir) / check_run_id(run)
-        root.mkdir(parents=True, exist_ok=True)
+        made_dir(root)
         return cls(root, run)
 
     @classmethod
@@ -69,9 +69,14 @@ class RunStore:
         if not path.is_file():
             return default
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, RecursionError) as exc:
             raise OrgkitError(f"{path}: not a readable run file ({type(exc).__name__})") from None
+        shape = SHAPES.get(name)
+        why = shape(data) if shape is not None else None
+        if why is not None:
+            raise OrgkitError(f"run {self.run}: its {name} is malformed ({why}); refused and left as it is")
+        return data
 
     def write(self, name: str, data: Any) -> None:
         replace_file(self.root / name, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
@@ -95,6 +100,37 @@ class RunStore:
 
     def state(self, task: str) -> str:
         return self.tasks().get(task, {}).get("state", "pending")
+
+
+def _run_shape(data: Any) -> str | None:
+    """Why a run.json is not one orgkit wrote (None when it is): what every reader of it relies on."""
+    if not isinstance(data, dict):
+        return "not an object"
+    schema, sources = data.get("schema"), data.get("sources")
+    if not isinstance(schema, dict) or not all(isinstance(schema.get(k), str) for k in ("name", "path")):
+        return "its schema is not {name, path}"
+    if not isinstance(sources, list) or not all(isinstance(s, dict) for s in sources):
+        return "its sources are not a list of objects"
+    for n, source in enumerate(sources):
+        wrong = [k for k in SOURCE_TEXTS if not isinstance(source.get(k), str)]
+        if wrong:
+            return f"source {n}: {', '.join(wrong)} not text"
+        if not isinstance(source.get("supersedes"), (dict, type(None))):
+            return f"source {n}: supersedes is neither an object nor null"
+    return None
+
+
+def _tasks_shape(data: Any) -> str | None:
+    """Why a tasks.json is not one orgkit wrote (None when it is)."""
+    if not isinstance(data, dict) or not all(isinstance(t, dict) and isinstance(t.get("state", ""), str)
+                                             for t in data.values()):
+        return "not an object of tasks, each with its state"
+    return None
+
+
+SOURCE_TEXTS = ("given", "path", "name", "sha256", "fmt", "copy", "source_id", "source_note", "hub_id", "hub_note")
+# What a run's files must look like before anything reads them: they travel with the notes.
+SHAPES = {"run.json": _run_shape, "tasks.json": _tasks_shape}
 
 
 def claim_note(notes: Path, claim: dict) -> Path | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import OrgkitError
 from ..org.write import atomic_write
 from ..locator import note_ids
 from .audit import set_props, read_quote_note, rewrite_quote
@@ -25,7 +26,10 @@ def earlier_source(data_dir: Path, schema_name: str, path: str, sha256: str, run
     for name in reversed(list_runs(data_dir)):
         if name == run:
             continue
-        info = RunStore.open(data_dir, name).read("run.json") or {}
+        try:
+            info = RunStore.open(data_dir, name).read("run.json") or {}
+        except OrgkitError:  # a malformed run (it may have come with the notes) supersedes nothing
+            continue
         if info.get("schema", {}).get("name") != schema_name:
             continue
         for index, source in enumerate(info.get("sources", [])):

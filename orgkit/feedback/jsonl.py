@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from ..files import file_lock
+from ..files import file_lock, made_dir
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -45,7 +45,7 @@ def append_records(path: Path, records: Iterable[dict[str, Any]],
     earlier in `records`) is left out; the check runs with the file locked, so
     two processes appending the same event write it once.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made_dir(path.parent)
     with file_lock(path, mode=0o644) as fd:
         if unique is not None:
             data = _read_all(fd)

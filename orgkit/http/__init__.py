@@ -17,6 +17,7 @@ from ..ops import OpContext
 from .protocol import OneCallPerConnection, TimedProtocol, configured
 
 DEFAULT_HOST = "127.0.0.1"
+BACKLOG = 1024  # connections the kernel holds for a worker to accept: a burst waits instead of being dropped
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -43,7 +44,7 @@ def listen(host: str, port: int) -> socket.socket:
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError as exc:
         raise OrgkitError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
@@ -78,7 +79,7 @@ def run(make_context: Callable[[], OpContext], address: str, workers: int) -> No
               file=sys.stderr)
     sock = listen(host, port)
     port = sock.getsockname()[1]
-    server = Server(make_context, host, port)
+    server = Server(make_context, host, port, workers)
     shown = f"[{host}]" if ":" in host else host
     serving = (f"orgkit: serving http://{shown}:{port} (MCP at /mcp, operations at /ops/NAME, review page at /"
                + (f"; {workers} worker processes" if workers > 1 else "") + ")")
@@ -87,6 +88,7 @@ def run(make_context: Callable[[], OpContext], address: str, workers: int) -> No
                             http=TimedProtocol, log_level="warning", timeout_keep_alive=max(1, round(idle)),
                             timeout_graceful_shutdown=5, h11_max_incomplete_event_size=64 * 1024,
                             proxy_headers=True, forwarded_allow_ips=cfg["http.trusted_proxies"],
+                            limit_concurrency=cfg["http.max_connections"],
                             lifespan="on", access_log=False)
     if workers > 1:
         _supervisor(config, sock, serving).run()
@@ -115,6 +117,7 @@ class Server:
     make_context: Callable[[], OpContext]
     host: str
     port: int
+    workers: int = 1
 
     def __call__(self) -> Any:
         """uvicorn's app factory in a worker process: its own context, leader bid and app."""
@@ -126,10 +129,12 @@ class Server:
         return OneCallPerConnection(self.app(ctx, leadership))
 
     def app(self, ctx: OpContext, leadership: Any = None) -> Any:
+        from ..ops.rates import RateLimits
         from .app import build_app
         from .guard import Allowed
 
         cfg = ctx.config
+        ctx.limits = RateLimits.from_config(cfg, self.workers)
         configured(cfg["http.idle_timeout"], cfg["http.max_unauthenticated"])
         allowed = Allowed.for_address(self.host, self.port, cfg["http.allowed_hosts"], cfg["http.allowed_origins"])
         return build_app(ctx, _tokens(cfg), allowed, max_body=cfg["http.max_body_bytes"], leadership=leadership)

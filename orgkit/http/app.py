@@ -58,7 +58,9 @@ def guarded(routes: list[Route]) -> list[Route]:
 
 
 def json_response(body: dict, status: int = 200) -> Response:
-    return Response(encode(body), status_code=status, media_type="application/json")
+    """`body` as JSON; a refusal for too many calls says when to come back (Retry-After)."""
+    headers = {"retry-after": str(body["retry_after"])} if status == 429 and "retry_after" in body else None
+    return Response(encode(body), status_code=status, media_type="application/json", headers=headers)
 
 
 async def call_as(ctx: OpContext, identity: Identity, name: str, params: Any) -> tuple[int, dict]:

@@ -19,7 +19,9 @@ import sys
 import threading
 from contextlib import ExitStack
 
+from ..confine import writable
 from ..errors import OrgkitError
+from ..files import made_dir
 from ..ops import OpContext
 
 INTERVAL = 0.5
@@ -43,7 +45,7 @@ class Leadership:
 
     def ask(self) -> None:
         """Ask the leader to run the librarian (from a worker that does not lead)."""
-        self.wake.parent.mkdir(parents=True, exist_ok=True)
+        made_dir(writable(self.wake).parent)
         self.wake.touch()
 
     def start(self) -> None:

@@ -12,8 +12,10 @@ it, or the connection is closed.
 A connection counts as unvouched until a request on it carries a valid token
 (the Guard says so through the scope's `VOUCH` callable). At most
 `max_unvouched` of them are kept per process: past that, the oldest one still
-waiting for a request is closed, so a flood of silent or tokenless
-connections cannot crowd out callers who present a token.
+waiting for a request is answered 503 (with Retry-After) and closed, so a flood
+of silent or tokenless connections cannot crowd out callers who present a
+token, and a client that is shed hears why. Past `http.max_connections`
+connections or calls in a process, uvicorn answers every new request 503 too.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 VOUCH = "orgkit.vouch"  # the scope key of the callable that marks the connection as authenticated
+_SHED_BODY = b'{"error": "too many connections without a token; try again shortly"}'
+SHED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+        b"connection: close\r\ncontent-length: " + str(len(_SHED_BODY)).encode() + b"\r\n\r\n" + _SHED_BODY)
 
 
 class TimedProtocol(H11Protocol):
@@ -83,9 +88,11 @@ class TimedProtocol(H11Protocol):
             self.transport.close()
 
     def _shed(self) -> None:
-        """Close the oldest unvouched connection that is waiting for a request (else this new one)."""
+        """Refuse the oldest unvouched connection that is waiting for a request (else this new one):
+        it is answered 503 with Retry-After, then closed, so its client hears why instead of a reset."""
         victim = next((c for c in self._unvouched if c is not self and c._waiting()), self)
         self._unvouched.pop(victim, None)
+        victim.transport.write(SHED)
         victim.transport.close()
 
 

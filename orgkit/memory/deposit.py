@@ -23,7 +23,6 @@ would read as a heading, a drawer or a keyword are comma-escaped
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -35,14 +34,14 @@ from ..edit import utf8_text
 from ..org.names import fit_name, name_max, slugify
 from ..errors import BadParameter, NotFound, OrgkitError
 from ..files import LockBusy
-from ..instructions import instruction_place
+from ..instructions import refused_place
 from ..org.escape import escape_lines, inert_line, inert_property, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
 from ..vault import is_org_file
 from .proposals import store_proposals
-from .replayed import note_file
-from .store import Store, dumps, now
+from .replayed import note_file, stored_id
+from .store import Store, dumps, loads, now
 
 LANES = ("agent", "human")
 VIAS = ("cli", "serve", "mcp", "http", "emacs")  # the surfaces a deposit can come through
@@ -71,7 +70,7 @@ class Deposit:
     def from_row(cls, row) -> "Deposit":
         return cls(id=row["id"], path=row["path"], title=row["title"], lane=row["lane"],
                    status=row["status"], via=row["via"], actor=row["actor"], created=row["created"],
-                   meta=json.loads(row["meta"]), supersedes=row["supersedes"],
+                   meta=loads(row["meta"], dict), supersedes=row["supersedes"],
                    superseded_by=row["superseded_by"], error=row["error"], model=row["model"])
 
     def to_json(self) -> dict:
@@ -136,9 +135,7 @@ def check_destination(cfg: Config, rel: str, *, taken_ok: bool = False) -> Path:
     real = _resolve_existing(target)
     if real != root and root not in real.parents:
         raise BadParameter("path", f" {rel!r} leaves the notes directory")
-    # Both the path as given and where it leads: a link named `notes` to personas/ is no way in.
-    rule = instruction_place(pure, real, cfg.state_dir, cfg.data_dir) \
-        or instruction_place(PurePosixPath(real.relative_to(root).as_posix()), real, cfg.state_dir, cfg.data_dir)
+    rule = refused_place(pure, real, root, cfg.state_dir, cfg.data_dir)
     if rule:
         raise BadParameter("path", f" {rel!r} is refused: {rule}")
     if not taken_ok and os.path.lexists(target):
@@ -290,23 +287,28 @@ def repair_deposits(store: Store) -> list[str]:
     done = []
     for row in store.all("SELECT * FROM deposits WHERE status = 'writing'"):
         try:
-            with store.subject_lock(f"deposit-{row['id']}", wait=False):
+            with store.subject_lock(f"deposit-{stored_id(row['id'], 'deposit')}", wait=False):
                 done += _repair_one(store, row["id"])
         except LockBusy:  # the subject's lock is held by a live process
             continue
+        except OrgkitError as exc:  # a row that came with the database, not from orgkit
+            done.append(str(exc))
     return done
 
 
 def _repair_one(store: Store, node_id: str) -> list[str]:
-    """Finish or undo one interrupted deposit; a row whose path is no note's place (it came
-    with the database, not from orgkit) is refused in one line and left as it is."""
+    """Finish or undo one interrupted deposit; a row whose path is no place a deposit may be
+    written (it came with the database, not from orgkit: `orgkit.toml`, `personas/...`, a
+    link out) is refused in one line and left as it is."""
     row = store.one("SELECT * FROM deposits WHERE id = ?", (node_id,))
     if row is None or row["status"] != "writing":
         return []
     try:
-        target = note_file(store.cfg, row["path"], f"deposit {node_id}")
+        note_file(store.cfg, row["path"], f"deposit {node_id}")
+        target = check_destination(store.cfg, row["path"], taken_ok=True)
     except OrgkitError as exc:
-        return [str(exc)]
+        return [f"deposit {node_id}: {exc}; refused and left as it is" if isinstance(exc, BadParameter)
+                else str(exc)]
     if target.parent.is_dir():
         with directory_lock(target.parent):  # a killed writer's temporary file goes too
             remove_stale_temporaries(target.parent)

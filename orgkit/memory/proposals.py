@@ -13,13 +13,12 @@ the reason, never silently trimmed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..org.ids import new_id
 from .edits import TAG
-from .store import Store, dumps, now
+from .store import Store, dumps, loads, now
 
 KINDS = ("admit", "new", "append", "link", "tag", "duplicate-of")
 # The payload fields each kind needs, and the one a reviewer edits.
@@ -49,8 +48,8 @@ class Proposal:
     @classmethod
     def from_row(cls, row) -> "Proposal":
         return cls(id=row["id"], deposit=row["deposit"], kind=row["kind"], target=row["target"],
-                   payload=json.loads(row["payload"]), chunks=json.loads(row["chunks"]),
-                   evidence=json.loads(row["evidence"]), status=row["status"], reason=row["reason"],
+                   payload=loads(row["payload"], dict), chunks=loads(row["chunks"], list),
+                   evidence=loads(row["evidence"], list), status=row["status"], reason=row["reason"],
                    model=row["model"], created=row["created"], batch=row["batch"],
                    decided_by=row["decided_by"], decided_at=row["decided_at"], seq=row["seq"])
 

@@ -26,7 +26,7 @@ from ..org.write import atomic_write, remove_note
 from ..locator import note_ids, rg_locator
 from . import edits, watch
 from .proposals import Proposal
-from .replayed import batch_file
+from .replayed import batch_file, stored_id
 from .store import Store, dumps, loads, now
 
 
@@ -288,7 +288,7 @@ def repair_batches(store: Store) -> list[str]:
     root = store.cfg.notes
     for row in store.all("SELECT id, plan FROM batches WHERE state = 'applying' ORDER BY at"):
         try:
-            plan = checked_plan(store.cfg, row["id"], row["plan"])
+            plan = checked_plan(store.cfg, stored_id(row["id"], "batch"), row["plan"])
         except OrgkitError as exc:
             out.append(str(exc))
             continue

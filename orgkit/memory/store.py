@@ -33,10 +33,11 @@ from pathlib import PurePosixPath
 from typing import Any, ContextManager, Iterator
 
 from ..config import Config
-from ..errors import OrgkitError, first_line
+from ..errors import MALFORMED, OrgkitError, first_line, stored_records
 from ..storage.db import Connection, write_transaction
 from ..storage.memory_db import MemoryDatabase, memory_database
 from ..storage.migrations import Migration
+from .replayed import stored_id
 
 _TABLES = """
 CREATE TABLE deposits (
@@ -155,8 +156,16 @@ class Store:
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        """Close the connection; a failure to read what a row holds (it came with the data dir or
+        from another writer of the database, not as orgkit writes it) is one line, not a traceback."""
         self.close()
+        if exc is not None and isinstance(exc, self.place.errors):  # a full disk, a broken file
+            raise OrgkitError(f"the memory store failed: {first_line(exc)[:300]}; nothing half-written "
+                              "(its transaction was rolled back)") from None
+        if isinstance(exc, MALFORMED):
+            with stored_records("the memory store"):
+                raise exc
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
@@ -184,20 +193,24 @@ class Store:
 
     def subject_lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
         """A lock held while one deposit is written or processed; free means its holder died.
-        Without `wait`, a held lock raises `LockBusy`."""
-        return self.place.lock(name, wait=wait)
+        Without `wait`, a held lock raises `LockBusy`. The name holds an ID, checked first."""
+        return self.place.lock(stored_id(name, "lock"), wait=wait)
 
     def forget_subject_lock(self, name: str) -> None:
         """Remove what a finished subject's lock leaves behind (SQLite's lock file), while held."""
-        self.place.forget(name)
+        self.place.forget(stored_id(name, "lock"))
 
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def loads(text: str | None, shape: type | None = None) -> Any:
+    """A stored JSON value; with `shape`, one of that type, else a ValueError (a row orgkit did not write)."""
+    value = None if text is None else json.loads(text)
+    if shape is not None and not isinstance(value, shape):
+        raise ValueError(f"a stored value is {type(value).__name__}, not {shape.__name__}")
+    return value
 
 
 def actor_name(explicit: str | None = None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..errors import OrgkitError
 from ..vault import iter_org_files, read_org_file
 from .deposit import VIAS, sha
+from .replayed import stored_id
 from .store import Store, dumps, now
 
 VIA = "watch"
@@ -48,6 +49,11 @@ def take_in(store: Store) -> list[str]:
             continue
         node = next((n for n in parsed.nodes if n.level == 0), None)
         if node is None or node.properties.get("DEPOSITED_VIA") in SKIPPED_VIAS:
+            continue
+        try:
+            stored_id(node.id, f"{rel}: its ID")
+        except OrgkitError as exc:  # it would name the deposit's lock file
+            out.append(str(exc))
             continue
         digest = sha(data)
         if row is not None and row["sha"] == digest:

@@ -38,9 +38,8 @@ from ..errors import BadParameter, DatabaseUnavailable, OrgkitError, Refused
 from ..instructions import deposits_waiting_from
 from .boundary import enforce
 from .context import OpContext
-from ..redact import without_hosts
 from ..roles import Identity
-from .shown import private
+from .shown import error_for_caller, private, texts_for_caller
 from .spec import Op, Param, ParamError, validate
 
 # The modules that declare operations, imported (cheaply: they load the library lazily) on first use.
@@ -181,7 +180,9 @@ def call(ctx: OpContext, name: str, given: Mapping[str, Any], *, from_text: bool
     try:
         return _call(ctx, op, given, from_text, identity, progress)
     except BadParameter as exc:
-        raise _named(exc, op, ctx.surface) from None
+        raise error_for_caller(ctx, _named(exc, op, ctx.surface)) from None
+    except Exception as exc:  # what a reader may see of any failure: no host, no path outside the notes
+        raise error_for_caller(ctx, exc)
 
 
 def _named(exc: BadParameter, op: Op, surface: str) -> BadParameter:
@@ -205,6 +206,8 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     _authorize(op, identity, args)
+    if ctx.limits is not None:  # a server's caller: its rate, after its role
+        ctx.limits.take(op.rate, identity.name)
     if op.writes:
         return _run(ctx, op, args, identity, progress)
     try:
@@ -215,16 +218,9 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
 
 def _run(ctx: OpContext, op: Op, args: dict[str, Any], identity: Any, progress: Any) -> Outcome:
     with ctx.call(identity, progress) as state:
-        try:
-            result = op.run(ctx, args)
-        except OrgkitError as exc:
-            if private(ctx):  # a database that cannot be reached: no host for a reader
-                exc.args = (without_hosts(str(exc)),)
-            raise
-        if private(ctx):
-            return Outcome(result, [without_hosts(w) for w in state.warnings],
-                           [without_hosts(e) for e in state.errors], state.failed)
-        return Outcome(result, list(state.warnings), list(state.errors), state.failed)
+        result = op.run(ctx, args)
+        return Outcome(result, texts_for_caller(ctx, state.warnings), texts_for_caller(ctx, state.errors),
+                       state.failed)
 
 
 def call_within(ctx: OpContext, name: str, given: Mapping[str, Any], identity: Identity | None = None,

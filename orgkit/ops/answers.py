@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BadParameter, NotFound, OrgkitError, Refused, Unavailable, say
+from ..errors import BadParameter, NotFound, OrgkitError, Refused, TooMany, Unavailable, say
 from .spec import ParamError
 
 # JSON-RPC's own codes, and MCP's for a resource that does not exist.
@@ -37,6 +37,7 @@ ANSWERS: tuple[tuple[type[BaseException], Answer], ...] = (
     (NotFound, Answer("not found", 1, 404, RESOURCE_NOT_FOUND)),
     (Refused, Answer("refused", 1, 403, SERVER_REFUSED)),
     (Unavailable, Answer("unavailable", 1, 503, SERVER_UNAVAILABLE)),
+    (TooMany, Answer("too many calls", 1, 429, SERVER_UNAVAILABLE)),
     (ParamError, Answer("bad parameters", 2, 400, INVALID_PARAMS)),
     (RecursionError, Answer("bad parameters", 2, 400, INVALID_PARAMS)),
     (BadParameter, Answer("bad parameters", 1, 400, INVALID_PARAMS)),
@@ -65,7 +66,9 @@ def message(exc: BaseException) -> str:
 
 
 def failure(exc: BaseException) -> dict[str, Any]:
-    """A failed call's reply: `{"error": ...}`."""
+    """A failed call's reply: `{"error": ...}`, and when to try again after too many calls."""
+    if isinstance(exc, TooMany):
+        return {"error": message(exc), "retry_after": exc.retry_after}
     return {"error": message(exc)}
 
 

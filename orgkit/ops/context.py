@@ -70,6 +70,7 @@ class OpContext:
         self._pool: list[Index] = []  # idle index connections of a warm context, one per call at a time
         self._pool_lock = threading.Lock()
         self._refreshing = threading.Lock()  # one check of the files at a time; the others wait for it
+        self.limits: Any = None  # the team server's per-token rates (ops/rates.py RateLimits); None: no limit
         self.leader: Any = None  # a server of several processes: its bid for the background work
         # (held() and ask(), orgkit.http.leader.Leadership); None: a single process, which always runs it
         # Cleared while a background warm-up runs: first the word index, then the model and vectors.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Collection
 
-from ..errors import OrgkitError
+from ..errors import OrgkitError, stored_records
 from . import declare
 from .context import OpContext
 from ..extract.store import RUN_ID
@@ -86,18 +86,21 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..extract import run as runs
     from ..extract.plan import commit, plan
 
-    _record_corrections(ctx)
+    with stored_records("an extraction run"):
+        _record_corrections(ctx)
     if args["explain"]:
         return _explain(ctx, args)
     prompts: list[dict] = []
     with _watching(args["show_prompt"], prompts):
         if args["commit"]:
-            result = commit(ctx.config, ctx.path(args["commit"]))
+            with stored_records("the planned run"):
+                result = commit(ctx.config, ctx.path(args["commit"]))
         elif args["resume"]:
-            run = runs.open_run(ctx.config, args["resume"])
-            run.min_score = args["min_score"]
-            _feedback(ctx, args, run)
-            result = runs.execute(run, progress=ctx.progress)
+            with stored_records(f"run {args['resume']}"):
+                run = runs.open_run(ctx.config, args["resume"])
+                run.min_score = args["min_score"]
+                _feedback(ctx, args, run)
+                result = runs.execute(run, progress=ctx.progress)
             _notices(ctx, run)
         elif args["plan"]:
             return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx),
@@ -225,7 +228,8 @@ def audit(ctx: OpContext, args: dict[str, Any]) -> dict:
 
     if bool(args["run"]) == bool(args["all"]):
         raise ParamError("give a RUN or 'all'")
-    report = audit_runs(ctx.config, None if args["all"] else [args["run"]], originals=_originals(ctx))
+    with stored_records("an extraction run"):
+        report = audit_runs(ctx.config, None if args["all"] else [args["run"]], originals=_originals(ctx))
     for problem in report["problems"]:
         ctx.warn(problem)
     return report

@@ -237,7 +237,7 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    Param("no_process", "boolean", "Do not run the librarian now."),
                    FEEDBACK),
            result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
-                  "model}", writes=True, role="agent"))
+                  "model}", writes=True, role="agent", rate="deposit"))
 declare(Op("deposits", "Each deposit and the stage it is in: pending, processing or failed (the librarian's), "
            "in-review, accepted, rejected (its note removed, or every proposal turned down), superseded or "
            "nothing-proposed; `status` keeps how far the librarian got (proposed, or no-model when it ran "
@@ -284,4 +284,4 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          minimum=1),
                    Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE, EXACT),
            result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
-                  "...}], omitted, warnings, mode, reason, corrected?}", writes=True, role="reader"))
+                  "...}], omitted, warnings, mode, reason, corrected?}", writes=True, role="reader", rate="read"))

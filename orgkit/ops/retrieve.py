@@ -153,7 +153,7 @@ declare(Op("scan", "Find headlines, file titles and node aliases matching every 
            params=(QUERY,
                    Param("limit", "integer", "At most N hits.", minimum=1),
                    Param("regex", "boolean", "QUERY is one regular expression."), *FILTERS),
-           result="[{id, title, file, line, level, olp, locator?}]", role="reader"))
+           result="[{id, title, file, line, level, olp, locator?}]", role="reader", rate="read"))
 declare(Op("read", "The org text of nodes by ID, exact title or alias (or of files and headings by locator), and "
            "of the notes they link to, within a token budget.", read,
            params=(Param("ids", "array", "Node IDs, exact titles or aliases, or locators of files and headings "
@@ -179,7 +179,7 @@ declare(Op("search", "Find notes by meaning and words, best first.", search,
                          minimum=0),
                    SCOPE, EXACT, *FILTERS, NO_UPDATE),
            result="[{id, title, file, line, level, score, snippet, mode, relevance, relevant, corrected?, locator?, "
-                  "olp?}]", role="reader"))
+                  "olp?}]", role="reader", rate="read"))
 declare(Op("context", "Gather the notes that best answer QUERY, and what they link to, within a budget.", context,
            params=(QUERY,
                    Param("budget", "integer", "Tokens of note text to gather (~4 characters each).", default=4000,
@@ -187,4 +187,4 @@ declare(Op("context", "Gather the notes that best answer QUERY, and what they li
                    SCOPE, EXACT, *FILTERS, NO_UPDATE),
            result="{query, budget, tokens, included: [{id, title, file, line, level, content, links, tokens, locator?, "
                   "excerpt, whole_tokens?, passages?: [{line, end_line, olp, tokens}], ...}], omitted, warnings, "
-                  "mode, reason, corrected?}", role="reader"))
+                  "mode, reason, corrected?}", role="reader", rate="read"))

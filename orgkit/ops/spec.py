@@ -143,6 +143,8 @@ class Op:
     that calling it again with the same arguments changes nothing more; MCP
     gives both to clients as tool annotations. `progress` says it reports how
     far it is through `ctx.progress` (MCP sends that as progress notifications).
+    `rate` names the kind of call a server limits per token (ops/rates.py:
+    "deposit", or "read" for a read that costs the server much).
     """
 
     name: str
@@ -163,6 +165,7 @@ class Op:
     destructive: bool = False
     idempotent: bool = False
     progress: bool = False
+    rate: str | None = None
     check: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

@@ -22,9 +22,10 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 
+from ..confine import SQLITE_SIDE_FILES, writable
 from ..errors import OrgkitError
 from ..redact import redact
-from ..files import LockBusy, file_lock
+from ..files import LockBusy, file_lock, made_dir
 from .db import Connection, in_slices
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
@@ -125,7 +126,7 @@ class SqliteBackend:
 
     def connect(self, index: "Index") -> sqlite3.Connection:
         try:
-            index.state_dir.mkdir(parents=True, exist_ok=True)
+            made_dir(writable(index.path, *SQLITE_SIDE_FILES).parent)
             conn = sqlite3.connect(index.path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -138,7 +139,7 @@ class SqliteBackend:
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         """The single-writer lock: a file lock, released by the kernel if the process dies."""
-        index.state_dir.mkdir(parents=True, exist_ok=True)
+        made_dir(index.state_dir)
         with ExitStack() as stack:
             try:
                 stack.enter_context(file_lock(index.state_dir / LOCK_NAME, wait=wait, on_wait=on_wait))

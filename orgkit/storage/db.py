@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Iterable, Iterator, Protocol
 
 
@@ -44,12 +44,15 @@ def write_transaction(conn: Connection) -> Iterator[None]:
     """One write transaction: all of it commits, or (on any exception, a kill included) none.
 
     BEGIN IMMEDIATE takes the write lock up front, so a second writer waits at
-    the start (busy_timeout) rather than failing half-way.
+    the start (busy_timeout) rather than failing half-way. A transaction the engine
+    already rolled back itself (SQLite does on a full disk) is not rolled back again:
+    the error that ended it is the one raised.
     """
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        with suppress(Exception):
+            conn.execute("ROLLBACK")
         raise

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ContextManager, Iterator, Protocol, Sequence
 
+from ..confine import SQLITE_SIDE_FILES, writable
 from ..errors import OrgkitError
-from ..files import LockBusy, file_lock
+from ..files import LockBusy, file_lock, made_dir
 from .backend import backend_for, choose
 from .db import Connection
 from .migrations import Migration, migrate_sqlite, sqlite_version
@@ -62,7 +63,7 @@ class SqliteFiles:
 
     def connect(self) -> sqlite3.Connection:
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            made_dir(writable(self.path, *SQLITE_SIDE_FILES).parent)
         except OSError as exc:
             raise OrgkitError(f"cannot create the data dir {self.dir}: {exc.strerror or exc}") from None
         attempt = 1
@@ -114,15 +115,14 @@ class SqliteFiles:
             conn.close()
 
     def lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
-        locks = self.dir / LOCKS_DIR
-        locks.mkdir(exist_ok=True)
+        locks = made_dir(self.dir / LOCKS_DIR)
         return file_lock(locks / f"{name}.lock", wait=wait)
 
     def writer(self) -> ContextManager[Any]:
         return file_lock(self.dir / LOCK_NAME, wait=True)
 
     def forget(self, name: str) -> None:
-        (self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
+        writable(self.dir / LOCKS_DIR / f"{name}.lock").unlink(missing_ok=True)
 
 
 _made: set[str] = set()  # databases this process found with the memory tables

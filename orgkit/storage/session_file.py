@@ -13,6 +13,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from ..confine import SQLITE_SIDE_FILES, writable
+from ..files import made_dir
 from .migrations import migrate_sqlite
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, sealed BLOB NOT NULL, created REAL NOT NULL);"
@@ -27,7 +29,7 @@ class SessionFile:
         self._ready = False  # the schema is known to be in the file (checked once, not per request)
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        made_dir(writable(self.path, *SQLITE_SIDE_FILES).parent)
         fresh = not self.path.exists()
         conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
         if fresh:
