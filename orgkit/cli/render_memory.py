@@ -15,6 +15,14 @@ def deposits(rows: list[dict], options: dict) -> str:
     return "\n".join(deposit(d, options) for d in rows) or "no deposits"
 
 
+def librarian(r: dict, options: dict) -> str:
+    if r["started"]:
+        return "the librarian runs in the background"
+    if r["waiting"]:
+        return f"{r['waiting']} deposit(s) still wait for the librarian"
+    return "nothing waits for the librarian"
+
+
 def _chunks(p: dict) -> str:
     return ",".join(map(str, p["chunks"])) or "-"
 
@@ -74,7 +82,8 @@ def recall(doc: dict, options: dict) -> str:
 
 
 MEMORY_RENDERERS: dict[str, Callable[[Any, dict], str]] = {
-    "deposit": deposit, "deposits": deposits, "review_list": review_list, "review_show": review_show,
+    "deposit": deposit, "deposits": deposits, "librarian": librarian, "review_list": review_list,
+    "review_show": review_show,
     "review_accept": decision, "review_edit": decision, "review_reject": decision, "review_undo": decision,
     "review_batches": review_batches, "review_trail": review_trail, "recall": recall,
 }

@@ -2,8 +2,10 @@
 
 A one-shot command (the shell) waits for the librarian after a deposit; a
 server (`serve`, MCP) answers at once with `{id, path, status}` and runs it in
-the background. Every entry point first picks up what is unfinished (see
-`memory.worker`). Review decisions are offered over MCP only when
+the background. Unfinished librarian work is picked up by the worker (a
+server's start, a deposit) or on request (`librarian`), never by a listing:
+listings only read, repair what a crash left half done, and say how many
+deposits wait (see `memory.worker`). Review decisions are offered over MCP only when
 `mcp.allow_review` is on: agents deposit and recall, people decide.
 """
 
@@ -98,12 +100,34 @@ def _body_file(ctx: OpContext, name: str) -> str:
         raise ParamError(f"body_file {name}: cannot read ({exc.strerror})") from None
 
 
+def _listed(ctx: OpContext, store) -> None:
+    """What a listing does before it reads: repair interrupted writes, and say what waits for the librarian.
+
+    No model is called and no work is started here: a dead or slow endpoint
+    never slows a listing. A server's listing also says when its background
+    librarian failed.
+    """
+    from ..memory import worker
+
+    for message in worker.repair(store):
+        ctx.warn(message)
+    if ctx.warm:
+        failed = worker.BACKGROUND.last_error(ctx.config)
+        if failed:
+            ctx.warn(f"the background librarian failed: {failed}")
+    waiting = worker.waiting(store)
+    if waiting:
+        how = "the server's worker picks them up" if ctx.warm else "`orgkit librarian` runs it now"
+        ctx.warn(f"{waiting} deposit{'s' if waiting != 1 else ''} wait{'' if waiting != 1 else 's'} "
+                 f"for the librarian ({how})")
+
+
 def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.deposit import get, listing
     from ..memory.stage import stages
 
-    with _store(ctx, args["use_extraction_feedback"]) as store:
-        _catch_up(ctx, store)
+    with _store(ctx) as store:
+        _listed(ctx, store)
         found = [get(store, args["id"])] if args["id"] else listing(store)
         where = stages(store)
         return [d.to_json() | {"stage": where.get(d.id, d.status)} for d in found]
@@ -115,7 +139,7 @@ def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.shown import shown_evidence
 
     with _store(ctx) as store:
-        _catch_up(ctx, store)
+        _listed(ctx, store)
         rows = []
         notes = _note_reader(ctx) if args["diff"] else None
         for p in listing(store, None if args["all"] else "pending"):
@@ -126,6 +150,19 @@ def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
                         "evidence": shown_evidence(p.evidence, p.deposit, notes)}
             rows.append(row)
         return rows
+
+
+def librarian(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory import worker
+
+    with _store(ctx, args["use_extraction_feedback"]) as store:
+        only = None
+        if args["id"]:
+            from ..memory.deposit import get
+
+            only = get(store, args["id"]).id
+        _catch_up(ctx, store, only=only)
+        return {"started": ctx.warm, "waiting": worker.waiting(store)}
 
 
 def _note_reader(ctx: OpContext) -> Any:
@@ -240,9 +277,15 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
 declare(Op("deposits", "Each deposit and the stage it is in: pending, processing or failed (the librarian's), "
            "in-review, accepted, rejected (its note removed, or every proposal turned down), superseded or "
            "nothing-proposed; `status` keeps how far the librarian got (proposed, or no-model when it ran "
-           "without a model). Unfinished work is picked up first.", deposits,
-           params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"), FEEDBACK),
+           "without a model). A listing never runs the librarian: it says how many deposits wait for it.",
+           deposits, params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"),),
            result="[{id, path, title, lane, status, stage, error, model, ...}]", writes=True, role="agent"))
+declare(Op("librarian", "Run the librarian now on the deposits waiting for it (pending, failed, or left "
+           "processing by a stopped process), take in notes of watched folders and admit by policy; a server "
+           "starts the run in the background. `serve`, `mcp` and the team server do this on their own.",
+           librarian, params=(Param("id", "string", "Only this deposit.", positional=True, metavar="[ID]"),
+                              FEEDBACK),
+           result="{started, waiting}", writes=True, role="agent"))
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
                    Param("diff", "boolean", "Include the diff each would make.")),
