@@ -280,3 +280,24 @@ def test_background_catch_up_without_a_warm_model_finishes_unfinished_deposits(c
         done = catch_up(store)  # as the background thread calls it: the embedder from the config
     assert done.processed[dep["id"]].status == "no-model"
     assert [d["status"] for d in run_json(cli, "deposits", "--notes", str(notes))] == ["no-model"]
+
+
+def test_review_texts_name_deposits_and_notes_by_title(cli, notes: Path) -> None:
+    dep = deposit(cli, notes)
+    listed = run_json(cli, "deposits", "--notes", str(notes))
+    assert [(d["title"], d["lane"], d["stage"]) for d in listed] == [("Tangling and var", "agent", "in-review")]
+    text = cli("deposits", "--notes", str(notes)).stdout
+    assert text.startswith("'Tangling and var'  agent lane  in-review  ")
+    proposals = pending(cli, notes)
+    assert {(p["deposit_title"], p["deposit_lane"], p["deposit_stage"]) for p in proposals} == {
+        ("Tangling and var", "agent", "in-review")}
+    link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
+    assert link["target_title"] == "Tangling and var" and link["dest_title"] == "Tangling code blocks"
+    assert link["summary"] == "link the deposit to 'Tangling code blocks'"
+    shown = cli("review", "list", "--notes", str(notes)).stdout
+    assert f"{link['id']}  link   pending  link the deposit to 'Tangling code blocks'" in shown
+    assert f"    deposit 'Tangling and var' (agent lane, in-review) [{dep['id']}]" in shown
+    batch = run_json(cli, "review", "accept", link["id"], "--notes", str(notes))["batch"]
+    (listed_batch,) = run_json(cli, "review", "batches", "--notes", str(notes))
+    assert listed_batch["id"] == batch and listed_batch["deposits"] == [{"id": dep["id"], "title": "Tangling and var"}]
+    assert f"    deposit 'Tangling and var' [{dep['id']}]" in cli("review", "batches", "--notes", str(notes)).stdout

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 def deposit(d: dict, options: dict) -> str:
     error = f"\n    error: {d['error']}" if d.get("error") else ""
-    return f"{d['path']}  [{d['id']}]  {d.get('stage', d['status'])}{error}"
+    return f"{d['title']!r}  {d['lane']} lane  {d.get('stage', d['status'])}  {d['path']}  [{d['id']}]{error}"
 
 
 def deposits(rows: list[dict], options: dict) -> str:
@@ -30,8 +30,9 @@ def _chunks(p: dict) -> str:
 def review_list(rows: list[dict], options: dict) -> str:
     out = []
     for p in rows:
-        out.append(f"{p['id']}  {p['kind']:<6} {p['status']:<8} {p['summary']}  "
-                   f"(deposit {p['deposit']}, chunks {_chunks(p)})")
+        out.append(f"{p['id']}  {p['kind']:<6} {p['status']:<8} {p['summary']}")
+        out.append(f"    deposit {p['deposit_title']!r} ({p['deposit_lane']} lane, {p['deposit_stage']}) "
+                   f"[{p['deposit']}], chunks {_chunks(p)}")
         if p["reason"]:
             out.append(f"    {p['reason']}")
         if p.get("diff"):
@@ -59,6 +60,7 @@ def decision(r: dict, options: dict) -> str:
 def review_batches(rows: list[dict], options: dict) -> str:
     return "\n".join(f"{r['id']}  {r['action']:<6} {r['state']:<11} {r['actor']}  {r['at']}  "
                      f"{len(r['proposals'])} proposal(s)" + (f", undone by {r['undone_by']}" if r["undone_by"] else "")
+                     + "".join(f"\n    deposit {d['title']!r} [{d['id']}]" for d in r["deposits"])
                      for r in rows) or "no batches"
 
 

@@ -134,6 +134,7 @@ def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 
 
 def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.deposit import deposit_facts
     from ..memory.proposals import listing
     from ..memory.review import show
     from ..memory.shown import shown_evidence
@@ -141,9 +142,17 @@ def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     with _store(ctx) as store:
         _listed(ctx, store)
         rows = []
-        notes = _note_reader(ctx) if args["diff"] else None
-        for p in listing(store, None if args["all"] else "pending"):
-            row = p.to_json() | {"summary": p.summary()}
+        notes = _note_reader(ctx)
+        found = listing(store, None if args["all"] else "pending")
+        deposits = deposit_facts(store, {p.deposit for p in found})
+        named = list(dict.fromkeys(n for p in found for n in p.notes()))
+        titles = {i: d.title for i, d in notes(named).items()} if named and ctx.config.has_notes else {}
+        for p in found:
+            dep = deposits.get(p.deposit, {})
+            row = p.to_json() | {"summary": p.summary(titles), "deposit_title": dep.get("title"),
+                                 "deposit_lane": dep.get("lane"), "deposit_stage": dep.get("stage"),
+                                 "target_title": dep.get("title") if p.target == p.deposit else titles.get(p.target),
+                                 "dest_title": titles.get(p.payload.get("dest"))}
             if args["diff"]:
                 shown = show(store, p.id)
                 row |= {"diff": shown.diff, "error": shown.error,
@@ -289,7 +298,8 @@ declare(Op("librarian", "Run the librarian now on the deposits waiting for it (p
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
                    Param("diff", "boolean", "Include the diff each would make.")),
-           result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, diff?}]",
+           result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, deposit_title, "
+                  "deposit_lane, deposit_stage, target_title, dest_title, diff?}]",
            writes=True, cli=("review", "list"), role="reviewer"))
 declare(Op("review_show", "A proposal and the unified diff accepting it would make to the notes.", review_show,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),),
@@ -312,7 +322,8 @@ declare(Op("review_undo", "Revert a batch of decisions, if none of its files was
            result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer",
            destructive=True))
 declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
-           review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by, title}]",
+           review_batches, result="[{id, action, state, actor, at, files, proposals, deposits: [{id, title}], undoes, "
+                           "undone_by, title}]",
            cli=("review", "batches"), role="reviewer"))
 declare(Op("review_trail", "The audit trail, newest first: deposits, decisions and recalls, with who made them.",
            review_trail, params=(Param("limit", "integer", "How many records.", default=50, minimum=1,
