@@ -179,13 +179,18 @@ class Embedder:
         from .embed_direct import DirectModel, read_record
 
         record = read_record(path, self.fingerprint)
-        if record is None:
+        if record is None or self._in_state_dir(record["model_file"]):
             return False
         try:
             self._model = DirectModel.load(record)
         except Exception:  # onnxruntime, tokenizers or the files: fastembed loads it instead
             return False
         return True
+
+    def _in_state_dir(self, model_file: str) -> bool:
+        """Whether a record names a model copy an earlier version kept in the state dir (no longer used:
+        the shared cache holds the one copy, and the next index removes this one)."""
+        return self.work_dir is not None and Path(model_file).resolve().is_relative_to(self.work_dir.resolve())
 
     def _keep_record(self, model: Any) -> None:
         """After fastembed loaded a local model, record how to run it without fastembed next time."""
