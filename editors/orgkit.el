@@ -255,6 +255,25 @@ is one, else from `orgkit ops --json'."
                               (alist-get 'name op) key
                               (mapconcat #'symbol-name known ", ")))))))
 
+(defvar orgkit-last-warnings nil
+  "The warnings and corrections orgkit gave with its last answer.
+A list of one-line strings: a query read as corrected (\"showing
+results for ...\"), the model still loading, a budget note, \"no
+blocks to tangle\".  `orgkit--call' says them in the echo area, and
+the buffers orgkit fills show them in their header line.")
+
+(defun orgkit--warnings-text ()
+  "`orgkit-last-warnings' joined on one line, or nil when there are none."
+  (and orgkit-last-warnings (string-join orgkit-last-warnings "; ")))
+
+(defun orgkit--warnings-header ()
+  "Show `orgkit-last-warnings' in the current buffer's header line.
+Without warnings the buffer has no header line."
+  (let ((text (orgkit--warnings-text)))
+    (setq-local header-line-format
+                (and text (propertize (concat "orgkit: " (replace-regexp-in-string "%" "%%" text t t))
+                                      'face 'warning)))))
+
 (defun orgkit--call (op args)
   "Ask orgkit for OP with the request fields ARGS and return the answer.
 ARGS is an alist of field names (symbols, as the registry names the
@@ -266,16 +285,22 @@ the command line.  The answer is parsed JSON (objects as alists,
 arrays as lists).  Errors reported by orgkit become a `user-error'."
   (let* ((args (orgkit--compact args))
          (dir (orgkit--notes-directory))
-         (spec (orgkit--op dir op)))
+         (spec (orgkit--op dir op))
+         answer)
     (orgkit--check-args spec args)
-    (if (and orgkit-use-server (alist-get 'notes spec)
-             (not (orgkit--server-resting-p)))
-        (condition-case err
-            (orgkit--server-call dir op args)
-          (orgkit-server-unavailable
-           (message "orgkit: %s; using the command line" (cadr err))
-           (orgkit--cli-call dir op args spec)))
-      (orgkit--cli-call dir op args spec))))
+    (setq orgkit-last-warnings nil)
+    (setq answer
+          (if (and orgkit-use-server (alist-get 'notes spec)
+                   (not (orgkit--server-resting-p)))
+              (condition-case err
+                  (orgkit--server-call dir op args)
+                (orgkit-server-unavailable
+                 (message "orgkit: %s; using the command line" (cadr err))
+                 (orgkit--cli-call dir op args spec)))
+            (orgkit--cli-call dir op args spec)))
+    (when orgkit-last-warnings
+      (message "orgkit: %s" (orgkit--warnings-text)))
+    answer))
 
 ;;;;; The command line
 
@@ -344,11 +369,21 @@ orgkit's one-line message."
                                (insert-file-contents stderr-file)
                                (buffer-string))
                              status)))
+            (setq orgkit-last-warnings (orgkit--warning-lines stderr-file))
             (condition-case nil
                 (orgkit--json-parse (buffer-string))
               (error (orgkit--fail (format "unreadable output from `%s %s'"
                                            orgkit-program op))))))
       (delete-file stderr-file))))
+
+(defun orgkit--warning-lines (stderr-file)
+  "The warnings orgkit wrote to STDERR-FILE, in order.
+They are its lines starting `orgkit: warning: '."
+  (with-temp-buffer
+    (insert-file-contents stderr-file)
+    (cl-loop for line in (split-string (buffer-string) "\n" t)
+             when (string-match "\\`orgkit: warning: \\(.*\\)" line)
+             collect (match-string 1 line))))
 
 (defun orgkit--error-line (stderr &optional status)
   "Return the line of STDERR telling what went wrong (exit STATUS)."
@@ -492,6 +527,7 @@ one without answers the oldest request still pending."
       (process-put proc 'orgkit-queue (delq entry queue))
       (process-put proc 'orgkit-answered t)
       (orgkit--log-warnings (alist-get 'warnings object))
+      (setq orgkit-last-warnings (alist-get 'warnings object))
       (when (alist-get 'errors object)
         (orgkit--log-warnings (alist-get 'errors object))
         (message "orgkit: %s" (string-join (alist-get 'errors object) "; ")))
@@ -669,7 +705,10 @@ the chosen result."
       (user-error "orgkit: nothing found for %S" query))
     (unless (cl-some #'orgkit--relevant-p results)
       (message "orgkit: nothing relevant to %S; the closest matches follow" query))
-    (let* ((choice (completing-read (format "orgkit search %s: " query)
+    (let* ((choice (completing-read (format "orgkit search %s%s: " query
+                                            (if orgkit-last-warnings
+                                                (format " (%s)" (orgkit--warnings-text))
+                                              ""))
                                     (orgkit--completion-table
                                      candidates t #'orgkit--search-annotation)
                                     nil t nil 'orgkit-node-history))
@@ -768,6 +807,7 @@ REFRESH is a function of no arguments that fills it anew (\\`g')."
        (let ((inhibit-read-only t))
          (erase-buffer)
          (orgkit-results-mode)
+         (orgkit--warnings-header)
          (setq default-directory (file-name-as-directory ,root))
          (setq-local revert-buffer-function
                      (let ((refresh ,refresh)) (lambda (&rest _) (funcall refresh))))
@@ -974,6 +1014,7 @@ returned."
           (orgkit--insert-doc root doc))
         (let ((org-startup-folded 'showeverything))
           (org-mode))
+        (orgkit--warnings-header)
         (setq orgkit--read-docs docs)
         (setq-local revert-buffer-function
                     (lambda (&rest _) (save-selected-window (orgkit-read id))))
@@ -1059,9 +1100,10 @@ The buffer is saved first when modified.  orgkit writes what
     (let* ((file (expand-file-name file))
            (answer (orgkit--tangle-call file))
            (written (orgkit--tangled-files answer)))
-      (message "orgkit: tangled %d file%s%s" (length written)
+      (message "orgkit: tangled %d file%s%s%s" (length written)
                (if (= (length written) 1) "" "s")
-               (if written (concat ": " (string-join written ", ")) ""))
+               (if written (concat ": " (string-join written ", ")) "")
+               (if orgkit-last-warnings (format " (%s)" (orgkit--warnings-text)) ""))
       answer)))
 
 (defun orgkit--tangle-call (file)
@@ -1220,6 +1262,7 @@ Return the buffer."
       (let ((inhibit-read-only t))
         (erase-buffer)
         (orgkit-review-mode)
+        (orgkit--warnings-header)
         (setq default-directory (file-name-as-directory root))
         (setq-local revert-buffer-function (lambda (&rest _) (orgkit-review)))
         (insert (propertize (format "Pending proposals: %d  (a accept, e edit, r reject, u undo a batch, g refresh)\n"

@@ -360,12 +360,34 @@ def notes_dir(flag: Path | None, env: Mapping[str, str]) -> tuple[Path, str]:
     return chosen, origin
 
 
+# The user's own directories (XDG base directories): their variable and default under $HOME.
+USER_DIRS = {"config": ("XDG_CONFIG_HOME", ".config"), "data": ("XDG_DATA_HOME", ".local/share"),
+             "state": ("XDG_STATE_HOME", ".local/state"), "cache": ("XDG_CACHE_HOME", ".cache")}
+
+
+def user_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
+    """The user's orgkit directory of `kind` (config, data, state, cache): $XDG_..._HOME/orgkit, else under ~.
+
+    Where orgkit keeps what belongs to the user on this machine rather than to a
+    notes folder: the config file, the team server's tokens, tangle's records,
+    the shared model cache.
+    """
+    env = os.environ if env is None else env
+    variable, default = USER_DIRS[kind]
+    base = env.get(variable) or ""
+    if not Path(base).is_absolute():  # the XDG rule: a relative value is ignored
+        base = str(Path(env.get("HOME") or Path.home()) / default)
+    return Path(base) / "orgkit"
+
+
+def model_cache(env: Mapping[str, str] | None = None) -> Path:
+    """Where optimised embedding models live, one per model digest, shared by every notes folder."""
+    return user_dir("cache", env) / "models"
+
+
 def user_config_file(env: Mapping[str, str]) -> Path:
     """The user's own config file: $XDG_CONFIG_HOME/orgkit/config.toml (default ~/.config/...)."""
-    base = env.get("XDG_CONFIG_HOME") or ""
-    if not Path(base).is_absolute():  # the XDG rule: a relative value is ignored
-        base = str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / USER_CONFIG
+    return user_dir("config", env) / USER_CONFIG.name
 
 
 def _where_else(setting: Setting, user_file: Path) -> str:

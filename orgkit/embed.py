@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import socket
 import threading
 import warnings
@@ -29,9 +30,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .config import DEFAULT_MODEL
+from .config import DEFAULT_MODEL, model_cache
 from .errors import OrgkitError, first_line
-from .files import staged_directory
+from .files import file_lock, staged_directory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,7 +81,8 @@ class Embedder:
 
     name: str
     path: Path | None = None
-    work_dir: Path | None = None  # where a pre-optimised copy of an ONNX model may be kept
+    work_dir: Path | None = None  # the state dir: where the record for loading without fastembed is kept
+    model_cache: Path | None = None  # the user's shared cache of optimised ONNX models (config.model_cache)
     batch_limits: dict[str, int] = field(default_factory=dict, repr=False)  # plan_batches' limits, for benchmarks
     _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
@@ -91,7 +93,7 @@ class Embedder:
 
     @classmethod
     def from_config(cls, config: "Config") -> "Embedder":
-        return cls(config["model"] or DEFAULT_MODEL, config["model_path"], config.state_dir)
+        return cls(config["model"] or DEFAULT_MODEL, config["model_path"], config.state_dir, model_cache())
 
     @cached_property
     def fingerprint(self) -> str:
@@ -177,13 +179,18 @@ class Embedder:
         from .embed_direct import DirectModel, read_record
 
         record = read_record(path, self.fingerprint)
-        if record is None:
+        if record is None or self._in_state_dir(record["model_file"]):
             return False
         try:
             self._model = DirectModel.load(record)
         except Exception:  # onnxruntime, tokenizers or the files: fastembed loads it instead
             return False
         return True
+
+    def _in_state_dir(self, model_file: str) -> bool:
+        """Whether a record names a model copy an earlier version kept in the state dir (no longer used:
+        the shared cache holds the one copy, and the next index removes this one)."""
+        return self.work_dir is not None and Path(model_file).resolve().is_relative_to(self.work_dir.resolve())
 
     def _keep_record(self, model: Any) -> None:
         """After fastembed loaded a local model, record how to run it without fastembed next time."""
@@ -224,29 +231,35 @@ class Embedder:
         return self._error
 
     def _prepared(self, model: Any) -> Path | None:
-        """A copy of the model directory whose ONNX graph is already optimised, made once.
+        """A copy of the model directory whose ONNX graph is already optimised, made once per machine.
 
         onnxruntime spends most of a model's load time optimising its graph
         (0.4-0.8 s for MiniLM here); loading a graph it optimised before takes
         a fraction of that, which is most of what a one-file update pays. The
-        copy lives in `work_dir` (the state dir: machine-local, deletable),
-        links every other file to the original, and is keyed by the
-        fingerprint. None when there is nowhere to keep it, the model is not a
-        single ONNX file, or preparing fails (the original is loaded then).
+        copy lives in the user's cache (`model_cache/DIGEST/`), keyed by the
+        model's fingerprint (its files' digest), where it came from and the
+        onnxruntime that optimised it, so every notes folder and process shares
+        one; it links every other file to the original. The first process to
+        need it makes it under a file lock, the others wait and use it. None
+        when there is no cache, the model is not a single ONNX file, or
+        preparing fails (the original is loaded then).
         """
         inner = getattr(model, "model", None)
         description = getattr(inner, "model_description", None)
         source = getattr(inner, "_model_dir", None)
-        if self.work_dir is None or description is None or source is None:
+        if self.model_cache is None or description is None or source is None:
             return None
         model_file = str(description.model_file)
         if not model_file.endswith(".onnx") or description.additional_files:
             return None
-        target = self.work_dir / self._work_name
+        target = self.model_cache / _cache_key(self.fingerprint, Path(source))
         if (target / model_file).is_file():
             return target
         try:
-            _prepare_model_dir(Path(source), model_file, target)
+            self.model_cache.mkdir(parents=True, exist_ok=True)
+            with file_lock(self.model_cache / f"{target.name}.lock"):
+                if not (target / model_file).is_file():  # another process may have made it meanwhile
+                    _prepare_model_dir(Path(source), model_file, target)
         except Exception:  # onnxruntime or the file system: the original still loads
             return None
         return target
@@ -299,6 +312,23 @@ class Embedder:
         out = normalise(np.asarray(vector, dtype=np.float32)[None, :])[0]
         self._recent = ((text, out), *recent[:RECENT_QUERIES - 1])
         return out
+
+
+def _cache_key(fingerprint: str, source: Path) -> str:
+    """The shared copy's directory name: the model's identity, its source and the optimiser's version."""
+    import onnxruntime as ort
+
+    identity = f"{fingerprint}\0{source.resolve()}\0{ort.__version__}"
+    return hashlib.sha256(identity.encode()).hexdigest()[:16]
+
+
+def drop_old_copies(state_dir: Path) -> list[Path]:
+    """Remove the optimised model copies earlier versions kept in a state dir (`model-*/`); they are
+    derived data, and the shared cache replaces them. The directories removed."""
+    gone = [p for p in state_dir.glob("model-*") if p.is_dir() and not p.is_symlink()]
+    for path in gone:
+        shutil.rmtree(path, ignore_errors=True)
+    return gone
 
 
 def _prepare_model_dir(source: Path, model_file: str, target: Path) -> None:

@@ -36,10 +36,13 @@ not JSON or not JSON-RPC gets a JSON-RPC error reply.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from typing import Any, Callable
+import threading
+import time
+from typing import Any, Callable, Iterator
 from urllib.parse import quote, unquote
 
 import anyio
@@ -170,10 +173,66 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+HANG_UP_GRACE = 0.5  # seconds a call that writes gets to finish after the client hangs up
+HANG_UP_EXIT = 0.7  # seconds after the hang-up by which the process has ended
+
+
+class _Writes:
+    """The calls in flight that write: after a hang-up they get a moment to finish whole."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._count = 0
+
+    @contextlib.contextmanager
+    def held(self, name: str) -> Iterator[None]:
+        op = registry().get(name)
+        if op is None or not op.writes:
+            yield
+            return
+        with self._idle:
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._count -= 1
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout)
+
+
+WRITES = _Writes()
+
+
 async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Identity | None,
                  progress: Callable[[Any], None] | None = None) -> Outcome:
     """Run one operation in a worker thread, so the event loop keeps answering."""
-    return await anyio.to_thread.run_sync(lambda: call_within(ctx, name, args, identity=identity, progress=progress))
+    def work() -> Outcome:
+        with WRITES.held(name):
+            return call_within(ctx, name, args, identity=identity, progress=progress)
+
+    return await anyio.to_thread.run_sync(work)
+
+
+def _leave_after_hang_up() -> None:
+    """End the process soon after the client closed stdin, whatever is still running.
+
+    A call that writes (a deposit) gets `HANG_UP_GRACE` to finish whole; reads
+    in flight are dropped, their client gone. Whatever is left (a model call of
+    the background librarian, the warm-up's embedding, a longer write) ends as
+    a crash would, and the next start picks it up: every note is written whole
+    by the one writer, every index and memory write is a transaction, and a
+    deposit left mid-way is repaired. The normal shutdown usually wins the race.
+    """
+    hung_up = time.monotonic()
+    WRITES.wait_idle(HANG_UP_GRACE)
+    time.sleep(max(0.0, HANG_UP_EXIT - (time.monotonic() - hung_up)))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def progress_sender(rctx: Any) -> Callable[[Any], None]:
@@ -351,8 +410,10 @@ class BoundedLines:
 
         end = object()
         while True:
-            raw = await anyio.to_thread.run_sync(next, self._lines, end, abandon_on_cancel=True)
-            if raw is end:
+            raw = await anyio.to_thread.run_sync(self._next, end, abandon_on_cancel=True)
+            if raw is end:  # the client hung up: the transport's writer ends with our copy of it closed
+                if self.replies is not None:
+                    await self.replies.aclose()
                 return
             if raw is not None and not raw.strip():
                 continue
@@ -362,6 +423,14 @@ class BoundedLines:
                 continue
             await self._ready.wait()
             await self.replies.send(SessionMessage(error))
+
+    def _next(self, end: object) -> Any:
+        """The next line, or `end` once the client hung up; then the process is bound to end soon
+        (started here, in the reading thread: a busy event loop must not delay it)."""
+        raw = next(self._lines, end)
+        if raw is end:
+            threading.Thread(target=_leave_after_hang_up, name="orgkit-hang-up", daemon=True).start()
+        return raw
 
     def _error(self, raw: bytes | None) -> types.JSONRPCError | None:
         """The JSON-RPC error a line gets instead of reaching the server, or None for a good message."""

@@ -53,17 +53,12 @@ def check_role(role: str) -> str:
     return role
 
 
-def data_home() -> Path:
-    """The user's data dir (XDG): `$XDG_DATA_HOME/orgkit` (default ~/.local/share/orgkit)."""
-    base = os.environ.get("XDG_DATA_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share"
-    return root / "orgkit"
-
-
 def tokens_dir(notes: Path) -> Path:
     """Where the tokens of the notes dir `notes` live on this machine: keyed by its resolved path."""
+    from .config import user_dir
+
     resolved = Path(notes).expanduser().resolve()
-    return data_home() / "tokens" / f"{resolved.name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:16]}"
+    return user_dir("data") / "tokens" / f"{resolved.name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:16]}"
 
 
 def store_for(config: "Config", warn: Callable[[str], None]) -> "TokenStore":

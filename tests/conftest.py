@@ -65,6 +65,16 @@ def user_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+@pytest.fixture(autouse=True)
+def user_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An $XDG_CACHE_HOME of the test session (the optimised models live there, shared as on a
+    user's machine), so no test writes into the user's own cache."""
+    home = tmp_path_factory.getbasetemp() / "xdg-cache"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def braindump(tmp_path: Path) -> Path:
     """A private copy of the braindump corpus, safe to write into."""

@@ -140,3 +140,23 @@ def test_a_changed_file_is_embedded_from_the_record_without_fastembed(tmp_path: 
     changed, imported = _index_in_a_process(notes)
     assert changed["parsed"] == 1 and changed["embedded"] >= 1 and changed["model_error"] is None
     assert imported == []  # a static model needs neither fastembed nor onnxruntime
+
+
+def test_a_record_of_a_model_copy_in_the_state_dir_is_no_longer_used(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Earlier versions kept the model's copy in the state dir; a record naming one is passed over
+    (the model loads through fastembed, and the record is written afresh)."""
+    import shutil
+
+    from tiny_model import MODEL_NAME
+
+    work = tmp_path / "state"
+    first, _ = _record_then_direct(MODEL_NAME, tiny_model_dir, work)
+    record_path = work / f"{first._work_name}.json"
+    record = json.loads(record_path.read_text())
+    old = work / "model-0123456789ab"
+    shutil.copytree(tiny_model_dir, old)
+    record_path.write_text(json.dumps({**record, "model_file": str(old / Path(record["model_file"]).name)}))
+    again = Embedder(MODEL_NAME, tiny_model_dir, work)
+    again.load()
+    assert not isinstance(again._model, DirectModel)
+    assert json.loads(record_path.read_text()) == record

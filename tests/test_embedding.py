@@ -178,13 +178,14 @@ def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> N
     name, model = real_model()
     texts = ["a passage about trees and their roots", "another"]
     plain = Embedder(name, model)
-    prepared = Embedder(name, model, tmp_path / "state")
+    prepared = Embedder(name, model, tmp_path / "state", tmp_path / "cache")
     import numpy as np
 
     np.testing.assert_allclose(prepared.embed(texts), plain.embed(texts), atol=1e-6)
-    (copy,) = [p for p in (tmp_path / "state").iterdir() if p.is_dir()]
+    (copy,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
     assert (copy / "model.onnx").is_file() and (copy / "tokenizer.json").is_symlink()
-    again = Embedder(name, model, tmp_path / "state")
+    assert not [p for p in (tmp_path / "state").iterdir() if p.is_dir()], "the state dir keeps no model copy"
+    again = Embedder(name, model, tmp_path / "other-state", tmp_path / "cache")
     np.testing.assert_allclose(again.embed(texts), plain.embed(texts), atol=1e-6)
     assert prepared.fingerprint == plain.fingerprint
 

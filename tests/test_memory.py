@@ -187,6 +187,7 @@ def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path, us
     link = next(p for p in pending(cli, notes) if p["kind"] == "link" and p["payload"]["dest"] == NOWEB)
     (notes / "noweb.org").unlink()
     user_config('[admission]\n"" = { agent = "auto" }\n')
+    run_json(cli, "librarian", "--notes", str(notes))  # admission by policy is the librarian's work
     left = pending(cli, notes)
     assert [p["id"] for p in left] == [link["id"]]
     assert "left for a person to decide, not accepted by the auto policy: evidence note" in left[0]["reason"] and "deleted" in left[0]["reason"]
@@ -235,6 +236,7 @@ def test_notes_in_watched_folders_go_to_the_librarian(cli, notes: Path) -> None:
     mine = notes / "inbox" / "var.org"
     mine.write_text(":PROPERTIES:\n:ID:       44444444-4444-4444-8444-444444444444\n:END:\n"
                     "#+title: Var and noweb\n\n" + FINDING + "\n")
+    run_json(cli, "librarian", "--notes", str(notes))  # takes the watched note in
     listed = run_json(cli, "deposits", "--notes", str(notes))
     assert [(d["id"], d["lane"], d["via"], d["status"]) for d in listed] == [
         ("44444444-4444-4444-8444-444444444444", "human", "watch", "no-model")]
@@ -242,13 +244,13 @@ def test_notes_in_watched_folders_go_to_the_librarian(cli, notes: Path) -> None:
     assert proposals and all(p["kind"] != "admit" for p in proposals)
     link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
     run_json(cli, "review", "accept", link["id"], "--notes", str(notes))
-    run_json(cli, "deposits", "--notes", str(notes))  # our own change does not send it round again
+    run_json(cli, "librarian", "--notes", str(notes))  # our own change does not send it round again
     assert rows(notes, "SELECT count(*) AS n FROM audit WHERE action = 'taken-in'") == [{"n": 1}]
     recalled = run_json(cli, "recall", "var noweb tangling", "--notes", str(notes))
     assert any(n["id"] == "44444444-4444-4444-8444-444444444444" for n in recalled["included"])
 
     mine.write_text(mine.read_text() + "\nA change by hand.\n")
-    run_json(cli, "deposits", "--notes", str(notes))
+    run_json(cli, "librarian", "--notes", str(notes))
     assert rows(notes, "SELECT count(*) AS n FROM audit WHERE action = 'taken-in'") == [{"n": 2}]
     set_aside = rows(notes, "SELECT status, reason FROM proposals WHERE id != ? AND reason LIKE 'withdrawn: the note changed%'",
                      (link["id"],))
@@ -278,3 +280,24 @@ def test_background_catch_up_without_a_warm_model_finishes_unfinished_deposits(c
         done = catch_up(store)  # as the background thread calls it: the embedder from the config
     assert done.processed[dep["id"]].status == "no-model"
     assert [d["status"] for d in run_json(cli, "deposits", "--notes", str(notes))] == ["no-model"]
+
+
+def test_review_texts_name_deposits_and_notes_by_title(cli, notes: Path) -> None:
+    dep = deposit(cli, notes)
+    listed = run_json(cli, "deposits", "--notes", str(notes))
+    assert [(d["title"], d["lane"], d["stage"]) for d in listed] == [("Tangling and var", "agent", "in-review")]
+    text = cli("deposits", "--notes", str(notes)).stdout
+    assert text.startswith("'Tangling and var'  agent lane  in-review  ")
+    proposals = pending(cli, notes)
+    assert {(p["deposit_title"], p["deposit_lane"], p["deposit_stage"]) for p in proposals} == {
+        ("Tangling and var", "agent", "in-review")}
+    link = next(p for p in proposals if p["kind"] == "link" and p["payload"]["dest"] == TANGLE)
+    assert link["target_title"] == "Tangling and var" and link["dest_title"] == "Tangling code blocks"
+    assert link["summary"] == "link the deposit to 'Tangling code blocks'"
+    shown = cli("review", "list", "--notes", str(notes)).stdout
+    assert f"{link['id']}  link   pending  link the deposit to 'Tangling code blocks'" in shown
+    assert f"    deposit 'Tangling and var' (agent lane, in-review) [{dep['id']}]" in shown
+    batch = run_json(cli, "review", "accept", link["id"], "--notes", str(notes))["batch"]
+    (listed_batch,) = run_json(cli, "review", "batches", "--notes", str(notes))
+    assert listed_batch["id"] == batch and listed_batch["deposits"] == [{"id": dep["id"], "title": "Tangling and var"}]
+    assert f"    deposit 'Tangling and var' [{dep['id']}]" in cli("review", "batches", "--notes", str(notes)).stdout

@@ -71,12 +71,16 @@ def test_bad_json_twice_fails_without_watermark_and_is_retried(cli, notes: Path,
     assert rows(notes, "SELECT * FROM watermarks") == []
     assert rows(notes, "SELECT kind FROM proposals") == [{"kind": "admit"}]
     assert rows(notes, "SELECT action FROM audit WHERE subject = ?", (dep["id"],))[-1]["action"] == "librarian-failed"
+    assert json.loads(cli("deposits", "--notes", str(notes), "--json").stdout)[0]["status"] == "failed"
+    assert len(llm_server.requests) == 2  # a listing never calls the model
+    cli("librarian", "--notes", str(notes))
     listed = json.loads(cli("deposits", "--notes", str(notes), "--json").stdout)
     assert listed[0]["status"] == "failed"  # tried again (the canned bad reply repeats), still failed
     assert len(llm_server.requests) == 4
 
     llm_server.queue.clear()
     llm_server.reply(GOOD)
+    cli("librarian", "--notes", str(notes))
     listed = json.loads(cli("deposits", "--notes", str(notes), "--json").stdout)
     assert listed[0]["status"] == "proposed" and listed[0]["error"] is None
     assert len(rows(notes, "SELECT * FROM watermarks")) == 1

@@ -121,8 +121,8 @@ def test_a_deposit_killed_around_its_file_write_is_repaired(notes: Path, env: di
     assert rows(notes, "SELECT status FROM deposits") == [{"status": "writing"}]
     listed = json.loads(orgkit(notes, env, "deposits", "--json").stdout)
     deposit_invariants(notes)
-    if when == "after":  # the note was written whole: kept, with its audit record and proposals
-        assert len(listed) == 1 and listed[0]["status"] == "no-model"
+    if when == "after":  # the note was written whole: kept, with its audit record, waiting for the librarian
+        assert len(listed) == 1 and listed[0]["status"] == "pending"
         assert rows(notes, "SELECT action FROM audit")[0]["action"] == "deposit-repaired"
     else:
         assert listed == [] and rows(notes, "SELECT action FROM audit")[0]["action"] == "deposit-abandoned"

@@ -98,7 +98,8 @@ class Surfaces:
             argv += ["--notes", str(self.notes), "--state-dir", str(self.state)]
         result = self.cli(*argv, "--json")
         if result.exit_code == 2:
-            return "error", result.stderr.strip().splitlines()[-1].removeprefix("Error: ")
+            assert result.stderr.count("\n") == 1, result.stderr  # one line, as every refusal
+            return "error", result.stderr.strip().removeprefix("orgkit: error: ")
         if result.stdout.strip():
             return "result", json.loads(result.stdout)
         assert result.exit_code == 1, result.output

@@ -232,3 +232,63 @@ def test_tangle_py_runs_from_a_checkout_without_install(project: Path) -> None:
 
 def test_usage_error_exits_2(project: Path) -> None:
     assert run("tangle")[0] == 2
+
+
+BLOCK = "#+begin_src sh :tangle made.sh\necho made\n#+end_src\n"
+
+
+@pytest.mark.parametrize("name", ["README.md", "notes.txt", "secret.org.gpg"])
+def test_a_file_that_is_not_org_is_refused_in_one_line_unless_asked(tmp_path: Path, name: str) -> None:
+    source = tmp_path / name
+    source.write_text(BLOCK)
+    refused = subprocess.run([sys.executable, "-c", "from orgkit.cli import main; main()", "tangle", name],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == (f"orgkit: error: {name} is not an org file (.org); give --any-file to tangle it "
+                              "anyway\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    forced = CliRunner().invoke(main, ["tangle", str(source), "--any-file", "--json"])
+    assert forced.exit_code == 0, forced.stderr
+    assert (tmp_path / "made.sh").read_text() == "echo made\n"
+
+
+def test_an_org_file_with_no_blocks_to_tangle_says_so(tmp_path: Path) -> None:
+    org = _org(tmp_path / "plain.org", "* Notes\n#+begin_src sh\necho not tangled\n#+end_src\n")
+    for extra in ([], ["--dry-run"], ["--check"]):
+        result = CliRunner().invoke(main, ["tangle", str(org), "--json", *extra])
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr == "orgkit: warning: no blocks to tangle\n"
+        doc = json.loads(result.stdout)
+        assert doc["targets"] == [] and doc["nothing"] is True and doc.get("written", False) is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.org"]
+
+
+def test_serve_and_mcp_refuse_and_report_alike(tmp_path: Path) -> None:
+    """The tangle operation is declared once: serve and MCP (tangle_plan) answer as the command line."""
+    import anyio
+    from mcp import Client
+
+    from orgkit.mcp import build_server
+    from orgkit.ops import OpContext
+    from orgkit.serve import handle
+
+    notes = tmp_path / "notes"
+    _org(notes / "plain.org", "* Notes\n")
+    (notes / "README.md").write_text(BLOCK)
+    ctx = OpContext(notes, warm=True)
+    ctx.base = ctx.root
+    refused = handle(ctx, json.dumps({"op": "tangle", "files": ["README.md"]}))
+    assert refused == {"error": "README.md is not an org file (.org); give any_file to tangle it anyway"}
+    empty = handle(ctx, json.dumps({"op": "tangle", "files": ["plain.org"]}))
+    assert empty["result"] == {"written": False, "targets": [], "nothing": True}
+    assert empty["warnings"] == ["no blocks to tangle"]
+
+    async def over_mcp():
+        async with Client(build_server(ctx, warm_up=False)) as client:
+            return (await client.call_tool("tangle_plan", {"files": ["README.md"]}),
+                    await client.call_tool("tangle_plan", {"files": ["plain.org"]}))
+
+    bad, none = anyio.run(over_mcp)
+    assert bad.is_error and "README.md is not an org file (.org)" in bad.content[0].text
+    assert json.loads(none.content[0].text)["warnings"] == ["no blocks to tangle"]
+    assert sorted(p.name for p in notes.iterdir()) == ["README.md", "plain.org"]

@@ -276,6 +276,41 @@ When REGEXP is a list (INPUT), answer INPUT as typed."
     (should-not (orgkit--relevant-p below))
     (should (orgkit--relevant-p older))))
 
+(ert-deftest orgkit-test-warnings-and-corrections-reach-the-user ()
+  "What orgkit says beside its answer reaches the user: a query read as
+corrected in the search prompt and the echo area, a warning in the header
+line of the buffer showing the answer, a warning of the command line
+\(tangling) in the echo area."
+  (orgkit-test--skip-unless-server)
+  (orgkit-test--with-notes
+    (let ((plain (make-temp-file "orgkit-plain-" nil ".org" "#+title: Plain\n\nNo code here.\n"))
+          prompt seen)
+      (unwind-protect
+          (cl-letf (((symbol-function 'message)
+                     (lambda (format-string &rest args)
+                       (when format-string
+                         (push (apply #'format-message format-string args) seen)))))
+            (orgkit-test--typing "cheries red"
+              (let ((completing-read-function
+                     (lambda (asked collection &rest _)
+                       (setq prompt asked)
+                       (car (all-completions "" collection)))))
+                (call-interactively #'orgkit-search)))
+            (should (eq orgkit--last-transport 'server))
+            (should (string-match-p "(showing results for 'cherries red'): \\'" prompt))
+            (should (member "orgkit: showing results for 'cherries red'" seen))
+            (with-current-buffer (orgkit-test--typing "zzzqqq" (call-interactively #'orgkit-scan))
+              (should (string-match-p "\\`orgkit: no headline, title or alias matches 'zzzqqq'"
+                                      (format "%s" header-line-format))))
+            (setq seen nil)
+            (with-current-buffer (find-file-noselect plain)
+              (orgkit-tangle)
+              (kill-buffer))
+            (should (eq orgkit--last-transport 'cli))
+            (should (member "orgkit: no blocks to tangle" seen))
+            (should (member "orgkit: tangled 0 files (no blocks to tangle)" seen)))
+        (delete-file plain)))))
+
 (ert-deftest orgkit-test-scan ()
   "`orgkit-scan' lists matching headlines as buttons that visit them."
   (orgkit-test--with-notes

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import click
 
-from ..ops import Op, OpContext, ParamError, call
+from ..ops import Op, OpContext, call
 from ..ops.boundary import read_limited, setting
 from ..ops.spec import Param
 from ..roles import OWNER
@@ -83,10 +83,8 @@ def run_op(op: Op, values: dict[str, Any], render: Render | None) -> None:
     ctx = OpContext(notes, {"state_dir": state_dir})
     ctx.on_wait = lambda: warn("another orgkit index is running; waiting for it")
     close = _progress(ctx)
-    try:
+    try:  # a ParamError is one line and exit status 2 (handle_errors, by the one table)
         outcome = call(ctx, op.name, _given(ctx, op, values), from_text=True, identity=OWNER)
-    except ParamError as exc:
-        raise click.UsageError(str(exc)) from None
     finally:
         close()
         ctx.close()

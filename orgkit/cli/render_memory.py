@@ -8,11 +8,19 @@ from typing import Any, Callable
 
 def deposit(d: dict, options: dict) -> str:
     error = f"\n    error: {d['error']}" if d.get("error") else ""
-    return f"{d['path']}  [{d['id']}]  {d.get('stage', d['status'])}{error}"
+    return f"{d['title']!r}  {d['lane']} lane  {d.get('stage', d['status'])}  {d['path']}  [{d['id']}]{error}"
 
 
 def deposits(rows: list[dict], options: dict) -> str:
     return "\n".join(deposit(d, options) for d in rows) or "no deposits"
+
+
+def librarian(r: dict, options: dict) -> str:
+    if r["started"]:
+        return "the librarian runs in the background"
+    if r["waiting"]:
+        return f"{r['waiting']} deposit(s) still wait for the librarian"
+    return "nothing waits for the librarian"
 
 
 def _chunks(p: dict) -> str:
@@ -22,8 +30,9 @@ def _chunks(p: dict) -> str:
 def review_list(rows: list[dict], options: dict) -> str:
     out = []
     for p in rows:
-        out.append(f"{p['id']}  {p['kind']:<6} {p['status']:<8} {p['summary']}  "
-                   f"(deposit {p['deposit']}, chunks {_chunks(p)})")
+        out.append(f"{p['id']}  {p['kind']:<6} {p['status']:<8} {p['summary']}")
+        out.append(f"    deposit {p['deposit_title']!r} ({p['deposit_lane']} lane, {p['deposit_stage']}) "
+                   f"[{p['deposit']}], chunks {_chunks(p)}")
         if p["reason"]:
             out.append(f"    {p['reason']}")
         if p.get("diff"):
@@ -51,6 +60,7 @@ def decision(r: dict, options: dict) -> str:
 def review_batches(rows: list[dict], options: dict) -> str:
     return "\n".join(f"{r['id']}  {r['action']:<6} {r['state']:<11} {r['actor']}  {r['at']}  "
                      f"{len(r['proposals'])} proposal(s)" + (f", undone by {r['undone_by']}" if r["undone_by"] else "")
+                     + "".join(f"\n    deposit {d['title']!r} [{d['id']}]" for d in r["deposits"])
                      for r in rows) or "no batches"
 
 
@@ -74,7 +84,8 @@ def recall(doc: dict, options: dict) -> str:
 
 
 MEMORY_RENDERERS: dict[str, Callable[[Any, dict], str]] = {
-    "deposit": deposit, "deposits": deposits, "review_list": review_list, "review_show": review_show,
+    "deposit": deposit, "deposits": deposits, "librarian": librarian, "review_list": review_list,
+    "review_show": review_show,
     "review_accept": decision, "review_edit": decision, "review_reject": decision, "review_undo": decision,
     "review_batches": review_batches, "review_trail": review_trail, "recall": recall,
 }

@@ -343,3 +343,12 @@ def get(store: Store, deposit_id: str) -> Deposit:
 def listing(store: Store) -> list[Deposit]:
     return [Deposit.from_row(r) for r in
             store.all("SELECT * FROM deposits WHERE status != 'writing' ORDER BY created, id")]
+
+
+def deposit_facts(store: Store, ids: set[str]) -> dict[str, dict]:
+    """What a reviewer reads of each deposit in `ids`: its title, lane and stage, by ID."""
+    from .stage import stages
+
+    where = stages(store)
+    return {d.id: {"title": d.title, "lane": d.lane, "stage": where.get(d.id, d.status)}
+            for d in listing(store) if d.id in ids}

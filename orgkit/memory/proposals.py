@@ -60,17 +60,24 @@ class Proposal:
                 "created": self.created, "batch": self.batch, "decided_by": self.decided_by,
                 "decided_at": self.decided_at}
 
-    def summary(self) -> str:
-        """One line a reviewer reads: what accepting it does."""
+    def summary(self, titles: dict[str, str] | None = None) -> str:
+        """One line a reviewer reads: what accepting it does (notes named by their `titles`, by ID, when known)."""
         p = self.payload
-        where = "the deposit" if self.target == self.deposit else self.target
+        titles = titles or {}
+        where = "the deposit" if self.target == self.deposit else \
+            repr(titles[self.target]) if self.target in titles else self.target
+        dest = repr(titles[p["dest"]]) if p.get("dest") in titles else repr(p.get("description") or p.get("dest"))
         return {"admit": "keep the deposited note",
                 "new": f"new note {p.get('title', '')!r}",
                 "append": f"append {len(p.get('text', ''))} characters to {where}",
-                "link": f"link {where} to {p.get('description') or p.get('dest')!r}",
+                "link": f"link {where} to {dest}",
                 "tag": f"tag {where} with {p.get('tag')}",
-                "duplicate-of": f"{where} repeats {p.get('description') or p.get('dest')!r} "
+                "duplicate-of": f"{where} repeats {dest} "
                                 f"({p.get('overlap', 0):.0%} of its word sequences)"}.get(self.kind, self.kind)
+
+    def notes(self) -> list[str]:
+        """The IDs of the notes it names besides its deposit: its target and the note it links to."""
+        return [n for n in (self.target, self.payload.get("dest")) if isinstance(n, str) and n != self.deposit]
 
 
 SET_ASIDE = "set aside by the librarian"  # a proposal that cannot stand, and why after a colon

@@ -222,12 +222,16 @@ def batches(store: Store) -> list[dict]:
     # `at` counts seconds: batches of one second are in the order their decisions were recorded
     rows = store.all("SELECT * FROM batches b ORDER BY b.at, "
                      "(SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")
-    summaries = {r["id"]: Proposal.from_row(r).summary() for r in store.all("SELECT * FROM proposals")}
+    every = {r["id"]: Proposal.from_row(r) for r in store.all("SELECT * FROM proposals")}
+    summaries = {pid: p.summary() for pid, p in every.items()}
+    deposits = {r["id"]: r["title"] for r in store.all("SELECT id, title FROM deposits")}
     out = []
     for r in rows:
         proposals = sorted(loads(r["proposals"])["statuses"])
+        of = dict.fromkeys(every[p].deposit for p in proposals if p in every)
         out.append({"id": r["id"], "action": r["action"], "state": r["state"], "actor": r["actor"], "at": r["at"],
                     "files": [p["path"] for p in loads(r["plan"])], "proposals": proposals,
+                    "deposits": [{"id": d, "title": deposits.get(d)} for d in of],
                     "undoes": r["undoes"], "undone_by": r["undone_by"],
                     "title": batch_title(r["action"], r["undoes"], [summaries.get(p, p) for p in proposals])})
     return out

@@ -1,11 +1,12 @@
 """Picking up unfinished work: repairs, librarian runs and auto-admission.
 
-Every entry point of the memory flow (`deposits`, `review`, a server start, the
-background run after a server deposit) calls `catch_up` first, so work that a
-stopped server or a crash left behind is never lost: interrupted deposits and
-batches are repaired, deposits still `pending`, `processing` (their worker
-gone) or `failed` get a librarian run, and proposals under an `auto` policy
-are admitted.
+The worker (a server's start, the background run after a server deposit, a
+one-shot deposit, `orgkit librarian`) calls `catch_up`, so work that a stopped
+server or a crash left behind is never lost: interrupted deposits and batches
+are repaired, deposits still `pending`, `processing` (their worker gone) or
+`failed` get a librarian run, and proposals under an `auto` policy are
+admitted. Listings only `repair` and count what is `waiting`: they never call
+a model.
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ def repair(store: Store) -> list[str]:
     with store.writer():
         done += repair_batches(store)
     return done
+
+
+def waiting(store: Store) -> int:
+    """How many deposits wait for the librarian (pending, processing or failed)."""
+    marks = ",".join("?" * len(UNFINISHED))
+    row = store.one(f"SELECT count(*) AS n FROM deposits WHERE status IN ({marks})", UNFINISHED)
+    return int(row["n"]) if row is not None else 0
 
 
 def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> librarian.Outcome | None:

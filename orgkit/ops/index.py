@@ -12,9 +12,11 @@ from .spec import Op, Param
 
 def index(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..config import ensure_state_dir
+    from ..embed import drop_old_copies
     from ..index import update
 
     ensure_state_dir(ctx.config)
+    drop_old_copies(ctx.config.state_dir)  # the optimised model lives in the user's cache now
     if args["workers"] > 1 and not ctx.index.backend.shares_embedding:
         raise OrgkitError("--workers needs a shared database (database.url): SQLite embeds in one process")
     stats = update(ctx.index, embedder=None if args["no_embed"] else ctx.embedder, rebuild=args["rebuild"],

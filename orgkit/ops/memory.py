@@ -2,8 +2,10 @@
 
 A one-shot command (the shell) waits for the librarian after a deposit; a
 server (`serve`, MCP) answers at once with `{id, path, status}` and runs it in
-the background. Every entry point first picks up what is unfinished (see
-`memory.worker`). Review decisions are offered over MCP only when
+the background. Unfinished librarian work is picked up by the worker (a
+server's start, a deposit) or on request (`librarian`), never by a listing:
+listings only read, repair what a crash left half done, and say how many
+deposits wait (see `memory.worker`). Review decisions are offered over MCP only when
 `mcp.allow_review` is on: agents deposit and recall, people decide.
 """
 
@@ -99,34 +101,78 @@ def _body_file(ctx: OpContext, name: str) -> str:
         raise ParamError(f"body_file {name}: cannot read ({exc.strerror})") from None
 
 
+def _listed(ctx: OpContext, store) -> None:
+    """What a listing does before it reads: repair interrupted writes, and say what waits for the librarian.
+
+    No model is called and no work is started here: a dead or slow endpoint
+    never slows a listing. A server's listing also says when its background
+    librarian failed.
+    """
+    from ..memory import worker
+
+    for message in worker.repair(store):
+        ctx.warn(message)
+    if ctx.warm:
+        failed = worker.BACKGROUND.last_error(ctx.config)
+        if failed:
+            ctx.warn(f"the background librarian failed: {failed}")
+    waiting = worker.waiting(store)
+    if waiting:
+        how = "the server's worker picks them up" if ctx.warm else "`orgkit librarian` runs it now"
+        ctx.warn(f"{waiting} deposit{'s' if waiting != 1 else ''} wait{'' if waiting != 1 else 's'} "
+                 f"for the librarian ({how})")
+
+
 def deposits(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.deposit import get, listing
     from ..memory.stage import stages
 
-    with _store(ctx, args["use_extraction_feedback"]) as store:
-        _catch_up(ctx, store)
+    with _store(ctx) as store:
+        _listed(ctx, store)
         found = [get(store, args["id"])] if args["id"] else listing(store)
         where = stages(store)
         return [d.to_json() | {"stage": where.get(d.id, d.status)} for d in found]
 
 
 def review_list(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.deposit import deposit_facts
     from ..memory.proposals import listing
     from ..memory.review import show
     from ..memory.shown import shown_evidence
 
     with _store(ctx) as store:
-        _catch_up(ctx, store)
+        _listed(ctx, store)
         rows = []
-        notes = _note_reader(ctx) if args["diff"] else None
-        for p in listing(store, None if args["all"] else "pending"):
-            row = p.to_json() | {"summary": p.summary()}
+        notes = _note_reader(ctx)
+        found = listing(store, None if args["all"] else "pending")
+        deposits = deposit_facts(store, {p.deposit for p in found})
+        named = list(dict.fromkeys(n for p in found for n in p.notes()))
+        titles = {i: d.title for i, d in notes(named).items()} if named and ctx.config.has_notes else {}
+        for p in found:
+            dep = deposits.get(p.deposit, {})
+            row = p.to_json() | {"summary": p.summary(titles), "deposit_title": dep.get("title"),
+                                 "deposit_lane": dep.get("lane"), "deposit_stage": dep.get("stage"),
+                                 "target_title": dep.get("title") if p.target == p.deposit else titles.get(p.target),
+                                 "dest_title": titles.get(p.payload.get("dest"))}
             if args["diff"]:
                 shown = show(store, p.id)
                 row |= {"diff": shown.diff, "error": shown.error,
                         "evidence": shown_evidence(p.evidence, p.deposit, notes)}
             rows.append(row)
         return rows
+
+
+def librarian(ctx: OpContext, args: dict[str, Any]) -> dict:
+    from ..memory import worker
+
+    with _store(ctx, args["use_extraction_feedback"]) as store:
+        only = None
+        if args["id"]:
+            from ..memory.deposit import get
+
+            only = get(store, args["id"]).id
+        _catch_up(ctx, store, only=only)
+        return {"started": ctx.warm, "waiting": worker.waiting(store)}
 
 
 def _note_reader(ctx: OpContext) -> Any:
@@ -241,13 +287,20 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
 declare(Op("deposits", "Each deposit and the stage it is in: pending, processing or failed (the librarian's), "
            "in-review, accepted, rejected (its note removed, or every proposal turned down), superseded or "
            "nothing-proposed; `status` keeps how far the librarian got (proposed, or no-model when it ran "
-           "without a model). Unfinished work is picked up first.", deposits,
-           params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"), FEEDBACK),
+           "without a model). A listing never runs the librarian: it says how many deposits wait for it.",
+           deposits, params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"),),
            result="[{id, path, title, lane, status, stage, error, model, ...}]", writes=True, role="agent"))
+declare(Op("librarian", "Run the librarian now on the deposits waiting for it (pending, failed, or left "
+           "processing by a stopped process), take in notes of watched folders and admit by policy; a server "
+           "starts the run in the background. `serve`, `mcp` and the team server do this on their own.",
+           librarian, params=(Param("id", "string", "Only this deposit.", positional=True, metavar="[ID]"),
+                              FEEDBACK),
+           result="{started, waiting}", writes=True, role="agent"))
 declare(Op("review_list", "Proposals waiting for review, oldest deposit first.", review_list,
            params=(Param("all", "boolean", "Every proposal, decided ones too."),
                    Param("diff", "boolean", "Include the diff each would make.")),
-           result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, diff?}]",
+           result="[{id, deposit, kind, target, payload, chunks, evidence, status, reason, summary, deposit_title, "
+                  "deposit_lane, deposit_stage, target_title, dest_title, diff?}]",
            writes=True, cli=("review", "list"), role="reviewer"))
 declare(Op("review_show", "A proposal and the unified diff accepting it would make to the notes.", review_show,
            params=(Param("id", "string", "The proposal.", required=True, positional=True, metavar="ID"),),
@@ -270,7 +323,8 @@ declare(Op("review_undo", "Revert a batch of decisions, if none of its files was
            result="{batch, undoes}", writes=True, cli=("review", "undo"), mcp_setting=REVIEW_SETTING, role="reviewer",
            destructive=True))
 declare(Op("review_batches", "Every batch of decisions, oldest first (the IDs `review undo` takes).",
-           review_batches, result="[{id, action, state, actor, at, files, proposals, undoes, undone_by, title}]",
+           review_batches, result="[{id, action, state, actor, at, files, proposals, deposits: [{id, title}], undoes, "
+                           "undone_by, title}]",
            cli=("review", "batches"), role="reviewer"))
 declare(Op("review_trail", "The audit trail, newest first: deposits, decisions and recalls, with who made them.",
            review_trail, params=(Param("limit", "integer", "How many records.", default=50, minimum=1,

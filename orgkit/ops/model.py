@@ -19,13 +19,14 @@ def _setting(ctx: OpContext, key: str) -> Any:
 
 def _embedder(ctx: OpContext):
     """The configured model (kept work files only where a state dir is known)."""
-    from ..config import DEFAULT_MODEL
+    from ..config import DEFAULT_MODEL, model_cache
     from ..embed import Embedder
 
     config = ctx.optional_config()
     if config is not None:
         return Embedder.from_config(config)
-    return Embedder(_setting(ctx, "model") or DEFAULT_MODEL, _setting(ctx, "model_path"), _setting(ctx, "state_dir"))
+    return Embedder(_setting(ctx, "model") or DEFAULT_MODEL, _setting(ctx, "model_path"), _setting(ctx, "state_dir"),
+                    model_cache())
 
 
 def model_show(ctx: OpContext, args: dict[str, Any]) -> dict:

@@ -46,7 +46,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..config import CONFIG_FILE, DATA_DIR_NAME
+from ..config import CONFIG_FILE, DATA_DIR_NAME, user_dir
 from ..files import file_lock, fsync_dir, replace_file, unlink_quietly
 from .errors import TangleError
 
@@ -55,10 +55,8 @@ BACKUP_DIR = "backups"
 
 
 def state_home() -> Path:
-    """The user's state dir (XDG): where the records of org files outside a notes dir live."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "orgkit"
+    """The user's state dir (XDG): where the records of tangled org files live."""
+    return user_dir("state")
 
 
 def _notes_root(org: Path) -> Path | None:
