@@ -86,14 +86,14 @@ def test_a_memory_store_without_a_version_is_stamped_and_keeps_its_rows(cli, not
     assert json.loads(status.stdout)["schemas"]["memory"] == {"version": 0, "latest": 1}
     assert "schema behind: memory" in status.stderr
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert migrated["migrated"] == {"index": [4, 4], "memory": [0, 1]}
+    assert migrated["migrated"] == {"index": [5, 5], "memory": [0, 1]}
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM audit WHERE subject = 'd-old'").fetchone()[0] == 1
     conn.close()
     answers(cli, notes)
     again = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert again["migrated"] == {"index": [4, 4], "memory": [1, 1]}
+    assert again["migrated"] == {"index": [5, 5], "memory": [1, 1]}
 
 
 def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Path, pg_url: str) -> None:
@@ -108,6 +108,6 @@ def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Pat
     status = run_json(cli, "db", "status", "--notes", str(notes), env=env)
     assert {name: s["version"] for name, s in status["schemas"].items()} == {"index": 3, "memory": 1, "tokens": 1}
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes), env=env)
-    assert migrated["migrated"] == {"index": [3, 4], "memory": [1, 1], "tokens": [1, 1]}
+    assert migrated["migrated"] == {"index": [3, 5], "memory": [1, 1], "tokens": [1, 1]}
     assert cli("index", "--notes", str(notes), "--no-embed", env=env).exit_code == 0
     answers(cli, notes, env)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections import Counter
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
@@ -301,8 +302,10 @@ class SqliteBackend:
 
 
 _MISSING = "SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?"  # texts with no vector yet
-_INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "vectors",
-                 "embed_queue", "file_texts")
+_INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "term_passages",
+                 "vectors", "embed_queue", "file_texts")
+# A passage's terms: positions per column (phrases), their counts and the passage's size (BM25, read from the key).
+TERM_COLUMNS = ("chunk", "term", "heading", "body", "in_heading", "in_body", "tokens")
 
 
 class PostgresBackend:
@@ -384,22 +387,28 @@ class PostgresBackend:
         _scale_factor's defaults, counted in files): autovacuum would do it too, but only on its
         next round, and a database copied from this one before then (CREATE DATABASE ...
         TEMPLATE) never gets them; without them every BM25 query is planned blind, several
-        times the database's CPU a call."""
+        times the database's CPU a call. The terms table is vacuumed then too: BM25 reads its
+        key alone only where the table's pages are marked all-visible, which a vacuum does."""
         if changed >= ANALYZE_AT + ANALYZE_SHARE * files:
             index.conn.execute("ANALYZE")
+            index.conn.execute("VACUUM chunk_terms")
 
     def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Keep each file's text, so a machine without the notes can read them."""
         conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
 
     def unindex_words(self, conn: Connection, file: str) -> None:
-        """Forget a file's terms and text, and take its passages out of the kept totals (BM25's)."""
+        """Forget a file's terms and text, and take its passages out of the kept totals (BM25's)
+        and out of each of its terms' passage counts."""
         from .terms import add_totals
 
-        conn.execute("DELETE FROM file_texts WHERE path = ?", (file,))
-        conn.execute("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = ?)", (file,))
-        passages, tokens = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = ?",
-                                        (file,)).fetchone()
+        conn.run("DELETE FROM file_texts WHERE path = %s", (file,))
+        conn.run("UPDATE term_passages p SET passages = p.passages - gone.n FROM ("
+                 "SELECT t.term, count(*) AS n FROM chunk_terms t JOIN chunks c ON c.rowid = t.chunk "
+                 "WHERE c.file = %s GROUP BY t.term) AS gone WHERE p.term = gone.term", (file,))
+        conn.run("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = %s)", (file,))
+        passages, tokens = conn.run("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = %s",
+                                    (file,)).fetchone()
         if passages:
             add_totals(conn, -passages, -tokens)
 
@@ -408,11 +417,16 @@ class PostgresBackend:
         passages to the kept totals (BM25's)."""
         from .terms import add_totals, count_totals, tokenizer
 
-        rows = conn.execute("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(?)", (files,)).fetchall()
+        rows = conn.run("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(%s)", (files,)).fetchall()
         terms, sizes = tokenizer().passages([tuple(r) for r in rows])
-        conn.executemany("INSERT INTO chunk_terms VALUES (?, ?, ?, ?)", terms)
-        conn.execute("UPDATE chunks c SET tokens = s.n FROM unnest(?::bigint[], ?::int[]) AS s (rowid, n) "
-                     "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
+        conn.copy("chunk_terms", TERM_COLUMNS, ((chunk, term, heading, body, len(heading), len(body), sizes[chunk])
+                                                for chunk, term, heading, body in terms))
+        conn.run("UPDATE chunks c SET tokens = s.n FROM unnest(%s::bigint[], %s::int[]) AS s (rowid, n) "
+                 "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
+        passages = Counter(term for _, term, _, _ in terms)
+        conn.run("INSERT INTO term_passages (term, passages) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                 "ON CONFLICT (term) DO UPDATE SET passages = term_passages.passages + excluded.passages",
+                 (list(passages), list(passages.values())))
         if sizes and not add_totals(conn, len(sizes), sum(sizes.values())):
             count_totals(conn)
 
@@ -428,7 +442,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized)
-        return conn.execute(sql, (*params, heading_weight, limit)).fetchall()
+        return conn.run(sql, (*params, heading_weight, limit)).fetchall()
 
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list:
@@ -439,7 +453,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized, (first, last))
-        rows = conn.execute(sql, (*params, heading_weight, last - first + 1)).fetchall()
+        rows = conn.run(sql, (*params, heading_weight, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
     def passage_count(self, conn: Connection) -> int:
@@ -451,8 +465,9 @@ class PostgresBackend:
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
-        return Vocabulary(self.url, "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
-                          "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
+        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= ? AND term < ? "
+                                    "AND passages > 0",
+                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0")
 
     def vector_value(self, vector: Any) -> str:
         from .postgres import vector_literal

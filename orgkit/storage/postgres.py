@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import DatabaseUnavailable, OrgkitError, first_line
 from ..redact import redact
-from .migrations import Migration, refuse_newer, sql
+from .migrations import RECORD, Migration, Step, named, plan
 
 SCHEMES = ("postgresql", "postgres")
 _PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
@@ -68,18 +68,33 @@ class PgConnection:
         if self._begin is not None and not params and text.upper() in ("COMMIT", "ROLLBACK"):
             self._begin = None  # nothing was asked inside: nothing to end
             return _NO_ROWS
-        with self._lost():
-            if not params:
+        if not params:
+            with self._lost():
                 # Without parameters psycopg sends the text as it is (several statements allowed).
                 self._send_begin()
                 return self.raw.execute(text, None, prepare=False)
+        return self.run(translate(text), params)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """A statement written for PostgreSQL (`%s` placeholders), sent as it is: no rewriting, and
+        prepared on the server once psycopg has seen its text a few times. A held-back BEGIN goes
+        in one pipeline with it."""
+        with self._lost():
             if self._begin is None:
-                return self.raw.execute(translate(text), params)
+                return self.raw.execute(sql, params)
             begin, self._begin = self._begin, None
             with self.raw.pipeline():
                 self.raw.execute(begin, prepare=False)
-                cursor = self.raw.execute(translate(text), params)
+                cursor = self.raw.execute(sql, params)
             return cursor
+
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table` through COPY: one stream instead of a statement each."""
+        with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as stream:
+                for row in rows:
+                    stream.write_row(row)
 
     def _send_begin(self) -> None:
         if self._begin is not None:
@@ -323,32 +338,49 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
             conn.raw.close()  # ends the session, and with it the lock
 
 
-def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration]) -> None:
-    """Apply `component`'s missing numbered migrations (their PostgreSQL text) in one transaction.
+def pending(conn: PgConnection, store: str, migrations: Sequence[Migration | Step],
+            remedy: str = "upgrade orgkit") -> list[Step]:
+    """The steps `store` has not had in this database (read only; see `orgkit.storage.migrations`)."""
+    applied: set[str] = set()
+    if conn.run("SELECT to_regclass('orgkit_migrations') IS NOT NULL").fetchone()[0]:
+        applied = {n for (n,) in conn.run("SELECT name FROM orgkit_migrations WHERE store = %s", (store,))}
+    return plan(store, named(store, migrations), applied, schema_version(conn, store), remedy)
+
+
+def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration | Step]) -> None:
+    """Run `component`'s steps this database has not had (their PostgreSQL text) in one transaction,
+    and record them by name (and their count, for an older orgkit to refuse a newer schema).
 
     A transaction-scoped advisory lock makes a second process that opens the
     database at the same moment wait and then find the schema up to date.
     """
-    version = schema_version(conn, component)
-    refuse_newer(component, version, migrations, "upgrade orgkit")
-    if version == len(migrations):
+    steps = named(component, migrations)
+    if not pending(conn, component, steps):
         return
     conn.execute("BEGIN")
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(?)", (lock_key("orgkit migrate"),))
-        conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema "
-                     "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-        for number in range(schema_version(conn, component), len(migrations)):
-            conn.execute(sql(migrations[number], "postgres"))
-        conn.execute("INSERT INTO orgkit_schema VALUES (?, ?) ON CONFLICT (component) "
-                     "DO UPDATE SET version = excluded.version", (component, len(migrations)))
+        conn.run("SELECT pg_advisory_xact_lock(%s)", (lock_key("orgkit migrate"),))
+        # The record tables are made before they are read: a session that waited for the lock
+        # since before another made them may still hold their names as absent (its catalog
+        # cache), where a statement that takes them sees them.
+        conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        conn.execute(RECORD)
+        todo = pending(conn, component, steps)
+        had = {n for (n,) in conn.run("SELECT name FROM orgkit_migrations WHERE store = %s", (component,))}
+        for each in steps:
+            if each in todo and each.postgres:
+                conn.execute(each.postgres)
+            if each.name not in had:
+                conn.run("INSERT INTO orgkit_migrations VALUES (%s, %s, now()::text)", (component, each.name))
+        conn.run("INSERT INTO orgkit_schema VALUES (%s, %s) ON CONFLICT (component) "
+                 "DO UPDATE SET version = excluded.version", (component, len(steps)))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
 
 
-def prepared(url: str, component: str, migrations: Sequence[Migration], what: str, *,
+def prepared(url: str, component: str, migrations: Sequence[Migration | Step], what: str, *,
              named: bool = False, pool: bool = False) -> PgConnection:
     """A connection (see `connect`; with `pool`, see `pooled`) to a database with `component`'s
     schema up to date; a migration that fails closes it and says why in one line naming `what`
@@ -373,9 +405,9 @@ _migrated: set[tuple[str, str, int]] = set()  # (url, component, migrations) a p
 
 def schema_version(conn: PgConnection, component: str) -> int:
     """The number of `component`'s migrations the database has had (0: none, or no orgkit tables yet)."""
-    if not conn.execute("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
+    if not conn.run("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
         return 0
-    row = conn.execute("SELECT version FROM orgkit_schema WHERE component = ?", (component,)).fetchone()
+    row = conn.run("SELECT version FROM orgkit_schema WHERE component = %s", (component,)).fetchone()
     return row[0] if row else 0
 
 
