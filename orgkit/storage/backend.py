@@ -523,14 +523,16 @@ class PostgresBackend:
         dims = len(query_vector)
         model = _literal(fingerprint)
         indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
-        # Both last until the end of the caller's read transaction.
-        conn.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}" if indexed
-                     else "SET LOCAL enable_indexscan = off")
+        if indexed:
+            conn.run(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}")  # until the read transaction ends
+        # Exactly: ordered by an expression the HNSW index cannot give (`+ 0`), so the planner
+        # scans the model's vectors, and still finds each text's passages by their hash's index.
+        distance = f"vector::vector({dims}) <=> %s::vector({dims})"
         literal = vector_literal(query_vector)
-        return conn.execute(
+        return conn.run(
             f"""SELECT c.node, c.rowid, 1 - v.distance FROM (
-                    SELECT hash, vector::vector({dims}) <=> ?::vector({dims}) AS distance FROM vectors
-                    WHERE model = {model} ORDER BY vector::vector({dims}) <=> ?::vector({dims}) LIMIT ?) v
+                    SELECT hash, {distance} AS distance FROM vectors
+                    WHERE model = {model} ORDER BY {distance if indexed else f"({distance}) + 0"} LIMIT %s) v
                 JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
             (literal, literal, take)).fetchall()
 

@@ -191,9 +191,10 @@ WITH hits AS ({" UNION ALL ".join(parts)}),
          SELECT counts.phrase, ln((totals.nrow - n + 0.5) / (n + 0.5)) AS x FROM counts CROSS JOIN totals) AS raw),
      scored AS (
          SELECT hits.chunk,
-                sum(idf.idf * (f.freq * 2.2) / (f.freq + 1.2 * (0.25 + 0.75 * hits.tokens / totals.avgdl))) AS score
+                sum(idf.idf * (f.freq * 2.2) / (f.freq + 1.2 * (0.25 + 0.75 * hits.tokens::float8 / totals.avgdl)))
+                    AS score
          FROM hits JOIN idf ON idf.phrase = hits.phrase CROSS JOIN totals
-         CROSS JOIN LATERAL (SELECT hits.heading * %s::float8 + hits.body * 1.0 AS freq) AS f
+         CROSS JOIN LATERAL (SELECT hits.heading * %s::float8 + hits.body::float8 AS freq) AS f
          GROUP BY hits.chunk ORDER BY score DESC, hits.chunk LIMIT %s)
 SELECT c.node, scored.chunk, scored.score FROM scored JOIN chunks c ON c.rowid = scored.chunk
 ORDER BY scored.score DESC, scored.chunk
