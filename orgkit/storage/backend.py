@@ -27,6 +27,7 @@ from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock
 from .db import Connection, in_slices
+from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
 
@@ -66,6 +67,7 @@ class IndexBackend(Protocol):
 
     def connect(self, index: Index) -> Connection: ...
     def status(self, index: Index) -> dict: ...
+    def pending_migrations(self, index: Index) -> list[Step]: ...
     def writer_lock(self, index: Index, *, wait: bool,
                     on_wait: Callable[[], None] | None = None) -> ContextManager[None]: ...
     def leader_lock(self, index: Index) -> ContextManager[bool]: ...
@@ -178,6 +180,16 @@ class SqliteBackend:
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
                 "vector": None, "vector_extension": None,
                 "schemas": {"index": {"version": version, "latest": current_version()}}}
+
+    def pending_migrations(self, index: "Index") -> list[Step]:
+        """The index's steps its file has not had (all of them where there is no file yet), read only."""
+        if not index.path.is_file():
+            return list(MIGRATIONS)
+        conn = sqlite3.connect(f"file:{index.path}?mode=ro", uri=True)
+        try:
+            return sqlite_pending(conn, "index", MIGRATIONS)
+        finally:
+            conn.close()
 
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
@@ -347,6 +359,16 @@ class PostgresBackend:
         return {"backend": self.name, "location": redact(self.url), "server": server, "vector": vector,
                 "vector_extension": "pgvector",
                 "schemas": {"index": {"version": version, "latest": len(MIGRATIONS)}}}
+
+    def pending_migrations(self, index: "Index") -> list[Step]:
+        """The index's steps the database has not had, read without migrating anything."""
+        from . import postgres
+
+        conn = postgres.connect(self.url)
+        try:
+            return postgres.pending(conn, "index", MIGRATIONS)
+        finally:
+            conn.close()
 
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
