@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from ..errors import NotFound
 from ..texts import TextCache
@@ -28,6 +28,21 @@ if TYPE_CHECKING:
 
 def default_state_dir(root: Path) -> Path:
     return root / STATE_DIR_NAME
+
+
+class FileState(NamedTuple):
+    """What the index knows of a file: enough to tell whether it changed since it was read."""
+
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+class PassageCounts(NamedTuple):
+    """How many passages the index holds, and how many of them have a vector from one model (None: not asked)."""
+
+    passages: int
+    embedded: int | None
 
 
 @dataclass
@@ -151,6 +166,27 @@ class Index:
                 rows = conn.execute("SELECT source, dest, type, pos FROM links WHERE source = ? "
                                     "ORDER BY file, pos", (source,))
             return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every indexed file's size, mtime and hash, by path."""
+        with self.snapshot() as conn:
+            return {path: FileState(size, mtime, digest)
+                    for path, size, mtime, digest in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+
+    def passage_counts(self, fingerprint: str | None) -> PassageCounts:
+        """The passages, and (given a model's fingerprint) how many have its vector."""
+        with self.snapshot() as conn:
+            passages = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            embedded = None if fingerprint is None else conn.execute(
+                "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
+                "WHERE v.model = ? AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]
+        return PassageCounts(passages, embedded)
+
+    def title_of(self, node_id: str) -> str | None:
+        """The title of the node `node_id` (of its first file by path, for a duplicate ID), or None."""
+        with self.snapshot() as conn:
+            row = conn.execute("SELECT title FROM nodes WHERE id = ? ORDER BY file LIMIT 1", (node_id,)).fetchone()
+        return row[0] if row else None
 
     def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
         """id, title, file, line, level (and the outline path) of nodes by row."""

@@ -103,8 +103,8 @@ class _Parsed:
 
 @collector_paused()  # many small objects, no cycles: see orgkit/org/acyclic.py
 def _sync_files(index: Index, stats: UpdateStats) -> None:
+    known = index.file_states()
     conn = index.conn
-    known = {p: (s, m, h) for p, s, m, h in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
     now_ns = time.time_ns()
     touched: list[tuple[int, int, str]] = []
     changed: list[_Parsed] = []

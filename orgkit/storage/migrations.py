@@ -65,11 +65,11 @@ RECORD = ("CREATE TABLE IF NOT EXISTS orgkit_migrations (store TEXT NOT NULL, na
 
 
 def plan(store: str, steps: Sequence[Step], applied: set[str], counted: int, remedy: str) -> list[Step]:
-    """The steps still to run, given the names a database records (`applied`) and, where it records
-    none yet, how many of the numbered scheme's migrations it had (`counted`): the first ones."""
+    """The steps still to run, given the names a database records (`applied`) and how many steps it
+    counts (`counted`): where it records no name yet, the numbered scheme's first `counted` ones ran."""
+    if counted > len(steps):  # a newer orgkit counts more steps than this one knows
+        raise OrgkitError(f"the {store} schema was written by a newer orgkit (schema {counted}); {remedy}")
     if not applied:
-        if counted > len(steps):
-            raise OrgkitError(f"the {store} schema was written by a newer orgkit (schema {counted}); {remedy}")
         return list(steps[counted:])
     unknown = applied - {s.name for s in steps}
     if unknown:
