@@ -40,8 +40,9 @@ def _pending(ctx: OpContext) -> dict[str, list[dict]]:
     from ..memory.store import place
 
     steps = {"index": ctx.index.backend.pending_migrations(ctx.index), **place(ctx.config).pending()}
-    engine = "postgres" if ctx.index.backend.name == "postgres" else "sqlite"
-    return {store: [{"name": s.name, "sql": s.sql(engine)} for s in todo] for store, todo in steps.items()}
+    pg = ctx.index.backend.name == "postgres"
+    return {store: [{"name": s.name, "sql": s.postgres if pg else s.sqlite} for s in todo]
+            for store, todo in steps.items()}
 
 
 def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
@@ -74,5 +75,5 @@ declare(Op("db_migrate", "Bring the storage's schemas up to date with their name
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
            writes=True, role="admin",
            params=(Param("dry_run", "boolean", "Show each store's steps still to run, with their SQL, and run none."),),
-           result="{backend, location, server, vector, vector_extension, schemas, migrated: {NAME: [FROM, TO]}} "
-           "(--dry-run: would_run: {NAME: [{name, sql}]} instead of migrated)"))
+           result="{backend, location, server, vector, vector_extension, schemas, migrated?: {NAME: [FROM, TO]}, "
+           "would_run?: {NAME: [{name, sql}]}}"))

@@ -21,7 +21,7 @@ import sqlite3
 from collections import Counter
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 
 from ..errors import OrgkitError
 from ..redact import redact
@@ -30,6 +30,9 @@ from .db import Connection, in_slices
 from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
+
+if TYPE_CHECKING:
+    from .postgres import PgConnection
 
 
 class Index(Protocol):
@@ -424,12 +427,13 @@ class PostgresBackend:
         and out of each of its terms' passage counts."""
         from .terms import add_totals
 
-        conn.run("DELETE FROM file_texts WHERE path = %s", (file,))
-        conn.run("UPDATE term_passages p SET passages = p.passages - gone.n FROM ("
+        pg = _native(conn)
+        pg.run("DELETE FROM file_texts WHERE path = %s", (file,))
+        pg.run("UPDATE term_passages p SET passages = p.passages - gone.n FROM ("
                  "SELECT t.term, count(*) AS n FROM chunk_terms t JOIN chunks c ON c.rowid = t.chunk "
                  "WHERE c.file = %s GROUP BY t.term) AS gone WHERE p.term = gone.term", (file,))
-        conn.run("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = %s)", (file,))
-        passages, tokens = conn.run("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = %s",
+        pg.run("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = %s)", (file,))
+        passages, tokens = pg.run("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = %s",
                                     (file,)).fetchone()
         if passages:
             add_totals(conn, -passages, -tokens)
@@ -439,14 +443,15 @@ class PostgresBackend:
         passages to the kept totals (BM25's)."""
         from .terms import add_totals, count_totals, tokenizer
 
-        rows = conn.run("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(%s)", (files,)).fetchall()
+        pg = _native(conn)
+        rows = pg.run("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(%s)", (files,)).fetchall()
         terms, sizes = tokenizer().passages([tuple(r) for r in rows])
-        conn.copy("chunk_terms", TERM_COLUMNS, ((chunk, term, heading, body, len(heading), len(body), sizes[chunk])
-                                                for chunk, term, heading, body in terms))
-        conn.run("UPDATE chunks c SET tokens = s.n FROM unnest(%s::bigint[], %s::int[]) AS s (rowid, n) "
+        pg.copy("chunk_terms", TERM_COLUMNS, ((chunk, term, heading, body, len(heading), len(body), sizes[chunk])
+                                              for chunk, term, heading, body in terms))
+        pg.run("UPDATE chunks c SET tokens = s.n FROM unnest(%s::bigint[], %s::int[]) AS s (rowid, n) "
                  "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
         passages = Counter(term for _, term, _, _ in terms)
-        conn.run("INSERT INTO term_passages (term, passages) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+        pg.run("INSERT INTO term_passages (term, passages) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
                  "ON CONFLICT (term) DO UPDATE SET passages = term_passages.passages + excluded.passages",
                  (list(passages), list(passages.values())))
         if sizes and not add_totals(conn, len(sizes), sum(sizes.values())):
@@ -464,7 +469,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized)
-        return conn.run(sql, (*params, heading_weight, limit)).fetchall()
+        return _native(conn).run(sql, (*params, heading_weight, limit)).fetchall()
 
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list:
@@ -475,7 +480,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized, (first, last))
-        rows = conn.run(sql, (*params, heading_weight, last - first + 1)).fetchall()
+        rows = _native(conn).run(sql, (*params, heading_weight, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
     def passage_count(self, conn: Connection) -> int:
@@ -546,12 +551,13 @@ class PostgresBackend:
         model = _literal(fingerprint)
         indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
         if indexed:
-            conn.run(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}")  # until the read transaction ends
+            # until the read transaction ends
+            _native(conn).run(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}")
         # Exactly: ordered by an expression the HNSW index cannot give (`+ 0`), so the planner
         # scans the model's vectors, and still finds each text's passages by their hash's index.
         distance = f"vector::vector({dims}) <=> %s::vector({dims})"
         literal = vector_literal(query_vector)
-        return conn.run(
+        return _native(conn).run(
             f"""SELECT c.node, c.rowid, 1 - v.distance FROM (
                     SELECT hash, {distance} AS distance FROM vectors
                     WHERE model = {model} ORDER BY {distance if indexed else f"({distance}) + 0"} LIMIT %s) v
@@ -587,6 +593,14 @@ class PostgresBackend:
         WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
     missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
         FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+
+
+def _native(conn: Connection) -> "PgConnection":
+    """The psycopg connection `conn` is (the PostgreSQL backend opens no other kind), for its native calls."""
+    from .postgres import PgConnection
+
+    assert isinstance(conn, PgConnection)
+    return conn
 
 
 def _has_vector_index(conn: Connection, fingerprint: str) -> bool:

@@ -157,7 +157,8 @@ _TERMS_COVERED = """
     ALTER TABLE chunk_terms ALTER COLUMN in_heading SET NOT NULL, ALTER COLUMN in_body SET NOT NULL,
         ALTER COLUMN tokens SET NOT NULL;
     ALTER TABLE chunk_terms DROP CONSTRAINT IF EXISTS chunk_terms_pkey;
-    ALTER TABLE chunk_terms ADD CONSTRAINT chunk_terms_pkey PRIMARY KEY (term, chunk) INCLUDE (in_heading, in_body, tokens);
+    ALTER TABLE chunk_terms ADD CONSTRAINT chunk_terms_pkey
+        PRIMARY KEY (term, chunk) INCLUDE (in_heading, in_body, tokens);
     CREATE TABLE IF NOT EXISTS term_passages (term TEXT PRIMARY KEY, passages BIGINT NOT NULL);
     INSERT INTO term_passages SELECT term, count(*) FROM chunk_terms GROUP BY term
         ON CONFLICT (term) DO UPDATE SET passages = excluded.passages;

@@ -178,7 +178,8 @@ def bm25_sql(phrases: list[list[str]], within: tuple[int, int] | None = None) ->
                           "WHERE term = %s), 0)::float8 AS n")
             count_params.append(tokens[0])
         elif within is None:
-            counts.append(f"SELECT {number} AS phrase, (SELECT count(*) FROM hits WHERE phrase = {number})::float8 AS n")
+            counts.append(f"SELECT {number} AS phrase, "
+                          f"(SELECT count(*) FROM hits WHERE phrase = {number})::float8 AS n")
         else:
             every, values = phrase_hits(number, tokens)
             counts.append(f"SELECT {number} AS phrase, (SELECT count(*) FROM ({every}) AS every)::float8 AS n")
