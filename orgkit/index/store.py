@@ -19,7 +19,6 @@ from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
 from ..storage.backend import DB_NAME, IndexBackend, backend_for
 from ..storage.db import Connection, in_slices
-from .outlines import olps
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -218,3 +217,51 @@ def generation(conn: Connection) -> int:
     """A number that grows with every committed change: what a process's caches of the index check."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
+
+
+class OutlineRow(NamedTuple):
+    """One stored heading: its parent's row, its title, and the label a passage's heading shows."""
+
+    parent: int | None
+    title: str
+    label: str
+
+
+def outline_rows(conn: Connection, rowids: list[int]) -> dict[int, OutlineRow]:
+    """The heading rows `rowids` and every ancestor of theirs, each level found by one recursive
+    query (per 500 rows) rather than a query per level."""
+    found = in_slices(conn, """WITH RECURSIVE up (rowid, parent, title, label) AS (
+            SELECT rowid, parent, title, label FROM outlines WHERE rowid IN ({})
+            UNION SELECT o.rowid, o.parent, o.title, o.label FROM outlines o JOIN up ON o.rowid = up.parent)
+        SELECT rowid, parent, title, label FROM up""", sorted(set(rowids)))
+    return {rowid: OutlineRow(parent, title, label if label is not None else title)
+            for rowid, parent, title, label in found}
+
+
+def olps(conn: Connection, rowids: list[int | None]) -> dict[int, list[str]]:
+    """The outline path above each heading row: its ancestors' titles, outermost first."""
+    known = outline_rows(conn, [r for r in rowids if r is not None])
+    out: dict[int, list[str]] = {}
+    for rowid in rowids:
+        if rowid is None or rowid in out:
+            continue
+        titles = []
+        parent = known[rowid].parent if rowid in known else None
+        while parent is not None and parent in known:
+            titles.append(known[parent].title)
+            parent = known[parent].parent
+        out[rowid] = titles[::-1]
+    return out
+
+
+def headings(conn: Connection, rows: list[tuple[str, int | None]]) -> list[str]:
+    """Passage headings ("File title > Parent > Child") of (file title, heading row) pairs."""
+    known = outline_rows(conn, [r for _, r in rows if r is not None])
+    out = []
+    for file_title, rowid in rows:
+        labels = []
+        while rowid is not None and rowid in known:
+            labels.append(known[rowid].label)
+            rowid = known[rowid].parent
+        out.append(" > ".join([file_title, *reversed(labels)]))
+    return out

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 
 from ..storage.db import Connection, in_slices
-from .outlines import headings
-from .store import Index
+from .store import Index, headings
 
 
 def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
