@@ -18,8 +18,7 @@ def test_the_index_tokenizes_passages_as_storage_ranks_words():
 # SQL must leave it, one that starts to is refused).
 SQL_HOMES = ("orgkit/storage/", "orgkit/index/store.py", "orgkit/memory/store.py")
 SQL_STILL_TO_MOVE = {
-    "orgkit/index/embedding.py", "orgkit/index/queue.py", "orgkit/index/texts.py",
-    "orgkit/index/update.py", "orgkit/index/vectors.py", "orgkit/index/vocab.py",
+    "orgkit/index/embedding.py", "orgkit/index/update.py", "orgkit/index/vectors.py",
     "orgkit/memory/admission.py", "orgkit/memory/deposit.py", "orgkit/memory/evidence.py",
     "orgkit/memory/health.py", "orgkit/memory/librarian.py", "orgkit/memory/pending.py",
     "orgkit/memory/proposals.py", "orgkit/memory/recall.py", "orgkit/memory/resolver.py",

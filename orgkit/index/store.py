@@ -265,3 +265,35 @@ def headings(conn: Connection, rows: list[tuple[str, int | None]]) -> list[str]:
             rowid = known[rowid].parent
         out.append(" > ".join([file_title, *reversed(labels)]))
     return out
+
+
+def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
+    """(hash, text) of the passage texts with these hashes, sorted by hash (gone ones left out):
+    what embedding and its work queue embed."""
+    conn = index.conn
+    rows = in_slices(conn, index.backend.missing_texts_sql, sorted(hashes))
+    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
+
+
+def bump_generation(conn: Connection) -> None:
+    """Say that the index changed (inside the writer's transaction): processes' caches of it check the number."""
+    conn.execute("INSERT INTO meta VALUES ('generation', '1') "
+                 "ON CONFLICT (key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1")
+
+
+def store_vectors(conn: Connection, rows: list[tuple[str, str, object]]) -> None:
+    """Keep (model, text hash, vector) rows, a text's earlier vector from the model replaced."""
+    conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
+                     "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
+
+
+def vector_count(conn: Connection, fingerprint: str) -> int:
+    """How many distinct passage texts have a vector from this model."""
+    return conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (fingerprint,)).fetchone()[0]
+
+
+def passage_text(conn: Connection, rowid: int) -> str:
+    """A passage's heading and text as its words are indexed ("" for a passage gone meanwhile)."""
+    row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (rowid,)).fetchone()
+    return row[0] if row else ""

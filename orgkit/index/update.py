@@ -28,9 +28,8 @@ from .chunks import Chunk, chunk_file
 from ..storage.db import in_slices, write_transaction
 from .kinds import node_kinds
 from .embedding import Progress, embed_pending, pending_count
-from .texts import bump_generation
 from .outlines import section_rows
-from .store import Index
+from .store import Index, bump_generation
 
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
 
