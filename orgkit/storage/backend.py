@@ -420,7 +420,7 @@ class PostgresBackend:
 
     def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Keep each file's text, so a machine without the notes can read them."""
-        conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
+        _native(conn).copy("file_texts", ("path", "content"), texts)
 
     def unindex_words(self, conn: Connection, file: str) -> None:
         """Forget a file's terms and text, and take its passages out of the kept totals (BM25's)
@@ -504,8 +504,8 @@ class PostgresBackend:
     def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
         """Give this model's vectors their HNSW index once there are enough to need one."""
         conn = index.conn
-        row = conn.execute("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = ?",
-                           (fingerprint,)).fetchone()
+        row = _native(conn).run("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = %s",
+                                (fingerprint,)).fetchone()
         name = vector_index_name(fingerprint)
         if row[0] >= EXACT_BELOW and not _has_vector_index(conn, fingerprint):
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
@@ -517,21 +517,22 @@ class PostgresBackend:
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
         """Queue every passage text without a vector from this model (one row per text, for every
         worker of every machine); how many are queued."""
-        conn.execute("INSERT INTO embed_queue (model, hash) SELECT ?, hash FROM "
-                     "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?) AS missing "
-                     "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
-        return conn.execute("SELECT count(*) FROM embed_queue WHERE model = ?", (fingerprint,)).fetchone()[0]
+        pg = _native(conn)
+        pg.run("INSERT INTO embed_queue (model, hash) SELECT %s, hash FROM "
+               "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = %s) AS missing "
+               "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
+        return pg.run("SELECT count(*) FROM embed_queue WHERE model = %s", (fingerprint,)).fetchone()[0]
 
     def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]:
         """Lock up to `limit` queued hashes no other worker holds (the caller's transaction keeps them;
         a worker killed half-way leaves no claim, its session's transaction rolled back)."""
-        return [h for (h,) in conn.execute(
-            "SELECT hash FROM embed_queue WHERE model = ? ORDER BY hash LIMIT ? FOR UPDATE SKIP LOCKED",
+        return [h for (h,) in _native(conn).run(
+            "SELECT hash FROM embed_queue WHERE model = %s ORDER BY hash LIMIT %s FOR UPDATE SKIP LOCKED",
             (fingerprint, limit))]
 
     def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None:
         """Take a claimed batch off the queue, in the transaction that stores its vectors."""
-        conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
+        _native(conn).run("DELETE FROM embed_queue WHERE model = %s AND hash = ANY(%s)", (fingerprint, hashes))
 
     def vector_indexes(self, conn: Connection) -> list[str]:
         return [name for (name,) in conn.execute(
@@ -577,11 +578,11 @@ class PostgresBackend:
         # Passages have no index by node: they are found through their nodes' files (one scan of
         # every passage before, 29 ms a search on the 10k-file corpus, 1.4 ms this way). The rows
         # are one array, so the text is the same for any number of them and is prepared once.
-        files = "c.file IN (SELECT file FROM nodes WHERE rowid = ANY(?::bigint[])) AND " if by == "node" else ""
-        found = conn.execute(
-            f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> ?::vector({dims}))) FROM chunks c
+        files = "c.file IN (SELECT file FROM nodes WHERE rowid = ANY(%s::bigint[])) AND " if by == "node" else ""
+        found = _native(conn).run(
+            f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> %s::vector({dims}))) FROM chunks c
                 JOIN vectors v ON v.hash = c.hash AND v.model = {_literal(fingerprint)}
-                WHERE {files}c.{by} = ANY(?::bigint[]) GROUP BY c.{by}""",
+                WHERE {files}c.{by} = ANY(%s::bigint[]) GROUP BY c.{by}""",
             (vector_literal(query_vector), *([list(rows)] if by == "node" else []), list(rows))).fetchall()
         return {row: float(cosine) for row, cosine in found}
 
@@ -606,7 +607,7 @@ def _native(conn: Connection) -> "PgConnection":
 def _has_vector_index(conn: Connection, fingerprint: str) -> bool:
     """Whether this model's HNSW index exists, looked up by its name (the `pg_indexes` view that lists
     them all joins five catalogs: 0.65 ms of a search's database time)."""
-    return conn.execute("SELECT to_regclass(?) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
+    return _native(conn).run("SELECT to_regclass(%s) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
 
 
 def vector_index_name(fingerprint: str) -> str:

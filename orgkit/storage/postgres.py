@@ -320,16 +320,16 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
     try:
         key = lock_key(name)
         if wait:
-            conn.execute("SELECT pg_advisory_lock(?)", (key,))
+            conn.run("SELECT pg_advisory_lock(%s)", (key,))
             held = True
         else:
-            held = bool(conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0])
+            held = bool(conn.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])
         yield held
     finally:
         released = True
         if held:
             try:
-                released = bool(conn.execute("SELECT pg_advisory_unlock(?)", (lock_key(name),)).fetchone()[0])
+                released = bool(conn.run("SELECT pg_advisory_unlock(%s)", (lock_key(name),)).fetchone()[0])
             except Exception:  # noqa: BLE001 - closing the session releases it all the same
                 released = False
         if released:
