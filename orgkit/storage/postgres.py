@@ -156,6 +156,12 @@ class PgConnection:
         else:
             self.raw.close()
 
+    def discard(self) -> None:
+        """Close it, never to be handed out again (its session holds what it could not release)."""
+        self.raw.close()
+        if self.pool is not None:
+            self.pool.give(self)  # lost now: the pool counts it closed
+
 
 class Pool:
     """Idle connections to one database, kept for the process's next caller.
@@ -167,25 +173,41 @@ class Pool:
     could not be ended, and is checked before it is handed out again: one whose
     socket has something to read while idle was ended by the server (a restart,
     an administrator), so it is closed and the next one tried, and a call after
-    a restart gets a fresh one instead of an error.
+    a restart gets a fresh one instead of an error. At most `most` are open at
+    once: under 32 clients a server's threads opened one each, and two workers
+    with their memory and lock sessions went past the server's connection limit.
     """
 
-    def __init__(self, url: str, named: bool, keep: int) -> None:
+    def __init__(self, url: str, named: bool, keep: int, most: int = 0) -> None:
         self.url, self.named, self.keep = url, named, keep
+        self.most = most or keep  # connections open at once before a caller waits for one given back
         self._idle: list[PgConnection] = []
-        self._lock = threading.Lock()
+        self._open = 0
+        self._freed = threading.Condition(threading.Lock())
 
     def take(self) -> PgConnection:
+        """An idle connection, or a new one while fewer than `most` are open; else the next one given
+        back, waiting at most POOL_WAIT seconds (then a new one all the same: a caller holding one
+        while it asks for another must not wait for itself)."""
         while True:
-            with self._lock:
+            with self._freed:
+                if not self._idle and self._open >= self.most:
+                    self._freed.wait_for(lambda: bool(self._idle) or self._open < self.most, timeout=POOL_WAIT)
                 conn = self._idle.pop() if self._idle else None
+                if conn is None:
+                    self._open += 1
             if conn is None:
-                conn = connect(self.url, named=self.named)
+                try:
+                    conn = connect(self.url, named=self.named)
+                except BaseException:
+                    self._closed()
+                    raise
                 conn.pool = self
                 return conn
             if _alive(conn):
                 return conn
             conn.raw.close()
+            self._closed()
 
     def give(self, conn: PgConnection) -> None:
         if not conn.lost and conn.in_transaction:
@@ -193,11 +215,18 @@ class Pool:
                 conn.execute("ROLLBACK")  # what a caller left open (after an error) is not the next one's
             except Exception:  # noqa: BLE001 - the connection goes, whatever was wrong with it
                 conn.raw.close()
-        with self._lock:
+        with self._freed:
             if not conn.lost and len(self._idle) < self.keep:
                 self._idle.append(conn)
+                self._freed.notify()
                 return
         conn.raw.close()
+        self._closed()
+
+    def _closed(self) -> None:
+        with self._freed:
+            self._open -= 1
+            self._freed.notify()
 
 
 def _alive(conn: PgConnection) -> bool:
@@ -216,6 +245,9 @@ def _alive(conn: PgConnection) -> bool:
 _pools: dict[tuple[str, bool], Pool] = {}
 _pools_lock = threading.Lock()
 POOL_KEEP = 16  # idle connections kept per database and process: a server's calls at once, about
+POOL_MOST = 16  # connections open at once per database and process: a call past them waits for one given back,
+# so 32 clients on two workers stay well inside the server's max_connections (100 by default)
+POOL_WAIT = 10.0  # seconds a caller waits for a connection given back before opening one more
 
 
 def _forget_pools() -> None:
@@ -235,7 +267,7 @@ def pooled(url: str, *, named: bool = False) -> PgConnection:
     with _pools_lock:
         pool = _pools.get((url, named))
         if pool is None:
-            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP)
+            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP, POOL_MOST)
     return pool.take()
 
 
@@ -335,7 +367,7 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
         if released:
             conn.close()  # back to the kept sessions
         else:
-            conn.raw.close()  # ends the session, and with it the lock
+            conn.discard()  # ends the session, and with it the lock
 
 
 def pending(conn: PgConnection, store: str, migrations: Sequence[Migration | Step],
