@@ -228,14 +228,20 @@ class OutlineRow(NamedTuple):
 
 
 def outline_rows(conn: Connection, rowids: list[int]) -> dict[int, OutlineRow]:
-    """The heading rows `rowids` and every ancestor of theirs, each level found by one recursive
-    query (per 500 rows) rather than a query per level."""
-    found = in_slices(conn, """WITH RECURSIVE up (rowid, parent, title, label) AS (
-            SELECT rowid, parent, title, label FROM outlines WHERE rowid IN ({})
-            UNION SELECT o.rowid, o.parent, o.title, o.label FROM outlines o JOIN up ON o.rowid = up.parent)
-        SELECT rowid, parent, title, label FROM up""", sorted(set(rowids)))
-    return {rowid: OutlineRow(parent, title, label if label is not None else title)
-            for rowid, parent, title, label in found}
+    """The heading rows `rowids` and every ancestor of theirs, a level of the outline a query (per
+    500 rows). One recursive query would read them all, but PostgreSQL joins each of its steps
+    against the whole table: 5.4 ms a lookup at 10k files, against 2.7 level by level."""
+    known: dict[int, OutlineRow] = {}
+    todo = sorted(set(rowids))
+    while todo:
+        found: list[int] = []
+        for rowid, parent, title, label in in_slices(
+                conn, "SELECT rowid, parent, title, label FROM outlines WHERE rowid IN ({})", todo):
+            known[rowid] = OutlineRow(parent, title, label if label is not None else title)
+            if parent is not None and parent not in known:
+                found.append(parent)
+        todo = [r for r in dict.fromkeys(found) if r not in known]
+    return known
 
 
 def olps(conn: Connection, rowids: list[int | None]) -> dict[int, list[str]]:
