@@ -551,19 +551,21 @@ class PostgresBackend:
         dims = len(query_vector)
         model = _literal(fingerprint)
         indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
-        if indexed:
+        literal = vector_literal(query_vector)
+        if indexed:  # the graph's own expression, each vector cast to its dimensions
             # until the read transaction ends
             _native(conn).run(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}")
-        # Exactly: ordered by an expression the HNSW index cannot give (`+ 0`), so the planner
-        # scans the model's vectors, and still finds each text's passages by their hash's index.
-        distance = f"vector::vector({dims}) <=> %s::vector({dims})"
-        literal = vector_literal(query_vector)
+            nearest = (f"SELECT hash, vector::vector({dims}) <=> %s::vector({dims}) AS distance FROM vectors "
+                       f"WHERE model = {model} ORDER BY vector::vector({dims}) <=> %s::vector({dims}) LIMIT %s")
+            params: tuple = (literal, literal, take)
+        else:  # exactly: an expression no HNSW index holds, each distance computed once, no cast a row
+            nearest = (f"SELECT hash, vector <=> %s::vector AS distance FROM vectors WHERE model = {model} "
+                       "ORDER BY distance LIMIT %s")
+            params = (literal, take)
+        # The passages of the nearest texts are found by their hash's index.
         return _native(conn).run(
-            f"""SELECT c.node, c.rowid, 1 - v.distance FROM (
-                    SELECT hash, {distance} AS distance FROM vectors
-                    WHERE model = {model} ORDER BY {distance if indexed else f"({distance}) + 0"} LIMIT %s) v
-                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
-            (literal, literal, take)).fetchall()
+            f"""SELECT c.node, c.rowid, 1 - v.distance FROM ({nearest}) v
+                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""", params).fetchall()
 
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
