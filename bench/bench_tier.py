@@ -28,7 +28,7 @@ from orgkit.config import load
 from orgkit.distill import STATIC_MODEL_NAME
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
-from orgkit.index.outlines import headings
+from orgkit.index.store import headings
 from orgkit.retrieve.search import (
     POOL, Ranking, VectorCache, dense_ranking, fuse, lexical_ranking, title_match,
 )

@@ -164,17 +164,10 @@ def check_index(setup: Setup, report: Report) -> None:
         report.add("warning", "index", f"no index at {index.path}: run `orgkit index` "
                    "(search, context and serve need it)")
         return
-    with index.snapshot() as conn:
-        known = {p: (size, mtime, digest) for p, size, mtime, digest in
-                 conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
-        passages = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        embedded = None
-        model = report.facts.get("model")
-        if isinstance(model, dict) and "error" not in model:
-            fingerprint = setup.model().fingerprint
-            embedded = conn.execute(
-                "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
-                "WHERE v.model = ? AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]
+    model = report.facts.get("model")
+    known = index.file_states()
+    passages, embedded = index.passage_counts(
+        setup.model().fingerprint if isinstance(model, dict) and "error" not in model else None)
     index.close()
     on_disk = set()
     for rel in iter_org_files(setup.root):

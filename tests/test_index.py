@@ -15,7 +15,7 @@ from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.chunks import MAX_CHARS, chunk_file
-from orgkit.index.outlines import headings, olps
+from orgkit.index.store import headings, olps
 from orgkit.storage.schema import MIGRATIONS
 from orgkit.org import parse_org
 

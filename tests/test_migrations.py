@@ -111,3 +111,86 @@ def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Pat
     assert migrated["migrated"] == {"index": [3, 5], "memory": [1, 1], "tokens": [1, 1]}
     assert cli("index", "--notes", str(notes), "--no-embed", env=env).exit_code == 0
     answers(cli, notes, env)
+
+
+NEW_STEP = "terms covered by their key"
+OLD_SQLITE_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "vectors")
+
+
+def _old_sqlite_index(fresh: Path, old: Path) -> None:
+    """An index as the numbered scheme left it: the current code's first four steps (the numbered
+    scripts) run by hand, counted in `user_version`, and the rows of a fresh index copied in."""
+    from orgkit.storage.migrations import statements
+    from orgkit.storage.schema import MIGRATIONS
+
+    conn = sqlite3.connect(old, isolation_level=None)
+    for each in MIGRATIONS[:4]:
+        for statement in statements(each.sqlite or ""):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 4")
+    conn.execute("ATTACH ? AS fresh", (str(fresh),))
+    for table in OLD_SQLITE_TABLES:
+        conn.execute(f"INSERT INTO {table} SELECT * FROM fresh.{table}")
+    conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
+    conn.execute("DETACH fresh")
+    conn.close()
+
+
+def test_an_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_its_rows(cli, notes: Path,
+                                                                                  tmp_path: Path) -> None:
+    fresh_state, old_state = tmp_path / "fresh", tmp_path / "old"
+    assert cli("index", "--notes", str(notes), "--no-embed", env={"ORGKIT_STATE_DIR": str(fresh_state)}).exit_code == 0
+    old_state.mkdir()
+    _old_sqlite_index(fresh_state / "index.sqlite", old_state / "index.sqlite")
+    env = {"ORGKIT_STATE_DIR": str(old_state)}
+    dry = cli("db", "migrate", "--dry-run", "--notes", str(notes), env=env)
+    assert dry.exit_code == 0 and f"index: would run {NEW_STEP!r}" in dry.stdout
+    shown = run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)
+    assert shown["would_run"]["index"] == [{"name": NEW_STEP, "sql": None}]  # nothing to do on SQLite: recorded
+    with sqlite3.connect(old_state / "index.sqlite") as conn:  # the dry run changed nothing
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'orgkit_migrations'").fetchone()
+    conn.close()
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 5]
+    with sqlite3.connect(old_state / "index.sqlite") as conn:
+        assert [n for (n,) in conn.execute("SELECT name FROM orgkit_migrations WHERE store = 'index' ORDER BY rowid")] \
+            == ["index 1", "index 2", "index 3", "index 4", NEW_STEP]
+    conn.close()
+    search = ("search", "tomatoes sun", "--mode", "lexical", "--no-update", "--notes", str(notes))
+    assert run_json(cli, *search, env=env) == run_json(cli, *search, env={"ORGKIT_STATE_DIR": str(fresh_state)})
+    assert run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)["would_run"]["index"] == []
+
+
+def test_a_postgres_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_its_rows(
+        cli, notes: Path, pg_url: str, postgres_server) -> None:
+    from conftest import new_database
+    from orgkit.storage.schema import MIGRATIONS
+
+    fresh_url = new_database(postgres_server)
+    assert cli("index", "--notes", str(notes), "--no-embed", env={"ORGKIT_DATABASE_URL": fresh_url}).exit_code == 0
+    with psycopg.connect(pg_url, autocommit=True) as old, psycopg.connect(fresh_url) as fresh:
+        for each in MIGRATIONS[:4]:  # the numbered scripts, as the current code holds them
+            old.execute(each.postgres)
+        old.execute("CREATE TABLE orgkit_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        old.execute("INSERT INTO orgkit_schema VALUES ('index', 4)")
+        for table, columns in (("meta", "*"), ("files", "*"), ("outlines", "*"), ("nodes", "*"), ("aliases", "*"),
+                               ("links", "*"), ("chunks", "*"), ("file_texts", "*"),
+                               ("chunk_terms", "chunk, term, heading, body")):
+            rows = fresh.execute(f"SELECT {columns} FROM {table}").fetchall()
+            if rows:
+                with old.cursor() as cur:
+                    cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(rows[0]))})", rows)
+    env = {"ORGKIT_DATABASE_URL": pg_url}
+    shown = run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)
+    assert [s["name"] for s in shown["would_run"]["index"]] == [NEW_STEP]
+    assert "term_passages" in shown["would_run"]["index"][0]["sql"]
+    with psycopg.connect(pg_url) as conn:  # the dry run changed nothing
+        assert conn.execute("SELECT to_regclass('term_passages')").fetchone()[0] is None
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 5]
+    with psycopg.connect(pg_url) as conn, psycopg.connect(fresh_url) as fresh:
+        assert conn.execute("SELECT count(*) FROM chunk_terms").fetchone() \
+            == fresh.execute("SELECT count(*) FROM chunk_terms").fetchone()
+        assert conn.execute("SELECT term, passages FROM term_passages ORDER BY term").fetchall() \
+            == fresh.execute("SELECT term, passages FROM term_passages ORDER BY term").fetchall()
+    search = ("search", "tomatoes sun", "--mode", "lexical", "--no-update", "--notes", str(notes))
+    assert run_json(cli, *search, env=env) == run_json(cli, *search, env={"ORGKIT_DATABASE_URL": fresh_url})

@@ -445,3 +445,25 @@ def test_both_engines_hand_out_the_same_batches_to_embed(pg_url: str, tmp_path: 
     (sqlite_waiting, sqlite_batch), (pg_waiting, pg_batch) = answers
     assert sqlite_waiting == pg_waiting > 40
     assert sqlite_batch == pg_batch and len(pg_batch) == 40
+
+
+def test_the_pool_opens_at_most_its_bound_and_a_caller_past_it_waits_for_one_given_back(pg_url: str) -> None:
+    import threading
+
+    from orgkit.storage.postgres import Pool
+
+    pool = Pool(pg_url, False, keep=2, most=2)
+    first, second = pool.take(), pool.take()
+    got: list = []
+    waiting = threading.Thread(target=lambda: got.append(pool.take()))
+    waiting.start()
+    waiting.join(0.5)
+    assert waiting.is_alive() and not got  # two are open: the third caller waits
+    first.close()  # given back: the waiting caller gets it
+    waiting.join(5)
+    assert got == [first]
+    second.discard()  # a session ended for good frees its place too
+    third = pool.take()
+    assert third is not second and third.execute("SELECT 1").fetchone()[0] == 1
+    for conn in (first, third):
+        conn.close()

@@ -167,6 +167,8 @@ def db_status(info: dict, options: dict) -> str:
         lines.append(f"{name} schema {schema['version']} ({state})")
     for name, (before, after) in info.get("migrated", {}).items():
         lines.append(f"{name}: migrated from {before} to {after}" if before != after else f"{name}: nothing to do")
+    for name, steps in info.get("would_run", {}).items():
+        lines.append(f"{name}: would run " + (", ".join(repr(s["name"]) for s in steps) if steps else "nothing"))
     return "\n".join(lines)
 
 

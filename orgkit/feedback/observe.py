@@ -61,15 +61,11 @@ class IndexLookup:
         return {node_id: sorted(files)[0] for node_id, files in self.index.locate(ids).items()}
 
     def title(self, node_id: str) -> str | None:
-        with self.index.snapshot() as conn:
-            row = conn.execute("SELECT title FROM nodes WHERE id = ? ORDER BY file LIMIT 1", (node_id,)).fetchone()
-        return row[0] if row else None
+        return self.index.title_of(node_id)
 
     def hashes(self, paths: list[str]) -> dict[str, str]:
-        with self.index.snapshot() as conn:
-            rows = conn.execute("SELECT path, hash FROM files").fetchall()
         wanted = set(paths)
-        return {path: digest for path, digest in rows if path in wanted}
+        return {path: state.hash for path, state in self.index.file_states().items() if path in wanted}
 
 
 class VaultLookup:

@@ -25,9 +25,8 @@ from typing import Callable
 from ..embed import Embedder, ModelUnavailable
 from ..errors import DatabaseUnavailable
 from ..storage.db import Connection, write_transaction
-from .store import Index
+from .store import Index, bump_generation, missing_texts, store_vectors, vector_count
 from .vectors import after_embed
-from .texts import bump_generation, missing_texts
 
 
 @dataclass
@@ -82,7 +81,7 @@ def pending_count(index: Index, fingerprint: str) -> int:
 def embedded_count(index: Index, fingerprint: str) -> int:
     """Distinct texts that have a vector from this model."""
     with index.snapshot() as conn:
-        return conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (fingerprint,)).fetchone()[0]
+        return vector_count(conn, fingerprint)
 
 
 def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None = None,
@@ -113,10 +112,8 @@ def embed_pending(index: Index, embedder: Embedder, *, progress: Progress | None
         started = time.perf_counter()  # after loading and counting: the rate and ETA are embedding's own
         for picked, vectors, tokens in embedder.embed_batches(texts, lengths):
             with write_transaction(conn):
-                conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
-                                 "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector",
-                                 [(fingerprint, todo[i][0], index.backend.vector_value(v))
-                                  for i, v in zip(picked, vectors)])
+                store_vectors(conn, [(fingerprint, todo[i][0], index.backend.vector_value(v))
+                                     for i, v in zip(picked, vectors)])
                 bump_generation(conn)
             state.done += len(picked)
             state.tokens += tokens

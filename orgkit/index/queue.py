@@ -20,7 +20,7 @@ import threading
 from typing import Callable
 
 from ..embed import Embedder
-from .store import Index
+from .store import Index, bump_generation, missing_texts, store_vectors
 
 CLAIM = 64  # texts a worker claims at once: one embedding batch, one transaction
 
@@ -33,7 +33,6 @@ def fill_queue(index: Index, fingerprint: str) -> int:
 def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
          stop: threading.Event | None = None) -> None:
     """Claim, embed and store batches until the queue has nothing this worker can take."""
-    from .texts import bump_generation, missing_texts
 
     conn = index.conn
     fingerprint = embedder.fingerprint
@@ -53,8 +52,7 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
                     rows += [(fingerprint, todo[i][0], index.backend.vector_value(v))
                              for i, v in zip(picked, vectors)]
                     tokens += batch_tokens
-            conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
-                             "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
+            store_vectors(conn, rows)
             index.backend.unqueue(conn, fingerprint, hashes)
             if todo:
                 bump_generation(conn)

@@ -28,9 +28,8 @@ from .chunks import Chunk, chunk_file
 from ..storage.db import in_slices, write_transaction
 from .kinds import NOTE, node_kinds
 from .embedding import Progress, embed_pending, pending_count
-from .texts import bump_generation
 from .outlines import section_rows
-from .store import Index
+from .store import Index, bump_generation
 
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
 
@@ -103,8 +102,8 @@ class _Parsed:
 
 @collector_paused()  # many small objects, no cycles: see orgkit/org/acyclic.py
 def _sync_files(index: Index, stats: UpdateStats) -> None:
+    known = index.file_states()
     conn = index.conn
-    known = {p: (s, m, h) for p, s, m, h in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
     now_ns = time.time_ns()
     touched: list[tuple[int, int, str]] = []
     changed: list[_Parsed] = []

@@ -23,7 +23,7 @@ from ..storage.terms import tokenizer
 from . import lexicon
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
-from .store import generation
+from .store import generation, passage_text
 from .words import WORD
 
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
@@ -156,8 +156,7 @@ def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
     found = backend.lexical(conn, [stemmed], 1.0, 1)
     if not found:
         return stemmed
-    row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (found[0][1],)).fetchone()
-    words = list(dict.fromkeys(w.lower() for w in WORD.findall(row[0] if row else "")))
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, found[0][1]))))
     stems = stems_of(dict(enumerate(words)))
     same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
     return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed

@@ -1,5 +1,5 @@
 """db status / db migrate: the storage the index and the memory store (and, on PostgreSQL, the tokens)
-live in, and their numbered migrations."""
+live in, and their named migrations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from . import declare
 from .context import OpContext
 from .shown import for_caller
-from .spec import Op
+from .spec import Op, Param
 
 
 def _status(ctx: OpContext) -> dict:
@@ -35,6 +35,16 @@ def db_status(ctx: OpContext, args: dict[str, Any]) -> dict:
     return for_caller(ctx, status)
 
 
+def _pending(ctx: OpContext) -> dict[str, list[dict]]:
+    """Each store's steps still to run on this engine, by name, with their SQL (nothing is changed)."""
+    from ..memory.store import place
+
+    steps = {"index": ctx.index.backend.pending_migrations(ctx.index), **place(ctx.config).pending()}
+    pg = ctx.index.backend.name == "postgres"
+    return {store: [{"name": s.name, "sql": s.postgres if pg else s.sqlite} for s in todo]
+            for store, todo in steps.items()}
+
+
 def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     """Apply the missing migrations (opening the index does: one transaction, one process at a time)."""
     from ..config import ensure_state_dir
@@ -42,6 +52,8 @@ def db_migrate(ctx: OpContext, args: dict[str, Any]) -> dict:
     from ..memory.store import place
     from ..tokens import store_for
 
+    if args.get("dry_run"):
+        return {**_status(ctx), "would_run": _pending(ctx)}
     ensure_state_dir(ctx.config)
     before = _status(ctx)
     ctx.index.conn
@@ -59,8 +71,9 @@ declare(Op("db_status", "The storage the index lives in (SQLite in the state dir
            "database.url names, password masked), the server and its pgvector, and each schema's version against "
            "the latest.", db_status, cli=("db", "status"), mcp=False, role="admin",
            result="{backend, location, server, vector, vector_extension, schemas: {NAME: {version, latest}}}"))
-declare(Op("db_migrate", "Bring the storage's schemas up to date with their numbered migrations (one transaction; "
+declare(Op("db_migrate", "Bring the storage's schemas up to date with their named migrations (one transaction; "
            "a second process waits, then finds nothing to do).", db_migrate, cli=("db", "migrate"), mcp=False,
-           writes=True,
-           result="{backend, location, server, vector, vector_extension, schemas, migrated: {NAME: [FROM, TO]}}",
-           role="admin"))
+           writes=True, role="admin",
+           params=(Param("dry_run", "boolean", "Show each store's steps still to run, with their SQL, and run none."),),
+           result="{backend, location, server, vector, vector_extension, schemas, migrated?: {NAME: [FROM, TO]}, "
+           "would_run?: {NAME: [{name, sql}]}}"))

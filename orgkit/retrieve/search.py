@@ -31,7 +31,7 @@ from ..errors import OrgkitError
 from ..index import vocab
 from ..storage.backend import IndexBackend, any_phrase, backend_for
 from ..storage.db import Connection
-from ..index.outlines import headings
+from ..index.store import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
 from ..index.vocab import Term

@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections import Counter
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 
 from ..confine import SQLITE_SIDE_FILES, writable
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock, made_dir
 from .db import Connection, in_slices
+from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
+
+if TYPE_CHECKING:
+    from .postgres import PgConnection
 
 
 class Index(Protocol):
@@ -66,6 +71,7 @@ class IndexBackend(Protocol):
 
     def connect(self, index: Index) -> Connection: ...
     def status(self, index: Index) -> dict: ...
+    def pending_migrations(self, index: Index) -> list[Step]: ...
     def writer_lock(self, index: Index, *, wait: bool,
                     on_wait: Callable[[], None] | None = None) -> ContextManager[None]: ...
     def leader_lock(self, index: Index) -> ContextManager[bool]: ...
@@ -178,6 +184,16 @@ class SqliteBackend:
         return {"backend": self.name, "location": str(index.path), "server": sqlite3.sqlite_version,
                 "vector": None, "vector_extension": None,
                 "schemas": {"index": {"version": version, "latest": current_version()}}}
+
+    def pending_migrations(self, index: "Index") -> list[Step]:
+        """The index's steps its file has not had (all of them where there is no file yet), read only."""
+        if not index.path.is_file():
+            return list(MIGRATIONS)
+        conn = sqlite3.connect(f"file:{index.path}?mode=ro", uri=True)
+        try:
+            return sqlite_pending(conn, "index", MIGRATIONS)
+        finally:
+            conn.close()
 
     def bulk(self, conn: Connection) -> ContextManager[None]:
         return bulk_cache(conn)
@@ -302,8 +318,10 @@ class SqliteBackend:
 
 
 _MISSING = "SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?"  # texts with no vector yet
-_INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "vectors",
-                 "embed_queue", "file_texts")
+_INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "term_passages",
+                 "vectors", "embed_queue", "file_texts")
+# A passage's terms: positions per column (phrases), their counts and the passage's size (BM25, read from the key).
+TERM_COLUMNS = ("chunk", "term", "heading", "body", "in_heading", "in_body", "tokens")
 
 
 class PostgresBackend:
@@ -346,6 +364,16 @@ class PostgresBackend:
                 "vector_extension": "pgvector",
                 "schemas": {"index": {"version": version, "latest": len(MIGRATIONS)}}}
 
+    def pending_migrations(self, index: "Index") -> list[Step]:
+        """The index's steps the database has not had, read without migrating anything."""
+        from . import postgres
+
+        conn = postgres.connect(self.url)
+        try:
+            return postgres.pending(conn, "index", MIGRATIONS)
+        finally:
+            conn.close()
+
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         """The single-writer lock: an advisory lock, released by the server if the writer dies."""
@@ -385,22 +413,29 @@ class PostgresBackend:
         _scale_factor's defaults, counted in files): autovacuum would do it too, but only on its
         next round, and a database copied from this one before then (CREATE DATABASE ...
         TEMPLATE) never gets them; without them every BM25 query is planned blind, several
-        times the database's CPU a call."""
+        times the database's CPU a call. The terms table is vacuumed then too: BM25 reads its
+        key alone only where the table's pages are marked all-visible, which a vacuum does."""
         if changed >= ANALYZE_AT + ANALYZE_SHARE * files:
             index.conn.execute("ANALYZE")
+            index.conn.execute("VACUUM chunk_terms")
 
     def store_texts(self, conn: Connection, texts: list[tuple[str, str]]) -> None:
         """Keep each file's text, so a machine without the notes can read them."""
-        conn.executemany("INSERT INTO file_texts VALUES (?, ?)", texts)
+        _native(conn).copy("file_texts", ("path", "content"), texts)
 
     def unindex_words(self, conn: Connection, file: str) -> None:
-        """Forget a file's terms and text, and take its passages out of the kept totals (BM25's)."""
+        """Forget a file's terms and text, and take its passages out of the kept totals (BM25's)
+        and out of each of its terms' passage counts."""
         from .terms import add_totals
 
-        conn.execute("DELETE FROM file_texts WHERE path = ?", (file,))
-        conn.execute("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = ?)", (file,))
-        passages, tokens = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = ?",
-                                        (file,)).fetchone()
+        pg = _native(conn)
+        pg.run("DELETE FROM file_texts WHERE path = %s", (file,))
+        pg.run("UPDATE term_passages p SET passages = p.passages - gone.n FROM ("
+                 "SELECT t.term, count(*) AS n FROM chunk_terms t JOIN chunks c ON c.rowid = t.chunk "
+                 "WHERE c.file = %s GROUP BY t.term) AS gone WHERE p.term = gone.term", (file,))
+        pg.run("DELETE FROM chunk_terms WHERE chunk IN (SELECT rowid FROM chunks WHERE file = %s)", (file,))
+        passages, tokens = pg.run("SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE file = %s",
+                                    (file,)).fetchone()
         if passages:
             add_totals(conn, -passages, -tokens)
 
@@ -409,11 +444,17 @@ class PostgresBackend:
         passages to the kept totals (BM25's)."""
         from .terms import add_totals, count_totals, tokenizer
 
-        rows = conn.execute("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(?)", (files,)).fetchall()
+        pg = _native(conn)
+        rows = pg.run("SELECT rowid, heading, body FROM chunk_text WHERE file = ANY(%s)", (files,)).fetchall()
         terms, sizes = tokenizer().passages([tuple(r) for r in rows])
-        conn.executemany("INSERT INTO chunk_terms VALUES (?, ?, ?, ?)", terms)
-        conn.execute("UPDATE chunks c SET tokens = s.n FROM unnest(?::bigint[], ?::int[]) AS s (rowid, n) "
-                     "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
+        pg.copy("chunk_terms", TERM_COLUMNS, ((chunk, term, heading, body, len(heading), len(body), sizes[chunk])
+                                              for chunk, term, heading, body in terms))
+        pg.run("UPDATE chunks c SET tokens = s.n FROM unnest(%s::bigint[], %s::int[]) AS s (rowid, n) "
+                 "WHERE c.rowid = s.rowid", (list(sizes), list(sizes.values())))
+        passages = Counter(term for _, term, _, _ in terms)
+        pg.run("INSERT INTO term_passages (term, passages) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                 "ON CONFLICT (term) DO UPDATE SET passages = term_passages.passages + excluded.passages",
+                 (list(passages), list(passages.values())))
         if sizes and not add_totals(conn, len(sizes), sum(sizes.values())):
             count_totals(conn)
 
@@ -429,7 +470,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized)
-        return conn.execute(sql, (*params, heading_weight, limit)).fetchall()
+        return _native(conn).run(sql, (*params, heading_weight, limit)).fetchall()
 
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        first: int, last: int) -> list:
@@ -440,7 +481,7 @@ class PostgresBackend:
         if not tokenized:
             return []
         sql, params = bm25_sql(tokenized, (first, last))
-        rows = conn.execute(sql, (*params, heading_weight, last - first + 1)).fetchall()
+        rows = _native(conn).run(sql, (*params, heading_weight, last - first + 1)).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
     def passage_count(self, conn: Connection) -> int:
@@ -452,8 +493,9 @@ class PostgresBackend:
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
-        return Vocabulary(self.url, "SELECT term, count(*) FROM chunk_terms WHERE term >= ? AND term < ? GROUP BY term",
-                          "SELECT term, count(*) FROM chunk_terms WHERE term IN ({}) GROUP BY term")
+        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= ? AND term < ? "
+                                    "AND passages > 0",
+                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0")
 
     def vector_value(self, vector: Any) -> str:
         from .postgres import vector_literal
@@ -463,8 +505,8 @@ class PostgresBackend:
     def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
         """Give this model's vectors their HNSW index once there are enough to need one."""
         conn = index.conn
-        row = conn.execute("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = ?",
-                           (fingerprint,)).fetchone()
+        row = _native(conn).run("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = %s",
+                                (fingerprint,)).fetchone()
         name = vector_index_name(fingerprint)
         if row[0] >= EXACT_BELOW and not _has_vector_index(conn, fingerprint):
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
@@ -476,21 +518,22 @@ class PostgresBackend:
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
         """Queue every passage text without a vector from this model (one row per text, for every
         worker of every machine); how many are queued."""
-        conn.execute("INSERT INTO embed_queue (model, hash) SELECT ?, hash FROM "
-                     "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?) AS missing "
-                     "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
-        return conn.execute("SELECT count(*) FROM embed_queue WHERE model = ?", (fingerprint,)).fetchone()[0]
+        pg = _native(conn)
+        pg.run("INSERT INTO embed_queue (model, hash) SELECT %s, hash FROM "
+               "(SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = %s) AS missing "
+               "ON CONFLICT DO NOTHING", (fingerprint, fingerprint))
+        return pg.run("SELECT count(*) FROM embed_queue WHERE model = %s", (fingerprint,)).fetchone()[0]
 
     def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]:
         """Lock up to `limit` queued hashes no other worker holds (the caller's transaction keeps them;
         a worker killed half-way leaves no claim, its session's transaction rolled back)."""
-        return [h for (h,) in conn.execute(
-            "SELECT hash FROM embed_queue WHERE model = ? ORDER BY hash LIMIT ? FOR UPDATE SKIP LOCKED",
+        return [h for (h,) in _native(conn).run(
+            "SELECT hash FROM embed_queue WHERE model = %s ORDER BY hash LIMIT %s FOR UPDATE SKIP LOCKED",
             (fingerprint, limit))]
 
     def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None:
         """Take a claimed batch off the queue, in the transaction that stores its vectors."""
-        conn.execute("DELETE FROM embed_queue WHERE model = ? AND hash = ANY(?)", (fingerprint, hashes))
+        _native(conn).run("DELETE FROM embed_queue WHERE model = %s AND hash = ANY(%s)", (fingerprint, hashes))
 
     def vector_indexes(self, conn: Connection) -> list[str]:
         return [name for (name,) in conn.execute(
@@ -509,16 +552,21 @@ class PostgresBackend:
         dims = len(query_vector)
         model = _literal(fingerprint)
         indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
-        # Both last until the end of the caller's read transaction.
-        conn.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}" if indexed
-                     else "SET LOCAL enable_indexscan = off")
         literal = vector_literal(query_vector)
-        return conn.execute(
-            f"""SELECT c.node, c.rowid, 1 - v.distance FROM (
-                    SELECT hash, vector::vector({dims}) <=> ?::vector({dims}) AS distance FROM vectors
-                    WHERE model = {model} ORDER BY vector::vector({dims}) <=> ?::vector({dims}) LIMIT ?) v
-                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""",
-            (literal, literal, take)).fetchall()
+        if indexed:  # the graph's own expression, each vector cast to its dimensions
+            # until the read transaction ends
+            _native(conn).run(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, take)}")
+            nearest = (f"SELECT hash, vector::vector({dims}) <=> %s::vector({dims}) AS distance FROM vectors "
+                       f"WHERE model = {model} ORDER BY vector::vector({dims}) <=> %s::vector({dims}) LIMIT %s")
+            params: tuple = (literal, literal, take)
+        else:  # exactly: an expression no HNSW index holds, each distance computed once, no cast a row
+            nearest = (f"SELECT hash, vector <=> %s::vector AS distance FROM vectors WHERE model = {model} "
+                       "ORDER BY distance LIMIT %s")
+            params = (literal, take)
+        # The passages of the nearest texts are found by their hash's index.
+        return _native(conn).run(
+            f"""SELECT c.node, c.rowid, 1 - v.distance FROM ({nearest}) v
+                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""", params).fetchall()
 
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
@@ -533,11 +581,11 @@ class PostgresBackend:
         # Passages have no index by node: they are found through their nodes' files (one scan of
         # every passage before, 29 ms a search on the 10k-file corpus, 1.4 ms this way). The rows
         # are one array, so the text is the same for any number of them and is prepared once.
-        files = "c.file IN (SELECT file FROM nodes WHERE rowid = ANY(?::bigint[])) AND " if by == "node" else ""
-        found = conn.execute(
-            f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> ?::vector({dims}))) FROM chunks c
+        files = "c.file IN (SELECT file FROM nodes WHERE rowid = ANY(%s::bigint[])) AND " if by == "node" else ""
+        found = _native(conn).run(
+            f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> %s::vector({dims}))) FROM chunks c
                 JOIN vectors v ON v.hash = c.hash AND v.model = {_literal(fingerprint)}
-                WHERE {files}c.{by} = ANY(?::bigint[]) GROUP BY c.{by}""",
+                WHERE {files}c.{by} = ANY(%s::bigint[]) GROUP BY c.{by}""",
             (vector_literal(query_vector), *([list(rows)] if by == "node" else []), list(rows))).fetchall()
         return {row: float(cosine) for row, cosine in found}
 
@@ -551,10 +599,18 @@ class PostgresBackend:
         FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
 
 
+def _native(conn: Connection) -> "PgConnection":
+    """The psycopg connection `conn` is (the PostgreSQL backend opens no other kind), for its native calls."""
+    from .postgres import PgConnection
+
+    assert isinstance(conn, PgConnection)
+    return conn
+
+
 def _has_vector_index(conn: Connection, fingerprint: str) -> bool:
     """Whether this model's HNSW index exists, looked up by its name (the `pg_indexes` view that lists
     them all joins five catalogs: 0.65 ms of a search's database time)."""
-    return conn.execute("SELECT to_regclass(?) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
+    return _native(conn).run("SELECT to_regclass(%s) IS NOT NULL", (vector_index_name(fingerprint),)).fetchone()[0]
 
 
 def vector_index_name(fingerprint: str) -> str:

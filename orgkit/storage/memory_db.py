@@ -21,7 +21,7 @@ from ..errors import OrgkitError
 from ..files import LockBusy, file_lock, made_dir
 from .backend import backend_for, choose
 from .db import Connection
-from .migrations import Migration, migrate_sqlite, sqlite_version
+from .migrations import Migration, Step, migrate_sqlite, named, sqlite_pending, sqlite_version
 
 DB_NAME = "memory.sqlite"
 OPEN_TRIES = 5  # opening a WAL database refused at once (see SqliteFiles.connect) is tried this often
@@ -43,6 +43,7 @@ class MemoryDatabase(Protocol):
     def existing(self) -> Connection | None: ...
     def made(self) -> bool: ...
     def versions(self, stores: Sequence[str]) -> dict[str, int]: ...
+    def pending(self) -> dict[str, list[Step]]: ...
     def lock(self, name: str, *, wait: bool) -> ContextManager[Any]: ...
     def writer(self) -> ContextManager[Any]: ...
     def forget(self, name: str) -> None: ...
@@ -114,6 +115,16 @@ class SqliteFiles:
         finally:
             conn.close()
 
+    def pending(self) -> dict[str, list[Step]]:
+        """The memory store's steps its file has not had (all of them where there is no file yet), read only."""
+        conn = self.existing()
+        if conn is None:
+            return {"memory": list(named("memory", self.migrations))}
+        try:
+            return {"memory": sqlite_pending(conn, "memory", self.migrations, adopt=self.adopt)}
+        finally:
+            conn.close()
+
     def lock(self, name: str, *, wait: bool) -> ContextManager[Any]:
         locks = made_dir(self.dir / LOCKS_DIR)
         return file_lock(locks / f"{name}.lock", wait=wait)
@@ -176,6 +187,17 @@ class PostgresDatabase:
         conn = postgres.connect(self.url)
         try:
             return {name: postgres.schema_version(conn, name) for name in stores}
+        finally:
+            conn.close()
+
+    def pending(self) -> dict[str, list[Step]]:
+        """The steps of the memory tables and of the tokens table the database has not had, read only."""
+        from . import postgres, token_table
+
+        conn = postgres.connect(self.url)
+        try:
+            return {"memory": postgres.pending(conn, "memory", self.migrations),
+                    "tokens": postgres.pending(conn, "tokens", token_table.MIGRATIONS)}
         finally:
             conn.close()
 

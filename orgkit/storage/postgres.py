@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import DatabaseUnavailable, OrgkitError, first_line
 from ..redact import redact
-from .migrations import Migration, refuse_newer, sql
+from .migrations import RECORD, Migration, Step, named, plan
 
 SCHEMES = ("postgresql", "postgres")
 _PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
@@ -68,18 +68,33 @@ class PgConnection:
         if self._begin is not None and not params and text.upper() in ("COMMIT", "ROLLBACK"):
             self._begin = None  # nothing was asked inside: nothing to end
             return _NO_ROWS
-        with self._lost():
-            if not params:
+        if not params:
+            with self._lost():
                 # Without parameters psycopg sends the text as it is (several statements allowed).
                 self._send_begin()
                 return self.raw.execute(text, None, prepare=False)
+        return self.run(translate(text), params)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """A statement written for PostgreSQL (`%s` placeholders), sent as it is: no rewriting, and
+        prepared on the server once psycopg has seen its text a few times. A held-back BEGIN goes
+        in one pipeline with it."""
+        with self._lost():
             if self._begin is None:
-                return self.raw.execute(translate(text), params)
+                return self.raw.execute(sql, params)
             begin, self._begin = self._begin, None
             with self.raw.pipeline():
                 self.raw.execute(begin, prepare=False)
-                cursor = self.raw.execute(translate(text), params)
+                cursor = self.raw.execute(sql, params)
             return cursor
+
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table` through COPY: one stream instead of a statement each."""
+        with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as stream:
+                for row in rows:
+                    stream.write_row(row)
 
     def _send_begin(self) -> None:
         if self._begin is not None:
@@ -141,6 +156,12 @@ class PgConnection:
         else:
             self.raw.close()
 
+    def discard(self) -> None:
+        """Close it, never to be handed out again (its session holds what it could not release)."""
+        self.raw.close()
+        if self.pool is not None:
+            self.pool.give(self)  # lost now: the pool counts it closed
+
 
 class Pool:
     """Idle connections to one database, kept for the process's next caller.
@@ -152,25 +173,41 @@ class Pool:
     could not be ended, and is checked before it is handed out again: one whose
     socket has something to read while idle was ended by the server (a restart,
     an administrator), so it is closed and the next one tried, and a call after
-    a restart gets a fresh one instead of an error.
+    a restart gets a fresh one instead of an error. At most `most` are open at
+    once: under 32 clients a server's threads opened one each, and two workers
+    with their memory and lock sessions went past the server's connection limit.
     """
 
-    def __init__(self, url: str, named: bool, keep: int) -> None:
+    def __init__(self, url: str, named: bool, keep: int, most: int = 0) -> None:
         self.url, self.named, self.keep = url, named, keep
+        self.most = most or keep  # connections open at once before a caller waits for one given back
         self._idle: list[PgConnection] = []
-        self._lock = threading.Lock()
+        self._open = 0
+        self._freed = threading.Condition(threading.Lock())
 
     def take(self) -> PgConnection:
+        """An idle connection, or a new one while fewer than `most` are open; else the next one given
+        back, waiting at most POOL_WAIT seconds (then a new one all the same: a caller holding one
+        while it asks for another must not wait for itself)."""
         while True:
-            with self._lock:
+            with self._freed:
+                if not self._idle and self._open >= self.most:
+                    self._freed.wait_for(lambda: bool(self._idle) or self._open < self.most, timeout=POOL_WAIT)
                 conn = self._idle.pop() if self._idle else None
+                if conn is None:
+                    self._open += 1
             if conn is None:
-                conn = connect(self.url, named=self.named)
+                try:
+                    conn = connect(self.url, named=self.named)
+                except BaseException:
+                    self._closed()
+                    raise
                 conn.pool = self
                 return conn
             if _alive(conn):
                 return conn
             conn.raw.close()
+            self._closed()
 
     def give(self, conn: PgConnection) -> None:
         if not conn.lost and conn.in_transaction:
@@ -178,11 +215,18 @@ class Pool:
                 conn.execute("ROLLBACK")  # what a caller left open (after an error) is not the next one's
             except Exception:  # noqa: BLE001 - the connection goes, whatever was wrong with it
                 conn.raw.close()
-        with self._lock:
+        with self._freed:
             if not conn.lost and len(self._idle) < self.keep:
                 self._idle.append(conn)
+                self._freed.notify()
                 return
         conn.raw.close()
+        self._closed()
+
+    def _closed(self) -> None:
+        with self._freed:
+            self._open -= 1
+            self._freed.notify()
 
 
 def _alive(conn: PgConnection) -> bool:
@@ -201,6 +245,9 @@ def _alive(conn: PgConnection) -> bool:
 _pools: dict[tuple[str, bool], Pool] = {}
 _pools_lock = threading.Lock()
 POOL_KEEP = 16  # idle connections kept per database and process: a server's calls at once, about
+POOL_MOST = 16  # connections open at once per database and process: a call past them waits for one given back,
+# so 32 clients on two workers stay well inside the server's max_connections (100 by default)
+POOL_WAIT = 10.0  # seconds a caller waits for a connection given back before opening one more
 
 
 def _forget_pools() -> None:
@@ -220,7 +267,7 @@ def pooled(url: str, *, named: bool = False) -> PgConnection:
     with _pools_lock:
         pool = _pools.get((url, named))
         if pool is None:
-            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP)
+            pool = _pools[(url, named)] = Pool(url, named, POOL_KEEP, POOL_MOST)
     return pool.take()
 
 
@@ -305,50 +352,67 @@ def advisory_lock(url: str, name: str, *, wait: bool) -> Iterator[bool]:
     try:
         key = lock_key(name)
         if wait:
-            conn.execute("SELECT pg_advisory_lock(?)", (key,))
+            conn.run("SELECT pg_advisory_lock(%s)", (key,))
             held = True
         else:
-            held = bool(conn.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()[0])
+            held = bool(conn.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])
         yield held
     finally:
         released = True
         if held:
             try:
-                released = bool(conn.execute("SELECT pg_advisory_unlock(?)", (lock_key(name),)).fetchone()[0])
+                released = bool(conn.run("SELECT pg_advisory_unlock(%s)", (lock_key(name),)).fetchone()[0])
             except Exception:  # noqa: BLE001 - closing the session releases it all the same
                 released = False
         if released:
             conn.close()  # back to the kept sessions
         else:
-            conn.raw.close()  # ends the session, and with it the lock
+            conn.discard()  # ends the session, and with it the lock
 
 
-def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration]) -> None:
-    """Apply `component`'s missing numbered migrations (their PostgreSQL text) in one transaction.
+def pending(conn: PgConnection, store: str, migrations: Sequence[Migration | Step],
+            remedy: str = "upgrade orgkit") -> list[Step]:
+    """The steps `store` has not had in this database (read only; see `orgkit.storage.migrations`)."""
+    applied: set[str] = set()
+    if conn.run("SELECT to_regclass('orgkit_migrations') IS NOT NULL").fetchone()[0]:
+        applied = {n for (n,) in conn.run("SELECT name FROM orgkit_migrations WHERE store = %s", (store,))}
+    return plan(store, named(store, migrations), applied, schema_version(conn, store), remedy)
+
+
+def migrate(conn: PgConnection, component: str, migrations: Sequence[Migration | Step]) -> None:
+    """Run `component`'s steps this database has not had (their PostgreSQL text) in one transaction,
+    and record them by name (and their count, for an older orgkit to refuse a newer schema).
 
     A transaction-scoped advisory lock makes a second process that opens the
     database at the same moment wait and then find the schema up to date.
     """
-    version = schema_version(conn, component)
-    refuse_newer(component, version, migrations, "upgrade orgkit")
-    if version == len(migrations):
+    steps = named(component, migrations)
+    if not pending(conn, component, steps):
         return
     conn.execute("BEGIN")
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(?)", (lock_key("orgkit migrate"),))
-        conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema "
-                     "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-        for number in range(schema_version(conn, component), len(migrations)):
-            conn.execute(sql(migrations[number], "postgres"))
-        conn.execute("INSERT INTO orgkit_schema VALUES (?, ?) ON CONFLICT (component) "
-                     "DO UPDATE SET version = excluded.version", (component, len(migrations)))
+        conn.run("SELECT pg_advisory_xact_lock(%s)", (lock_key("orgkit migrate"),))
+        # The record tables are made before they are read: a session that waited for the lock
+        # since before another made them may still hold their names as absent (its catalog
+        # cache), where a statement that takes them sees them.
+        conn.execute("CREATE TABLE IF NOT EXISTS orgkit_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        conn.execute(RECORD)
+        todo = pending(conn, component, steps)
+        had = {n for (n,) in conn.run("SELECT name FROM orgkit_migrations WHERE store = %s", (component,))}
+        for each in steps:
+            if each in todo and each.postgres:
+                conn.execute(each.postgres)
+            if each.name not in had:
+                conn.run("INSERT INTO orgkit_migrations VALUES (%s, %s, now()::text)", (component, each.name))
+        conn.run("INSERT INTO orgkit_schema VALUES (%s, %s) ON CONFLICT (component) "
+                 "DO UPDATE SET version = excluded.version", (component, len(steps)))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
 
 
-def prepared(url: str, component: str, migrations: Sequence[Migration], what: str, *,
+def prepared(url: str, component: str, migrations: Sequence[Migration | Step], what: str, *,
              named: bool = False, pool: bool = False) -> PgConnection:
     """A connection (see `connect`; with `pool`, see `pooled`) to a database with `component`'s
     schema up to date; a migration that fails closes it and says why in one line naming `what`
@@ -373,9 +437,9 @@ _migrated: set[tuple[str, str, int]] = set()  # (url, component, migrations) a p
 
 def schema_version(conn: PgConnection, component: str) -> int:
     """The number of `component`'s migrations the database has had (0: none, or no orgkit tables yet)."""
-    if not conn.execute("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
+    if not conn.run("SELECT to_regclass('orgkit_schema') IS NOT NULL").fetchone()[0]:
         return 0
-    row = conn.execute("SELECT version FROM orgkit_schema WHERE component = ?", (component,)).fetchone()
+    row = conn.run("SELECT version FROM orgkit_schema WHERE component = %s", (component,)).fetchone()
     return row[0] if row else 0
 
 

@@ -1,24 +1,24 @@
-"""The index's tables, as one numbered list of migrations for both engines.
+"""The index's tables, as one list of named migrations for both engines.
 
-`orgkit.storage.migrations` applies the missing ones in one transaction and
-records the count (SQLite's `PRAGMA user_version`, PostgreSQL's
-`orgkit_schema` row "index"). An index written by a newer orgkit is refused
-rather than guessed at (a rebuild makes a fresh one).
+`orgkit.storage.migrations` runs the missing ones in one transaction and
+records them by name (store "index"). An index written by a newer orgkit is
+refused rather than guessed at (a rebuild makes a fresh one).
 
 The tables are written once (`_GRAPH`, `_FILES`), with the words each engine
 spells its own way filled in. Steps 1 to 4 are each engine's history as
 earlier releases numbered it, so a database of either engine keeps its
 version: PostgreSQL's first step made the tables SQLite reached in two, and
 its own steps 2 and 3 (the embedding queue, the files' texts) have no SQLite
-counterpart. From step 5 on a step is one text for both engines, or a pair
-where the dialects differ.
+counterpart; they keep the names `index 1` to `index 4` the count gave them.
+Later steps are named for what they do, with None for an engine that has
+nothing to do.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from .migrations import Engine, Migration, migrate_sqlite
+from .migrations import Engine, Migration, Step, migrate_sqlite, named
 
 # Tables both engines hold from their first step (SQLite reads BIGINT as INTEGER).
 _FILES = """
@@ -105,7 +105,7 @@ _UNIT = """
     UPDATE files SET size = -1, hash = '';
 """
 
-MIGRATIONS: tuple[Migration, ...] = (
+_NUMBERED: tuple[Migration, ...] = (
     # 1: SQLite: files and links, vectors by content (the graph came with step 2);
     # PostgreSQL: pgvector, every table, and a terms table in place of FTS5 (storage/terms.py).
     (_FILES + """
@@ -150,9 +150,32 @@ MIGRATIONS: tuple[Migration, ...] = (
     DELETE FROM links;
     DELETE FROM files;
     """ + _KIND, _SEEN + _KIND),
-    # 5: both: searchable units, the files and headings outside every node (org/units.py), kept as
+)
+
+# PostgreSQL's BM25 reads each term's hits from the terms' key alone: the key carries each
+# row's counts per column and its passage's size (an index-only scan visits no row of the
+# table), and each term's passage count is kept by the writer rather than counted per query
+# (storage/terms.py). SQLite's FTS5 keeps both itself.
+_TERMS_COVERED = """
+    ALTER TABLE chunk_terms ADD COLUMN IF NOT EXISTS in_heading INTEGER,
+        ADD COLUMN IF NOT EXISTS in_body INTEGER, ADD COLUMN IF NOT EXISTS tokens INTEGER;
+    UPDATE chunk_terms t SET in_heading = cardinality(t.heading), in_body = cardinality(t.body), tokens = c.tokens
+        FROM chunks c WHERE c.rowid = t.chunk AND t.tokens IS NULL;
+    ALTER TABLE chunk_terms ALTER COLUMN in_heading SET NOT NULL, ALTER COLUMN in_body SET NOT NULL,
+        ALTER COLUMN tokens SET NOT NULL;
+    ALTER TABLE chunk_terms DROP CONSTRAINT IF EXISTS chunk_terms_pkey;
+    ALTER TABLE chunk_terms ADD CONSTRAINT chunk_terms_pkey
+        PRIMARY KEY (term, chunk) INCLUDE (in_heading, in_body, tokens);
+    CREATE TABLE IF NOT EXISTS term_passages (term TEXT PRIMARY KEY, passages BIGINT NOT NULL);
+    INSERT INTO term_passages SELECT term, count(*) FROM chunk_terms GROUP BY term
+        ON CONFLICT (term) DO UPDATE SET passages = excluded.passages;
+"""
+
+MIGRATIONS: tuple[Step, ...] = named("index", _NUMBERED) + (
+    Step("terms covered by their key", None, _TERMS_COVERED),
+    # both: searchable units, the files and headings outside every node (org/units.py), kept as
     # rows of `nodes` whose ID is their locator; every file is re-read by the next update.
-    _UNIT,
+    Step("searchable units", _UNIT, _UNIT),
 )
 
 

@@ -99,28 +99,31 @@ def tokenizer() -> Tokenizer:
 
 
 def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None = None) -> tuple[str, list]:
-    """SQL for the passages where `tokens` stand in a row (`within`: those with rows first..last),
-    with how often per column, and its parameters.
+    """PostgreSQL's SQL for the passages where `tokens` stand in a row (`within`: those with rows
+    first..last), with how often per column and the passage's size, and its parameters.
 
-    One token is a row of the terms table; a longer phrase (`foo_bar`) counts
-    the positions of its first token followed by each next one, column by column.
+    One token is read from the terms' key alone (it holds each row's counts and
+    its passage's size: an index-only scan, no row of the table is visited); a
+    longer phrase (`foo_bar`) counts the positions of its first token followed by
+    each next one, column by column.
     """
     rows = [] if within is None else list(within)
     if len(tokens) == 1:
-        return ("SELECT ? AS phrase, chunk, cardinality(heading) AS heading, cardinality(body) AS body "
-                "FROM chunk_terms WHERE term = ?" + (" AND chunk BETWEEN ? AND ?" if rows else ""),
-                [phrase, tokens[0], *rows])
-    joins = " ".join(f"JOIN chunk_terms t{k} ON t{k}.chunk = t0.chunk AND t{k}.term = ?" for k in range(1, len(tokens)))
+        return (f"SELECT {int(phrase)} AS phrase, chunk, in_heading AS heading, in_body AS body, tokens "
+                "FROM chunk_terms WHERE term = %s" + (" AND chunk BETWEEN %s AND %s" if rows else ""),
+                [tokens[0], *rows])
+    joins = " ".join(f"JOIN chunk_terms t{k} ON t{k}.chunk = t0.chunk AND t{k}.term = %s"
+                     for k in range(1, len(tokens)))
 
     def count(col: str) -> str:
         follows = " AND ".join(f"p + {k} = ANY(t{k}.{col})" for k in range(1, len(tokens)))
         return f"(SELECT count(*) FROM unnest(t0.{col}) AS p WHERE {follows})"
 
-    sql = (f"SELECT phrase, chunk, heading, body FROM (SELECT ? AS phrase, t0.chunk, {count('heading')} AS heading, "
-           f"{count('body')} AS body FROM chunk_terms t0 {joins} WHERE t0.term = ?"
-           + (" AND t0.chunk BETWEEN ? AND ?" if rows else "") + ") AS found "
+    sql = (f"SELECT phrase, chunk, heading, body, tokens FROM (SELECT {int(phrase)} AS phrase, t0.chunk, t0.tokens, "
+           f"{count('heading')} AS heading, {count('body')} AS body FROM chunk_terms t0 {joins} WHERE t0.term = %s"
+           + (" AND t0.chunk BETWEEN %s AND %s" if rows else "") + ") AS found "
            "WHERE heading + body > 0")
-    return sql, [phrase, *tokens[1:], tokens[0], *rows]
+    return sql, [*tokens[1:], tokens[0], *rows]
 
 
 # The index's passage count and token total, kept in `meta` by the writer (`add_totals`), so a
@@ -138,67 +141,65 @@ def add_totals(conn, passages: int, tokens: int) -> bool:
     """Add to the kept totals (negative: passages about to be removed), inside the writer's
     transaction; False where none are kept (a new or cleared index, or one made before they were):
     queries then count the passages themselves, until `count_totals` keeps them."""
-    return conn.execute("UPDATE meta SET value = (value::bigint + CASE key WHEN 'passages' THEN ? ELSE ? END)::text "
-                        "WHERE key IN (?, ?)", (passages, tokens, *TOTAL_KEYS)).rowcount == len(TOTAL_KEYS)
+    return conn.run("UPDATE meta SET value = (value::bigint + CASE key WHEN %s THEN %s ELSE %s END)::text "
+                    "WHERE key = ANY(%s)", (TOTAL_KEYS[0], passages, tokens, list(TOTAL_KEYS))).rowcount \
+        == len(TOTAL_KEYS)
 
 
 def count_totals(conn) -> None:
     """Keep the totals of the passages as they are now, counted afresh (inside the writer's transaction)."""
-    conn.execute("DELETE FROM meta WHERE key IN (?, ?)", TOTAL_KEYS)
-    conn.execute("INSERT INTO meta SELECT ?, count(*)::text FROM chunks UNION ALL "
-                 "SELECT ?, coalesce(sum(tokens), 0)::text FROM chunks", TOTAL_KEYS)
+    conn.run("DELETE FROM meta WHERE key = ANY(%s)", (list(TOTAL_KEYS),))
+    conn.run("INSERT INTO meta SELECT %s, count(*)::text FROM chunks UNION ALL "
+             "SELECT %s, coalesce(sum(tokens), 0)::text FROM chunks", TOTAL_KEYS)
 
 
 def bm25_sql(phrases: list[list[str]], within: tuple[int, int] | None = None) -> tuple[str, list]:
     """FTS5's bm25() over the stored terms, for passages matching any phrase (`within`: those with
-    rows first..last); parameters to add: the heading weight, then the limit.
+    rows first..last), in PostgreSQL's SQL; parameters to add: the heading weight, then the limit.
 
     Each phrase scores on its own, as in FTS5 (a token named twice counts twice):
     IDF = ln((N - hits + 0.5) / (hits + 0.5)), floored at 1e-6; each passage
     adds IDF x f x (k1 + 1) / (f + k1 x (1 - b + b x size / average size)),
     f being the phrase's weighted count, k1 = 1.2, b = 0.75.
 
-    `within` (a few neighbouring passages, one note's): the hits scored are only
-    those rows', read by range from the terms' key, and a one-token phrase's IDF
-    counts its passages from the key alone; only a longer phrase reads every hit
-    of its first token, to check the tokens stand in a row.
+    A one-token phrase's passages are counted once, by the writer (`term_passages`);
+    its hits, with their counts and passage sizes, are read from the terms' key,
+    so a query over the whole index visits no row of the terms table, and only the
+    `limit` best passages are looked up in `chunks` (for their node). Only a
+    longer phrase reads its first token's rows, to check the tokens stand in a row.
     """
-    parts, counts, params = [], [], []
+    parts, counts, params, count_params = [], [], [], []
     for number, tokens in enumerate(phrases):
         sql, values = phrase_hits(number, tokens, within)
         parts.append(sql)
         params += values
-    if within is not None:
-        for number, tokens in enumerate(phrases):
-            if len(tokens) == 1:
-                counts.append("SELECT ? AS phrase, count(*) AS n FROM chunk_terms WHERE term = ?")
-                params += [number, tokens[0]]
-            else:
-                sql, values = phrase_hits(number, tokens)
-                counts.append(f"SELECT ? AS phrase, count(*) AS n FROM ({sql}) AS every")
-                params += [number, *values]
-        counted = f"counts AS ({' UNION ALL '.join(counts)}),"
-        idf_from = "SELECT counts.phrase, ln((totals.nrow - n + 0.5) / (n + 0.5)) AS x FROM counts CROSS JOIN totals"
-    else:
-        counted = ""
-        idf_from = ("SELECT hits.phrase, ln((totals.nrow - count(*) + 0.5) / (count(*) + 0.5)) AS x "
-                    "FROM hits CROSS JOIN totals GROUP BY hits.phrase, totals.nrow")
+        if len(tokens) == 1:
+            counts.append(f"SELECT {number} AS phrase, coalesce((SELECT passages FROM term_passages "
+                          "WHERE term = %s), 0)::float8 AS n")
+            count_params.append(tokens[0])
+        elif within is None:
+            counts.append(f"SELECT {number} AS phrase, "
+                          f"(SELECT count(*) FROM hits WHERE phrase = {number})::float8 AS n")
+        else:
+            every, values = phrase_hits(number, tokens)
+            counts.append(f"SELECT {number} AS phrase, (SELECT count(*) FROM ({every}) AS every)::float8 AS n")
+            count_params += values
     return f"""
 WITH hits AS ({" UNION ALL ".join(parts)}),
-     {counted}
+     counts AS ({" UNION ALL ".join(counts)}),
      totals AS ({_TOTALS}),
-     idf AS (SELECT phrase, CASE WHEN x <= 0 THEN 1e-6 ELSE x END AS idf FROM ({idf_from}) AS raw)
-SELECT c.node, c.rowid,
-       sum(idf.idf * (f.freq * 2.2) / (f.freq + 1.2 * (0.25 + 0.75 * c.tokens / totals.avgdl))) AS score
-FROM hits
-JOIN idf ON idf.phrase = hits.phrase
-JOIN chunks c ON c.rowid = hits.chunk
-CROSS JOIN totals
-CROSS JOIN LATERAL (SELECT hits.heading * ?::float8 + hits.body * 1.0 AS freq) AS f
-GROUP BY c.node, c.rowid
-ORDER BY score DESC, c.rowid
-LIMIT ?
-""", params
+     idf AS (SELECT phrase, CASE WHEN x <= 0 THEN 1e-6 ELSE x END AS idf FROM (
+         SELECT counts.phrase, ln((totals.nrow - n + 0.5) / (n + 0.5)) AS x FROM counts CROSS JOIN totals) AS raw),
+     scored AS (
+         SELECT hits.chunk,
+                sum(idf.idf * (f.freq * 2.2) / (f.freq + 1.2 * (0.25 + 0.75 * hits.tokens::float8 / totals.avgdl)))
+                    AS score
+         FROM hits JOIN idf ON idf.phrase = hits.phrase CROSS JOIN totals
+         CROSS JOIN LATERAL (SELECT hits.heading * %s::float8 + hits.body::float8 AS freq) AS f
+         GROUP BY hits.chunk ORDER BY score DESC, hits.chunk LIMIT %s)
+SELECT c.node, scored.chunk, scored.score FROM scored JOIN chunks c ON c.rowid = scored.chunk
+ORDER BY scored.score DESC, scored.chunk
+""", params + count_params
 
 
 def bm25_collection(texts: Sequence[str], matches: Sequence[str | None]) -> list[list[float]]:

@@ -73,7 +73,7 @@ class TokenTable:
             try:
                 conn.execute("DELETE FROM tokens")
                 for record in records:
-                    conn.execute(f"INSERT INTO tokens ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?)",
+                    conn.run(f"INSERT INTO tokens ({', '.join(_COLUMNS)}) VALUES (%s, %s, %s, %s, %s)",
                                  tuple(record.get(c) for c in _COLUMNS))
                 conn.execute("COMMIT")
             except BaseException:
