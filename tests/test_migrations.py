@@ -86,14 +86,14 @@ def test_a_memory_store_without_a_version_is_stamped_and_keeps_its_rows(cli, not
     assert json.loads(status.stdout)["schemas"]["memory"] == {"version": 0, "latest": 1}
     assert "schema behind: memory" in status.stderr
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert migrated["migrated"] == {"index": [5, 5], "memory": [0, 1]}
+    assert migrated["migrated"] == {"index": [6, 6], "memory": [0, 1]}
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM audit WHERE subject = 'd-old'").fetchone()[0] == 1
     conn.close()
     answers(cli, notes)
     again = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert again["migrated"] == {"index": [5, 5], "memory": [1, 1]}
+    assert again["migrated"] == {"index": [6, 6], "memory": [1, 1]}
 
 
 def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Path, pg_url: str) -> None:
@@ -108,12 +108,12 @@ def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Pat
     status = run_json(cli, "db", "status", "--notes", str(notes), env=env)
     assert {name: s["version"] for name, s in status["schemas"].items()} == {"index": 3, "memory": 1, "tokens": 1}
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes), env=env)
-    assert migrated["migrated"] == {"index": [3, 5], "memory": [1, 1], "tokens": [1, 1]}
+    assert migrated["migrated"] == {"index": [3, 6], "memory": [1, 1], "tokens": [1, 1]}
     assert cli("index", "--notes", str(notes), "--no-embed", env=env).exit_code == 0
     answers(cli, notes, env)
 
 
-NEW_STEP = "terms covered by their key"
+NEW_STEPS = ["terms covered by their key", "searchable units"]
 OLD_SQLITE_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "vectors")
 
 
@@ -129,8 +129,9 @@ def _old_sqlite_index(fresh: Path, old: Path) -> None:
             conn.execute(statement)
     conn.execute("PRAGMA user_version = 4")
     conn.execute("ATTACH ? AS fresh", (str(fresh),))
-    for table in OLD_SQLITE_TABLES:
-        conn.execute(f"INSERT INTO {table} SELECT * FROM fresh.{table}")
+    for table in OLD_SQLITE_TABLES:  # the columns the numbered scheme had, from a fresh index's rows
+        columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({table})"))
+        conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM fresh.{table}")
     conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
     conn.execute("DETACH fresh")
     conn.close()
@@ -144,17 +145,18 @@ def test_an_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_its_rows
     _old_sqlite_index(fresh_state / "index.sqlite", old_state / "index.sqlite")
     env = {"ORGKIT_STATE_DIR": str(old_state)}
     dry = cli("db", "migrate", "--dry-run", "--notes", str(notes), env=env)
-    assert dry.exit_code == 0 and f"index: would run {NEW_STEP!r}" in dry.stdout
+    assert dry.exit_code == 0 and all(f"index: would run {step!r}" in dry.stdout for step in NEW_STEPS)
     shown = run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)
-    assert shown["would_run"]["index"] == [{"name": NEW_STEP, "sql": None}]  # nothing to do on SQLite: recorded
+    assert [s["name"] for s in shown["would_run"]["index"]] == NEW_STEPS
+    assert shown["would_run"]["index"][0]["sql"] is None  # nothing to do on SQLite: recorded
     with sqlite3.connect(old_state / "index.sqlite") as conn:  # the dry run changed nothing
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
         assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'orgkit_migrations'").fetchone()
     conn.close()
-    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 5]
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 6]
     with sqlite3.connect(old_state / "index.sqlite") as conn:
         assert [n for (n,) in conn.execute("SELECT name FROM orgkit_migrations WHERE store = 'index' ORDER BY rowid")] \
-            == ["index 1", "index 2", "index 3", "index 4", NEW_STEP]
+            == ["index 1", "index 2", "index 3", "index 4", *NEW_STEPS]
     conn.close()
     search = ("search", "tomatoes sun", "--mode", "lexical", "--no-update", "--notes", str(notes))
     assert run_json(cli, *search, env=env) == run_json(cli, *search, env={"ORGKIT_STATE_DIR": str(fresh_state)})
@@ -173,20 +175,22 @@ def test_a_postgres_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_
             old.execute(each.postgres)
         old.execute("CREATE TABLE orgkit_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         old.execute("INSERT INTO orgkit_schema VALUES ('index', 4)")
-        for table, columns in (("meta", "*"), ("files", "*"), ("outlines", "*"), ("nodes", "*"), ("aliases", "*"),
-                               ("links", "*"), ("chunks", "*"), ("file_texts", "*"),
-                               ("chunk_terms", "chunk, term, heading, body")):
-            rows = fresh.execute(f"SELECT {columns} FROM {table}").fetchall()
+        for table in ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "file_texts", "chunk_terms"):
+            names = [name for (name,) in old.execute(  # the columns the numbered scheme had
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+                (table,))]
+            rows = fresh.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall()
             if rows:
                 with old.cursor() as cur:
-                    cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(rows[0]))})", rows)
+                    cur.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})",
+                                    rows)
     env = {"ORGKIT_DATABASE_URL": pg_url}
     shown = run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)
-    assert [s["name"] for s in shown["would_run"]["index"]] == [NEW_STEP]
+    assert [s["name"] for s in shown["would_run"]["index"]] == NEW_STEPS
     assert "term_passages" in shown["would_run"]["index"][0]["sql"]
     with psycopg.connect(pg_url) as conn:  # the dry run changed nothing
         assert conn.execute("SELECT to_regclass('term_passages')").fetchone()[0] is None
-    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 5]
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 6]
     with psycopg.connect(pg_url) as conn, psycopg.connect(fresh_url) as fresh:
         assert conn.execute("SELECT count(*) FROM chunk_terms").fetchone() \
             == fresh.execute("SELECT count(*) FROM chunk_terms").fetchone()

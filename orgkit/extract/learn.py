@@ -29,10 +29,10 @@ from ..feedback.events import Event, load_events, verdict_id
 from ..feedback.generated import now
 from ..feedback.verdicts import load_verdicts, record_verdicts
 from ..files import replace_file
-from .run import local_embedder, rel
+from .embedder import local_embedder
 from .schema import Schema, parse_schema
 from .scorer import Fit, Verdict, fit_verdicts, prior_fit
-from .sources import FORMATS, decode_source, ingest, read_copy, sources_dir
+from .sources import FORMATS, decode_source, ingest, read_copy, rel, sources_dir
 from .store import RunStore, list_runs
 
 FIELDS = ("source", "dimension", "quote", "verdict")

@@ -33,7 +33,8 @@ from .offline import Demotions, demoted, held_to_claims
 from .scorer import MIN_SCORE, Fit, extract_scored
 from .schema import Schema, parse_schema, resolve_schema
 from ..confine import inside
-from .sources import Source, ingest, read_copy, sources_dir
+from .embedder import local_embedder
+from .sources import Source, ingest, read_copy, rel, sources_dir
 from .store import RunStore, claim_note, new_run_id
 from .supersede import earlier_claims, earlier_source, keep, key, mark_vanished
 from .units import segment
@@ -75,13 +76,6 @@ def require_enabled(config: Config) -> None:
     if not extraction_enabled(config):
         raise OrgkitError("grounded extraction is off: enable it with ORGKIT_EXTRACTION=1 "
                           "or `extraction.enabled = true` in orgkit.toml")
-
-
-def rel(config: Config, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(config.notes.resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def prepare(config: Config, given: list[str], schema_spec: str, waiting: Collection[str]) -> Context:
@@ -205,26 +199,6 @@ def min_score(given: float | None, schema: Schema, fit: Fit | None) -> float:
     if schema.min_score is not None:
         return schema.min_score
     return fit.threshold if fit is not None else MIN_SCORE
-
-
-def local_embedder(config: Config, notices: list[str]) -> Callable | None:
-    """The local embedding model for ranking, when one is configured by path; else BM25."""
-    if not config["model_path"]:
-        return None
-    from ..embed import Embedder, ModelUnavailable as EmbedUnavailable
-
-    embedder = Embedder.from_config(config)
-    try:
-        embedder.load()
-    except EmbedUnavailable as exc:
-        notices.append(f"{exc}; ranking with BM25")
-        return None
-    lock = threading.Lock()
-
-    def embed(texts: list[str]):
-        with lock:
-            return embedder.embed(texts)
-    return embed
 
 
 def execute(ctx: Context, candidates_for: Callable[[int, dict, str], list[dict]] | None = None,

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import Config
 from ..errors import OrgkitError
 from ..files import replace_file
 
@@ -66,3 +67,9 @@ def read_copy(copy: Path) -> str:
     return decode_source(copy.read_bytes(), str(copy))
 
 
+def rel(config: Config, path: Path) -> str:
+    """A path as the notes name it (relative, forward slashes); a path outside them as it is."""
+    try:
+        return path.resolve().relative_to(config.notes.resolve()).as_posix()
+    except ValueError:
+        return str(path)
