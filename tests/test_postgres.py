@@ -247,7 +247,7 @@ def test_db_status_migrate_and_doctor(cli, pg_url: str, tmp_path: Path) -> None:
     migrated = cli("db", "migrate", "--notes", str(notes), "--json", env=env)
     assert json.loads(migrated.stdout)["migrated"] == {"index": [0, 6], "memory": [0, 1], "tokens": [0, 1]}
     status = cli("db", "status", "--notes", str(notes), env=env)
-    assert "pgvector 0.6" in status.stdout and "index schema 5 (up to date)" in status.stdout
+    assert "pgvector 0.6" in status.stdout and "index schema 6 (up to date)" in status.stdout
     assert "memory schema 1 (up to date)" in status.stdout
     again = json.loads(cli("db", "migrate", "--notes", str(notes), "--json", env=env).stdout)
     assert again["migrated"] == {"index": [6, 6], "memory": [1, 1], "tokens": [1, 1]}
