@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # elsewhere in a worktree
+SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # a checkout with no ../shared beside it
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
            "manual": REPO / "notes"}
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
