@@ -3,7 +3,7 @@
 A note's metadata and text can point anywhere: `file:` links in `ROAM_REFS` and other
 properties, `[[file:...]]` links in the body, a `#+SETUPFILE:` keyword, a symlink beside
 it. orgkit indexes and lists such names as the note's own text, and reads a file for a
-server's caller (serve, MCP) only when it is a note inside the notes dir that the index
+server's caller (serve, MCP, the team server's HTTP) only when it is a note inside the notes dir that the index
 walks: never a file beside the notes, a system file, a symlink out, or the state dir.
 Every probe's answer is searched for a marker that only those files hold.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import os
 
 import anyio
 import pytest
@@ -22,6 +24,8 @@ from orgkit.mcp import build_server
 from orgkit.ops import OpContext
 from orgkit.roles import Identity
 from orgkit.serve import handle
+from team_server import orgkit
+from test_http import HttpServer
 
 MARK = "zq-out-of-bounds-7"  # held only by files no caller may have read; no request names it
 NOTE_ID = "11111111-1111-4111-8111-111111111111"
@@ -136,3 +140,18 @@ def test_the_owner_on_the_command_line_follows_a_setupfile_as_emacs_does(notes: 
     result = cli("tangle", str(notes / "t.org"), "--dry-run", "--json")
     assert result.exit_code == 0, result.stderr
     assert [Path(t["target"]).name for t in json.loads(result.stdout)["targets"]] == [f"{MARK}-outside.sh"]
+
+
+def test_no_team_server_answer_holds_a_file_a_note_points_at(notes: Path, tmp_path: Path, tiny_model_dir) -> None:
+    from tiny_model import MODEL_NAME
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORGKIT_")} | {
+        "ORGKIT_MODEL": MODEL_NAME, "ORGKIT_MODEL_PATH": str(tiny_model_dir), "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    token = orgkit(notes, env, "token", "add", "reader-1", "--role", "reader")["token"]
+    server = HttpServer(notes, env)
+    try:
+        answers = [server.op(r["op"], token, **{k: v for k, v in r.items() if k != "op"}) for r in REQUESTS]
+    finally:
+        server.close()
+    assert [a.status_code for a in answers if a.status_code >= 500] == []
+    assert [a.text for a in answers if not _clean(a.text)] == []
