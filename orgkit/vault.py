@@ -122,6 +122,12 @@ def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None) -> 
     return iter(sorted(found))
 
 
+def in_walked_folders(rel: str) -> bool:
+    """Whether the walk of the notes (`iter_org_files`) enters every folder of `rel`: not the
+    state dir, not .git."""
+    return not any(part in _EXCLUDED_DIRS for part in rel.split("/")[:-1])
+
+
 def is_org_file(rel: str) -> bool:
     """org-roam's file test on a path relative to the notes directory."""
     name = rel.rsplit("/", 1)[-1]

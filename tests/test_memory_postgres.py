@@ -117,7 +117,8 @@ def test_deposited_through_one_process_accepted_through_another_recalled_with_pr
                 if p.name.startswith("memory") or p.suffix == ".lock"]
     doctor = team.run("B", "doctor", "--json")
     report = json.loads(doctor.stdout)
-    assert report["facts"]["memory"] == {"deposits": 1, "pending": 0, "accepted": len(ids), "failed": 0}
+    assert report["facts"]["memory"] == {"deposits": 1, "pending": 0, "accepted": len(ids), "failed": 0,
+                                          "refused": 0}
     assert not [f for f in report["findings"] if f["check"] == "memory"]
 
 

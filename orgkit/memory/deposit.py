@@ -14,7 +14,8 @@ concurrent deposits superseding one deposit exactly one wins; the others are
 undone like any failed deposit and refused naming the winner.
 
 What the depositor sends never becomes org structure: the title and `--meta`
-values are folded to one line, the title's link syntax is made inert (a title
+values are folded to one line (and no `--meta` key names a property org or
+org-roam acts on, such as `ROAM_EXCLUDE` or `header-args`), the title's link syntax is made inert (a title
 `[[id:X][...]]` links to nothing, before review or after), and body lines org
 would read as a heading, a drawer or a keyword are comma-escaped
 (`org.escape`); the note keeps, and every reader shows, the escaped text.
@@ -35,7 +36,7 @@ from ..org.names import fit_name, name_max, slugify
 from ..errors import BadParameter, NotFound, OrgkitError
 from ..files import LockBusy
 from ..instructions import refused_place
-from ..org.escape import escape_lines, inert_line, inert_property, one_line
+from ..org.escape import escape_lines, inert_line, inert_property, meaningful_property, one_line
 from ..org.ids import id_line, new_id
 from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_temporaries
 from ..vault import is_org_file
@@ -47,7 +48,7 @@ LANES = ("agent", "human")
 VIAS = ("cli", "serve", "mcp", "http", "emacs")  # the surfaces a deposit can come through
 DEFAULT_FOLDER = "deposits"
 RESERVED = {"ID", "LANE", "CREATED", "DEPOSITED_VIA", "SUPERSEDES"}
-STATUSES = ("pending", "processing", "proposed", "failed", "no-model")
+STATUSES = ("pending", "processing", "proposed", "failed", "refused", "no-model")
 
 
 @dataclass
@@ -111,6 +112,8 @@ def validate(cfg: Config, title: str, body: str, lane: str, path: str | None,
             raise BadParameter("meta", f" key {key!r}: letters, digits, _ and - only")
         if key.upper() in RESERVED:
             raise BadParameter("meta", f" {key} is set by orgkit itself")
+        if meaningful_property(key):  # :ROAM_EXCLUDE: t would hide the note from the index for good
+            raise BadParameter("meta", f" {key} is a property org or org-roam acts on")
     if path is not None:
         check_destination(cfg, path)
 

@@ -65,6 +65,7 @@ def _check(conn: Any, vault: Vault, report: "Report") -> None:
         "pending": conn.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0],
         "accepted": len(accepted),
         "failed": sum(d["status"] == "failed" for d in deposits),
+        "refused": sum(d["status"] == "refused" for d in deposits),
     }
 
 

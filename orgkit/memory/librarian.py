@@ -13,6 +13,11 @@ reason), and tags the linked notes and near neighbours share. Both ways, a
 deposit whose chunks largely repeat an existing note gets a `duplicate-of`
 proposal naming the note and the overlap.
 
+A deposit whose note is no longer a node (removed, or edited to carry
+`:ROAM_EXCLUDE:`, or a shipped record naming a file without it) is `refused`
+with the reason, and its pending proposals are withdrawn: no later run would
+find it either, so it does not wait for the librarian forever.
+
 A run is skipped when the deposit's content hash and the model are what the
 last successful run saw (its watermark). A failed model call is recorded as
 `failed` with its error and writes no watermark, so the next run tries again.
@@ -38,7 +43,7 @@ from ..index.words import query_terms
 from ..retrieve.search import search
 from .evidence import NoteEvidence, gather
 from .proposals import store_proposals
-from .resolver import Files, digest
+from .resolver import Files, NotANode, digest
 from .store import Store, now
 
 # Calibrated on bench/librarian_set.json's development part (bench/bench_librarian.py):
@@ -276,7 +281,7 @@ def model_items(data: dict, deposit_id: str) -> list[dict]:
 
 @dataclass
 class Outcome:
-    status: str  # proposed | no-model | failed | skipped
+    status: str  # proposed | no-model | failed | refused | skipped
     model: str = ""
     proposals: int = 0
     error: str | None = None
@@ -288,7 +293,11 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
     cfg = store.cfg
     dep = store.one("SELECT * FROM deposits WHERE id = ?", (deposit_id,))
     files = Files(cfg.notes)
-    rel = files.file_of(deposit_id, dep["path"])
+    try:
+        rel = files.file_of(deposit_id, dep["path"])
+    except NotANode as exc:
+        record_refusal(store, deposit_id, str(exc), actor)
+        return Outcome("refused", error=str(exc))
     text = files.read(rel) or ""
     sha = digest(text)
     try:
@@ -383,3 +392,14 @@ def record_failure(store: Store, deposit_id: str, model: str, error: str, actor:
         conn.execute("UPDATE deposits SET status = 'failed', model = ?, error = ?, processed_at = ? "
                      "WHERE id = ?", (model, error, now(), deposit_id))
         store.audit(conn, actor, "librarian-failed", deposit_id, model=model, error=error)
+
+
+def record_refusal(store: Store, deposit_id: str, reason: str, actor: str) -> None:
+    """The deposit ends `refused` with `reason`, its pending proposals withdrawn with it."""
+    with store.tx() as conn:
+        conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
+                     (reason, now(), deposit_id))
+        conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
+                     "WHERE deposit = ? AND status = 'pending'",
+                     (f"withdrawn: {reason}", actor, now(), deposit_id))
+        store.audit(conn, actor, "librarian-refused", deposit_id, reason=reason)

@@ -55,6 +55,11 @@ class Plan:
         return [{"path": p, "before": self.first[p], "after": self.last[p]} for p in self.first]
 
 
+class NotANode(OrgkitError):
+    """No note file holds the node: it was removed, or its file no longer makes it an org-roam
+    node (a `:ROAM_EXCLUDE:` property, an ID drawer edited away). Waiting does not bring it back."""
+
+
 class Files:
     """The current text of note files, read once per plan, located by ID when needed."""
 
@@ -89,7 +94,10 @@ class Files:
             if text is not None and any(n.id == node_id for n in edits.parse_text(text, rel).nodes):
                 self.located[node_id] = rel
                 return rel
-        raise OrgkitError(f"note {node_id} no longer exists")
+        if hinted and self.read(hinted[0]) is not None:
+            raise NotANode(f"note {node_id}: {hint} no longer holds it as an org-roam node "
+                           "(excluded by ROAM_EXCLUDE, or its ID drawer changed)")
+        raise NotANode(f"note {node_id} no longer exists")
 
 
 def plan_for(store: Store, proposals: list[Proposal], action: str, files: Files | None = None) -> Plan:

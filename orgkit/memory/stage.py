@@ -1,8 +1,8 @@
 """The stage a deposit is really in, from the librarian's status and the decisions on its proposals.
 
 A deposit's `status` says how far the librarian got with it (`pending`,
-`processing`, `failed`, `proposed`, or `no-model` when the deterministic
-librarian proposed); once it has proposed, what happens next is the
+`processing`, `failed`, `refused` when its note is no longer a node, `proposed`,
+or `no-model` when the deterministic librarian proposed); once it has proposed, what happens next is the
 reviewers': its `stage` says where that stands.
 """
 
@@ -23,7 +23,7 @@ def stage(status: str, superseded_by: str | None, proposals: list[tuple[str, str
     """The stage of a deposit with librarian `status` whose proposals are (kind, status) pairs."""
     if superseded_by:
         return "superseded"
-    if status in ("pending", "processing", "failed", "writing"):
+    if status in ("pending", "processing", "failed", "refused", "writing"):
         return "pending" if status == "writing" else status
     if ("admit", "rejected") in proposals:
         return "rejected"  # the deposited note was removed

@@ -4,7 +4,8 @@ The worker (a server's start, the background run after a server deposit, a
 one-shot deposit, `orgkit librarian`) calls `catch_up`, so work that a stopped
 server or a crash left behind is never lost: interrupted deposits and batches
 are repaired, deposits still `pending`, `processing` (their worker gone) or
-`failed` get a librarian run, and proposals under an `auto` policy are
+`failed` get a librarian run (one whose note is no longer a node ends
+`refused`, out of the queue), and proposals under an `auto` policy are
 admitted. Listings only `repair` and count what is `waiting`: they never call
 a model.
 """
@@ -41,6 +42,8 @@ class CatchUp:
             out += outcome.warnings
             if outcome.status == "failed":
                 out.append(f"deposit {dep}: the librarian failed: {outcome.error}")
+            elif outcome.status == "refused":
+                out.append(f"deposit {dep}: refused: {outcome.error}")
         return out + self.admitted
 
 

@@ -285,9 +285,10 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
            result="{id, path, title, lane, status, via, actor, created, meta, supersedes, superseded_by, error, "
                   "model}", writes=True, role="agent", rate="deposit"))
 declare(Op("deposits", "Each deposit and the stage it is in: pending, processing or failed (the librarian's), "
-           "in-review, accepted, rejected (its note removed, or every proposal turned down), superseded or "
-           "nothing-proposed; `status` keeps how far the librarian got (proposed, or no-model when it ran "
-           "without a model). A listing never runs the librarian: it says how many deposits wait for it.",
+           "refused (its note is no longer a node), in-review, accepted, rejected (its note removed, or "
+           "every proposal turned down), superseded or nothing-proposed; `status` keeps how far the librarian "
+           "got (proposed, or no-model when it ran without a model). A listing never runs the librarian: "
+           "it says how many deposits wait for it.",
            deposits, params=(Param("id", "string", "One deposit.", positional=True, metavar="[ID]"),),
            result="[{id, path, title, lane, status, stage, error, model, ...}]", writes=True, role="agent"))
 declare(Op("librarian", "Run the librarian now on the deposits waiting for it (pending, failed, or left "

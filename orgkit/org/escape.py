@@ -29,6 +29,25 @@ _TYPE_COLON = re.compile(syntax.LINK_TYPE_PREFIX.pattern + r"(?=\S)")
 _ID_COLON = re.compile(r"(?<![A-Za-z0-9])id:(?=\S)", re.I)
 
 
+# Property names org, org-babel or org-roam act on (org's special and inherited-setting properties,
+# `header-args`, `ROAM_EXCLUDE` and the other `ROAM_` ones): a property drawer line under such a
+# name is structure, so text from outside never names one.
+_MEANINGFUL = frozenset({
+    "ALLTAGS", "APPT_WARNTIME", "ARCHIVE", "ATTACH_DIR", "ATTACH_DIR_INHERIT", "BLOCKED", "CATEGORY",
+    "CLOCKSUM", "CLOCKSUM_T", "CLOSED", "COLUMNS", "COOKIE_DATA", "CUSTOM_ID", "DEADLINE", "DIR",
+    "EFFORT", "FILE", "ID", "ITEM", "LAST_REPEAT", "LOGGING", "NOBLOCKING", "ORDERED", "PRIORITY",
+    "SCHEDULED", "STYLE", "TAGS", "TIMESTAMP", "TIMESTAMP_IA", "TODO", "UNNUMBERED", "VISIBILITY",
+})
+_MEANINGFUL_PREFIXES = ("ROAM_", "HEADER-ARGS", "EXPORT_", "ATTACH_", "ARCHIVE_", "HTML_", "LATEX_")
+
+
+def meaningful_property(name: str) -> bool:
+    """Whether org, org-babel or org-roam give the property `name` a meaning (a `_ALL` name
+    lists another property's allowed values)."""
+    upper = name.upper()
+    return upper in _MEANINGFUL or upper.startswith(_MEANINGFUL_PREFIXES) or upper.endswith("_ALL")
+
+
 def one_line(text: str, limit: int = 0) -> str:
     """`text` as one line: control characters and line breaks folded to single spaces.
 

@@ -18,7 +18,7 @@ from ..locator import Locator, rg_locator
 from ..org import Node
 from ..org.units import find_unit, is_locator, split_locator
 from ..texts import TextCache, estimate_tokens
-from ..vault import follow_roots, is_org_file, require_dir
+from ..vault import follow_roots, in_walked_folders, is_org_file, require_dir
 
 
 @dataclass(slots=True)
@@ -104,7 +104,7 @@ def locator_file(root: Path, path: str) -> str:
         raise OrgkitError(f"locator {path!r}: give a path inside the notes dir, relative to it")
     rel = posixpath.normpath(path)
     confined(root / rel, [root, *(Path(r) for r in follow_roots())], "locator")
-    if not is_org_file(rel):
+    if not is_org_file(rel) or not in_walked_folders(rel):  # the state dir's files are no notes
         raise OrgkitError(f"locator {path!r}: not a note file of the notes dir")
     return rel
 

@@ -8,6 +8,7 @@ tangle exactly as in Emacs.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -148,24 +149,30 @@ def decode(data: bytes) -> str:
     return text
 
 
-def load(path: Path, todo_keywords: list[str] | None = None) -> OrgDocument:
-    """Read and parse an org file."""
+def load(path: Path, todo_keywords: list[str] | None = None, setup_within: Path | None = None) -> OrgDocument:
+    """Read and parse an org file (`setup_within`: see `parse`)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise TangleError(f"cannot read {path}: {exc.strerror}") from exc
-    return parse(path, decode(data), todo_keywords)
+    return parse(path, decode(data), todo_keywords, setup_within)
 
 
-def parse(path: Path, text: str, todo_keywords: list[str] | None = None) -> OrgDocument:
-    """Parse `text` (the contents of `path`)."""
+def parse(path: Path, text: str, todo_keywords: list[str] | None = None,
+          setup_within: Path | None = None) -> OrgDocument:
+    """Parse `text` (the contents of `path`).
+
+    `#+SETUPFILE:` files are followed anywhere when `setup_within` is None (the owner,
+    as Emacs follows them for its user), else only to a file inside that directory, outside
+    hidden and data folders: a note never makes orgkit read `/etc/passwd`, a file beside
+    the notes or the state dir for a caller who may not read the machine."""
     lines = text.split("\n")
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
     heading_lines = [i for i, line in enumerate(lines) if HEADING.match(line)]
     kinds = _classify(lines, heading_lines)
-    keywords = _keywords(path, lines, kinds)
+    keywords = _keywords(path, lines, kinds, setup_within=setup_within)
     todo = todo_keywords if todo_keywords is not None else _todo_keywords(keywords)
     headings = _headings(lines, heading_lines, todo)
     top = _top_drawer(lines, heading_lines[0] if heading_lines else len(lines))
@@ -236,7 +243,7 @@ def _find_block_end(lines: list[str], begin: int, name: str, limit: int) -> int 
 
 
 def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]],
-              seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
+              seen: frozenset[Path] = frozenset(), setup_within: Path | None = None) -> list[tuple[str, str]]:
     """Keyword elements in document order, following local #+SETUPFILE files like Org."""
     found: list[tuple[str, str]] = []
     for i, line in enumerate(lines):
@@ -248,13 +255,14 @@ def _keywords(path: Path, lines: list[str], kinds: dict[int, tuple[str, int]],
         key = match.group(1).upper()
         value = match.group(2).strip()
         if key == "SETUPFILE":
-            found.extend(_setupfile_keywords(path, value, seen))
+            found.extend(_setupfile_keywords(path, value, seen, setup_within))
         else:
             found.append((key, value))
     return found
 
 
-def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path]) -> list[tuple[str, str]]:
+def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path],
+                        setup_within: Path | None) -> list[tuple[str, str]]:
     uri = value.strip()
     if len(uri) >= 2 and uri[0] == uri[-1] == '"':
         uri = uri[1:-1]
@@ -263,7 +271,7 @@ def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path]) -> list[t
     target = Path(uri).expanduser()
     if not target.is_absolute():
         target = path.parent / target
-    if target in seen:
+    if target in seen or (setup_within is not None and not _setup_place(target, setup_within)):
         return []
     try:
         text = decode(target.read_bytes())
@@ -271,7 +279,17 @@ def _setupfile_keywords(path: Path, value: str, seen: frozenset[Path]) -> list[t
         return []
     lines = text.split("\n")
     heading_lines = [i for i, line in enumerate(lines) if HEADING.match(line)]
-    return _keywords(target, lines, _classify(lines, heading_lines), seen | {path, target})
+    return _keywords(target, lines, _classify(lines, heading_lines), seen | {path, target}, setup_within)
+
+
+def _setup_place(target: Path, within: Path) -> bool:
+    """Whether `target`, symlinks followed, is a file inside `within` and outside its hidden
+    folders (the state dir, .git) and data folders."""
+    real, root = Path(os.path.realpath(target)), Path(os.path.realpath(within))
+    if not real.is_relative_to(root) or real == root:
+        return False
+    parts = real.relative_to(root).parts
+    return not any(part.startswith(".") for part in parts) and "data/" not in "/".join(parts)
 
 
 def _todo_keywords(keywords: list[tuple[str, str]]) -> list[str]:

@@ -81,7 +81,8 @@ def plan_file(path: Path, options: Options | None = None) -> list[Target]:
     """The targets tangling PATH produces, in the order Emacs writes them."""
     options = options or Options()
     path = Path(os.path.abspath(path))
-    doc = load(path)
+    # A caller who may not read the machine gets #+SETUPFILE from the org file's own tree only.
+    doc = load(path, setup_within=None if options.machine else path.parent)
     return _Planner(doc, options).targets()
 
 
@@ -89,7 +90,8 @@ def named_targets(path: Path) -> list[Path]:
     """The files the org file at PATH names as targets now (none when it cannot be planned):
     what an interrupted run's journal may touch, derived again rather than believed."""
     try:
-        return _Planner(load(Path(os.path.abspath(path))), Options()).target_paths()
+        path = Path(os.path.abspath(path))
+        return _Planner(load(path, setup_within=path.parent), Options()).target_paths()
     except (TangleError, OSError):
         return []
 
