@@ -255,7 +255,8 @@ def main() -> None:
         ap.error("several servers share their index and memory store through PostgreSQL: --servers needs --postgres")
     if args.orgkit:
         ORGKIT[:] = args.orgkit.split()
-    env = dict(os.environ) | {"ORGKIT_HTTP_IDLE_TIMEOUT": "2"}
+    # The load is one token's: its reads are not to be rate-limited (the limit is per minute).
+    env = dict(os.environ) | {"ORGKIT_HTTP_IDLE_TIMEOUT": "2", "ORGKIT_HTTP_READS_PER_MINUTE": "1000000"}
     name = "braindump"
     if args.tiny_model:
         model = tiny_model()

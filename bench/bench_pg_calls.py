@@ -8,7 +8,8 @@ model: search, context and recall for the eight queries of bench_http.py, `--rou
 times after one warm-up call each. Reports per tool the wall time, this process's CPU
 and the database server's CPU a call (its postmaster and every backend), then the
 statements that took longest over all calls, as the client waited for them (a
-statement's text cut at 160 characters), with how often each ran.
+statement's text cut at 160 characters), with how often each ran; and the statements
+(COMMITs among them) a call of each tool sends.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def main() -> None:
         os.environ.update(ORGKIT_DATABASE_URL=url, ORGKIT_MODEL=MODEL_NAME, ORGKIT_MODEL_PATH=str(TINY),
                           ORGKIT_STATE_DIR=str(tmp / "state"))
         from orgkit.ops import OpContext, call
+        from orgkit.roles import OWNER
         from orgkit.storage.postgres import PgConnection
 
         spent: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
@@ -67,18 +69,22 @@ def main() -> None:
             execute(conn, sql, params) if params else timed(execute, conn, sql, params))
         ctx = OpContext(notes, warm=True)
         for tool, make in ARGS.items():
-            call(ctx, tool, make("warm up"))
+            call(ctx, tool, make("warm up"), identity=OWNER)
         spent.clear()
         database = int((Path(server.pgdata) / "postmaster.pid").read_text().split()[0])
         for tool, make in ARGS.items():
+            sent = sum(n for n, _ in spent.values())
+            commits = spent["COMMIT"][0]
             db, cpu, wall = cpu_seconds(database), time.process_time(), time.perf_counter()
             for _ in range(args.rounds):
                 for query in QUERIES:
-                    call(ctx, tool, make(query))
+                    call(ctx, tool, make(query), identity=OWNER)
             n = args.rounds * len(QUERIES)
             print(f"{tool}: wall {1000 * (time.perf_counter() - wall) / n:.1f} ms, "
                   f"cpu {1000 * (time.process_time() - cpu) / n:.1f} ms, "
-                  f"database cpu {1000 * (cpu_seconds(database) - db) / n:.1f} ms a call")
+                  f"database cpu {1000 * (cpu_seconds(database) - db) / n:.1f} ms, "
+                  f"{(sum(n for n, _ in spent.values()) - sent) / n:.1f} statements "
+                  f"({(spent['COMMIT'][0] - commits) / n:.1f} COMMITs) a call")
         print(f"{sum(n for n, _ in spent.values())} statements, {sum(t for _, t in spent.values()):.2f} s")
         for sql, (n, seconds) in sorted(spent.items(), key=lambda kv: -kv[1][1])[:args.statements]:
             print(f"{seconds * 1000:8.0f} ms {n:5d}  {sql}")

@@ -24,7 +24,7 @@ SQL_STILL_TO_MOVE = {
     "orgkit/memory/proposals.py", "orgkit/memory/recall.py", "orgkit/memory/resolver.py",
     "orgkit/memory/review.py", "orgkit/memory/stage.py", "orgkit/memory/trail.py", "orgkit/memory/watch.py",
     "orgkit/memory/worker.py",
-    "orgkit/retrieve/passages.py", "orgkit/retrieve/search.py",
+    "orgkit/retrieve/search.py",
 }
 SQL_TEXT = re.compile(r"\b(SELECT\b[\s\S]*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM"
                       r"|CREATE\s+(UNIQUE\s+|VIRTUAL\s+|TEMP\s+)?(TABLE|INDEX|VIEW)|DROP\s+(TABLE|INDEX))\b")

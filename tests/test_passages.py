@@ -82,3 +82,18 @@ def test_nothing_relevant_gives_no_notes_and_names_the_near_miss(notes: Path, tm
     kept = context(index, "kitchen", budget=2000).to_json()
     assert [e["id"] for e in kept["included"]] == ["long"] and kept["reason"] != NOTHING_RELEVANT
     index.close()
+
+
+def test_a_call_reads_in_one_transaction_and_its_notes_passages_at_once(notes: Path, tmp_path: Path) -> None:
+    """One snapshot for the whole call, and the passages of all its notes in one query, however many
+    notes it excerpts and widens (a query a note, each in its own transaction, cost a server dozens
+    of statements a call)."""
+    index = Index.at(notes, tmp_path / "state")
+    update(index, embedder=None)
+    sent: list[str] = []
+    index.conn.set_trace_callback(sent.append)
+    result = context(index, "sourdough starter", budget=300).to_json()
+    assert any(e["excerpt"] for e in result["included"])  # the long note was excerpted, and widened
+    assert sum(s.split()[0].upper() == "BEGIN" for s in sent) == 1
+    assert sum(s.split()[0].upper() == "COMMIT" for s in sent) == 1
+    assert sum("JOIN chunks c ON c.file = s.file" in s for s in sent) == 1

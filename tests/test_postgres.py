@@ -155,7 +155,7 @@ def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path
     assert update(index).removed == 1
     kept, counted = kept_and_counted()
     assert kept == counted
-    assert index.backend.passage_scores(index.conn, ["zebra"], 1.0, 1, counted["passages"] * 10)
+    assert index.passage_bm25(["zebra"], 1.0, list(range(1, counted["passages"] * 10)))
     update(index, rebuild=True)
     assert kept_and_counted() == (counted, counted)
 

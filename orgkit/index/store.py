@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from ..errors import NotFound
 from ..texts import TextCache
@@ -209,6 +209,30 @@ class Index:
         for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
             found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
         return {name: list(held.values()) for name, held in found.items()}
+
+    def passages_within(self, spans: list[tuple[str, int, int]]) -> list[list[tuple[int, int]]]:
+        """(passage row, line) of the passages within each (file, first line, last line): a call's
+        notes in one query."""
+        found: list[list[tuple[int, int]]] = [[] for _ in spans]
+        with self.snapshot() as conn:
+            for at, rowid, line in self.backend.passages_within(conn, spans):
+                found[at].append((rowid, line))
+        return found
+
+    def passage_bm25(self, phrases: list[str], heading_weight: float, rowids: list[int]) -> dict[int, float]:
+        """BM25 (the whole index's statistics, never below 0) of the passages `rowids` holding any phrase."""
+        if not phrases or not rowids:
+            return {}
+        with self.snapshot() as conn:
+            rows = self.backend.passage_scores(conn, phrases, heading_weight, rowids)
+        return {rowid: max(float(score), 0.0) for rowid, score in rows}
+
+    def passage_cosines(self, fingerprint: str, query_vector: Any, rowids: list[int]) -> dict[int, float]:
+        """Cosines with `query_vector` of the passages `rowids`, from their stored vectors."""
+        if not rowids:
+            return {}
+        with self.snapshot() as conn:
+            return self.backend.cosines(conn, fingerprint, query_vector, rowids, by="rowid")
 
     def counts(self) -> dict[str, int]:
         """What the index holds: files, and headings, each with and without an ID (a unit)."""

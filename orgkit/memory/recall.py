@@ -83,7 +83,8 @@ def recall(store: Store, query: str, *, budget: int = 4000, caller: str = "",
     the notes is brought up to date here. `kept` is a warm process's read files;
     with `exact`, no word is corrected."""
     if index is not None:
-        result = _gather(store, index, query, budget, embedder, cache, scope, kept, exact)
+        with index.snapshot():  # one read transaction for every gathering of the call
+            result = _gather(store, index, query, budget, embedder, cache, scope, kept, exact)
     else:
         index = Index.of(store.cfg, ensure_state_dir(store.cfg))
         try:

@@ -24,7 +24,7 @@ from ..locator import Locator
 from ..texts import KeptFiles, TextCache
 from ..vault import require_dir
 from .locate import index_locator
-from .passages import Excerpt, excerpt
+from .passages import Excerpt, PassageScores, excerpt
 from .read import ReadDoc, read
 from .scope import Scope, narrow
 from .search import VectorCache, search
@@ -73,34 +73,36 @@ def context(
     `kept` is a warm process's files, read and parsed in an earlier call (None: read each file here);
     with `exact`, no word of the query is corrected.
     """
-    result = ContextResult(query=query, budget=budget)
-    found = search(index, query, limit=CANDIDATES, embedder=embedder, cache=cache, scope=scope, exact=exact)
-    result.warnings.extend(found.warnings)
-    result.mode, result.reason, result.corrected = found.mode, found.reason, found.corrected
-    candidates = []
-    for hit in found.hits:
-        if not hit.relevant:
-            break
-        candidates.append(hit)
-    if found.hits and not candidates:
-        nearest = found.hits[0]
-        result.reason = NOTHING_RELEVANT
-        result.warnings.append(f"nothing in the notes is relevant to {query!r}; "
-                               f"the nearest miss was {nearest.title!r} ({nearest.id})")
+    with index.snapshot():  # one read transaction: every query of the call sees one state of the index
+        result = ContextResult(query=query, budget=budget)
+        found = search(index, query, limit=CANDIDATES, embedder=embedder, cache=cache, scope=scope, exact=exact)
+        result.warnings.extend(found.warnings)
+        result.mode, result.reason, result.corrected = found.mode, found.reason, found.corrected
+        candidates = []
+        for hit in found.hits:
+            if not hit.relevant:
+                break
+            candidates.append(hit)
+        if found.hits and not candidates:
+            nearest = found.hits[0]
+            result.reason = NOTHING_RELEVANT
+            result.warnings.append(f"nothing in the notes is relevant to {query!r}; "
+                                   f"the nearest miss was {nearest.title!r} ({nearest.id})")
+            return result
+        locator = index_locator(index)
+        docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))
+        result.warnings.extend(docs.warnings)
+        by_id = {d.id: d for d in docs.docs}
+        gather = _Gatherer(index, query, budget, embedder, cache, result, scope, kept)
+        gather.scores.read(docs.docs)
+        for candidate in candidates:
+            doc = by_id.get(candidate.id)
+            if doc is not None and gather.offer(doc, round(candidate.score, 6), ["search"]) is None \
+                    and gather.full:
+                break  # what ranks below never takes the place of what did not fit
+        gather.add_linked(locator, {h.id for h in found.hits if h.relevant})
+        gather.widen()
         return result
-    locator = index_locator(index)
-    docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))
-    result.warnings.extend(docs.warnings)
-    by_id = {d.id: d for d in docs.docs}
-    gather = _Gatherer(index, query, budget, embedder, cache, result, scope, kept)
-    for candidate in candidates:
-        doc = by_id.get(candidate.id)
-        if doc is not None and gather.offer(doc, round(candidate.score, 6), ["search"]) is None \
-                and gather.full:
-            break  # what ranks below never takes the place of what did not fit
-    gather.add_linked(locator, {h.id for h in found.hits if h.relevant})
-    gather.widen()
-    return result
 
 
 def _texts(index: Index, kept: KeptFiles | None) -> TextCache | None:
@@ -135,6 +137,7 @@ class _Gatherer:
         self.index, self.query, self.budget = index, query, budget
         self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
         self.kept = kept
+        self.scores = PassageScores(index, query, embedder=embedder, cache=cache)  # every note's, read at once
         self.taken: list[_Taken] = []
         self.full = False  # a note's best passage did not fit: the budget is spent
         # A note longer than this gives its best passages first, so that the notes ranked after
@@ -162,8 +165,7 @@ class _Gatherer:
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
             return self._take(_Taken(doc, entry, [(first, last)]), score)
         skip = [r for t in same_file for r in t.ranges]
-        part = excerpt(self.index, doc, self.query, min(self.budget - result.tokens, self.share),
-                       embedder=self.embedder, cache=self.cache, skip=skip)
+        part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
             self.full = True
@@ -183,8 +185,7 @@ class _Gatherer:
             if not t.entry["excerpt"] or room <= 0:
                 continue
             skip = [r for o in self.taken if o is not t and o.doc.file == t.doc.file for r in o.ranges]
-            part = excerpt(self.index, t.doc, self.query, room + t.entry["tokens"], embedder=self.embedder,
-                           cache=self.cache, skip=skip)
+            part = excerpt(self.scores, t.doc, room + t.entry["tokens"], skip=skip)
             if part is None or part.tokens <= t.entry["tokens"]:
                 continue
             wider = _excerpted(t.doc, part, t.entry["found_by"])
@@ -220,6 +221,7 @@ class _Gatherer:
         docs = read(self.index.root, [dest for dest, _ in linked], locator=locator, texts=_texts(self.index, self.kept))
         result.warnings.extend(docs.warnings)
         via_of = dict(linked)
+        self.scores.read(docs.docs)
         for doc in docs.docs:
             entry = self.offer(doc, None, [f"link from {via_of[doc.id]}"])
             if entry is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence, Set as AbstractSet
+from collections.abc import Iterable, Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
@@ -130,9 +130,52 @@ def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
     return tuple(out)
 
 
-def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embedder | None = None,
-            cache: VectorCache | None = None, skip: Sequence[tuple[int, int]] = ()) -> Excerpt | None:
-    """The best pieces of `doc` for `query` within `room` tokens (None when not even one fits).
+class PassageScores:
+    """The passages of a call's notes scored for its query (line in the file: best score), read for
+    many notes at once (one query each for their passages, BM25 and cosines) and kept for the call,
+    whose excerpts are widened later from the same scores."""
+
+    def __init__(self, index: Index, query: str, *, embedder: Embedder | None = None,
+                 cache: VectorCache | None = None) -> None:
+        self.index, self.query, self.embedder, self.cache = index, query, embedder, cache
+        self._scores: dict[tuple[str, int, int], dict[int, float]] = {}
+
+    def read(self, docs: Iterable[ReadDoc]) -> None:
+        """Score the passages of every note of `docs` not scored yet."""
+        spans = [s for s in dict.fromkeys(_span(d) for d in docs) if s not in self._scores]
+        if not spans:
+            return
+        found = self.index.passages_within(spans)
+        rowids = sorted({rowid for rows in found for rowid, _ in rows})
+        lexical = self.index.passage_bm25(query_terms(self.query), HEADING_WEIGHT, rowids)
+        embedder = self.embedder
+        if self.index.backend.dense_in_database and embedder is not None and embedder.loaded:
+            # the database ranks its vectors itself: its cosines cost less than the vector cache
+            dense = self.index.passage_cosines(embedder.fingerprint, embedder.embed_query(self.query), rowids)
+        else:
+            dense = _dense(self.query, rowids, embedder, self.cache)
+        for span, rows in zip(spans, found):
+            top = max((lexical.get(rowid, 0.0) for rowid, _ in rows), default=0.0) or 1.0
+            score_at: dict[int, float] = {}
+            for rowid, line in rows:
+                score = dense.get(rowid, 0.0) + LEXICAL_SHARE * lexical.get(rowid, 0.0) / top
+                score_at[line] = max(score_at.get(line, score), score)
+            self._scores[span] = score_at
+
+    def of(self, doc: ReadDoc) -> dict[int, float]:
+        """The best score of the passages starting at each line of `doc`."""
+        self.read([doc])
+        return self._scores[_span(doc)]
+
+
+def _span(doc: ReadDoc) -> tuple[str, int, int]:
+    """The file and the first and last lines of a note."""
+    return doc.file, doc.line, doc.line + doc.content.count("\n")
+
+
+def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
+            skip: Sequence[tuple[int, int]] = ()) -> Excerpt | None:
+    """The best pieces of `doc` for the query `scores` rank by within `room` tokens (None when not even one fits).
 
     Only pieces scoring at least NEAR_BEST of the best one are taken. Lines
     in `skip` (ranges already given) are left out. When the best piece alone
@@ -140,22 +183,7 @@ def excerpt(index: Index, doc: ReadDoc, query: str, room: int, *, embedder: Embe
     """
     if room < MIN_TOKENS:
         return None
-    last_line = doc.line + doc.content.count("\n")
-    with index.snapshot() as conn:
-        rows = conn.execute("SELECT rowid, line FROM chunks WHERE file = ? AND line BETWEEN ? AND ?",
-                            (doc.file, doc.line, last_line)).fetchall()
-        lexical = _lexical(conn, index.backend, query, [r[0] for r in rows])
-        if index.backend.dense_in_database and embedder is not None and embedder.loaded and rows:
-            # the database ranks its vectors itself: its cosines cost less than the vector cache
-            dense = index.backend.cosines(conn, embedder.fingerprint, embedder.embed_query(query),
-                                          [r[0] for r in rows], by="rowid")
-        else:
-            dense = _dense(query, [r[0] for r in rows], embedder, cache)
-    top = max(lexical.values(), default=0.0) or 1.0
-    score_at: dict[int, float] = {}
-    for rowid, line in rows:
-        score = dense.get(rowid, 0.0) + LEXICAL_SHARE * lexical.get(rowid, 0.0) / top
-        score_at[line] = max(score_at.get(line, score), score)
+    score_at = scores.of(doc)
     cut = [p for p in pieces(doc, set(score_at)) if not _covered(p, skip) and p.text.strip()]
     scored = sorted(score_at)
     for piece in cut:
@@ -205,16 +233,6 @@ def _merged(chosen: list[Piece]) -> list[Piece]:
         else:
             out.append(piece)
     return out
-
-
-def _lexical(conn, backend, query: str, rowids: list[int]) -> dict[int, float]:
-    """BM25 of the note's passages for the query's words (any may match)."""
-    terms = query_terms(query)
-    if not terms or not rowids:
-        return {}
-    rows = backend.passage_scores(conn, terms, HEADING_WEIGHT, min(rowids), max(rowids))
-    wanted = set(rowids)
-    return {r[0]: max(float(r[1]), 0.0) for r in rows if r[0] in wanted}
 
 
 def _dense(query: str, rowids: list[int], embedder: Embedder | None,

@@ -27,7 +27,7 @@ from ..confine import SQLITE_SIDE_FILES, writable
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock, made_dir
-from .db import Connection, in_slices
+from .db import IN_SLICE, Connection, in_slices
 from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
@@ -82,8 +82,9 @@ class IndexBackend(Protocol):
     def unindex_words(self, conn: Connection, file: str) -> None: ...
     def index_words(self, conn: Connection, files: list[str]) -> None: ...
     def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list: ...
+    def passages_within(self, conn: Connection, spans: list[tuple[str, int, int]]) -> list[tuple[int, int, int]]: ...
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
-                       first: int, last: int) -> list: ...
+                       rowids: list[int]) -> list: ...
     def vocabulary(self, conn: Connection) -> Vocabulary: ...
     def passage_count(self, conn: Connection) -> int: ...
     def vector_value(self, vector: Any) -> Any: ...
@@ -234,16 +235,31 @@ class SqliteBackend:
             (match, limit),
         ).fetchall()
 
+    def passages_within(self, conn: Connection, spans: list[tuple[str, int, int]]) -> list[tuple[int, int, int]]:
+        """(span's number, passage row, line) of the passages of each (file, first line, last line)."""
+        out: list[tuple[int, int, int]] = []
+        for start in range(0, len(spans), IN_SLICE // 4):
+            part = spans[start:start + IN_SLICE // 4]
+            values = ", ".join("(?, ?, ?, ?)" for _ in part)
+            out += conn.execute(f"WITH s(i, file, first, last) AS (VALUES {values}) SELECT s.i, c.rowid, c.line "
+                                "FROM s JOIN chunks c ON c.file = s.file AND c.line BETWEEN s.first AND s.last",
+                                [v for i, span in enumerate(part, start) for v in (i, *span)]).fetchall()
+        return out
+
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
-                       first: int, last: int) -> list:
-        """(passage, BM25) of the passages with rows first..last matching any phrase.
+                       rowids: list[int]) -> list:
+        """(passage, BM25) of the passages `rowids` matching any phrase.
 
         A rowid range is a constraint FTS5 applies as it reads (a list of rowids it is not):
-        a file's passages are written together, so their rows are (nearly) one range.
+        a file's passages are written together, so the rows run in a few ranges, one query each.
         """
-        return conn.execute(f"SELECT rowid, -bm25(chunks_fts, {heading_weight}, 1.0) FROM chunks_fts "
-                            "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
-                            (any_phrase(phrases), first, last)).fetchall()
+        wanted, out = set(rowids), []
+        for first, last in _runs(sorted(wanted)):
+            out += [row for row in conn.execute(
+                f"SELECT rowid, -bm25(chunks_fts, {heading_weight}, 1.0) FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?", (any_phrase(phrases), first, last))
+                if row[0] in wanted]
+        return out
 
     def passage_count(self, conn: Connection) -> int:
         """How many passages the index holds (the floor's and BM25's idf count against it)."""
@@ -317,6 +333,7 @@ class SqliteBackend:
         WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
 
 
+RUN_GAP = 64  # rows further apart than this are read as two FTS5 ranges rather than one wider one
 _MISSING = "SELECT hash FROM chunks EXCEPT SELECT hash FROM vectors WHERE model = ?"  # texts with no vector yet
 _INDEX_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "chunk_terms", "term_passages",
                  "vectors", "embed_queue", "file_texts")
@@ -472,16 +489,28 @@ class PostgresBackend:
         sql, params = bm25_sql(tokenized)
         return _native(conn).run(sql, (*params, heading_weight, limit)).fetchall()
 
+    def passages_within(self, conn: Connection, spans: list[tuple[str, int, int]]) -> list[tuple[int, int, int]]:
+        """(span's number, passage row, line) of the passages of each (file, first line, last line):
+        one statement for every span, the same text for any number of them."""
+        if not spans:
+            return []
+        files, firsts, lasts = (list(column) for column in zip(*spans))
+        return _native(conn).run(
+            "SELECT s.i - 1, c.rowid, c.line FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) "
+            "WITH ORDINALITY AS s(file, first, last, i) "
+            "JOIN chunks c ON c.file = s.file AND c.line BETWEEN s.first AND s.last",
+            (files, firsts, lasts)).fetchall()
+
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
-                       first: int, last: int) -> list:
-        """`lexical`'s BM25 (the whole index's statistics) for the passages with rows first..last."""
+                       rowids: list[int]) -> list:
+        """`lexical`'s BM25 (the whole index's statistics) for the passages `rowids`, in one statement."""
         from .terms import bm25_sql, tokenizer
 
         tokenized = [tokens for tokens in (tokenizer().phrase(p) for p in phrases) if tokens]
-        if not tokenized:
+        if not tokenized or not rowids:
             return []
-        sql, params = bm25_sql(tokenized, (first, last))
-        rows = _native(conn).run(sql, (*params, heading_weight, last - first + 1)).fetchall()
+        sql, params = bm25_sql(tokenized, sorted(set(rowids)))
+        rows = _native(conn).run(sql, (*params, heading_weight, len(set(rowids)))).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
 
     def passage_count(self, conn: Connection) -> int:
@@ -597,6 +626,17 @@ class PostgresBackend:
         WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
     missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
         FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+
+
+def _runs(rowids: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:
+    """Sorted rows as (first, last) ranges, a new one where the next row is more than `gap` past the last."""
+    runs: list[tuple[int, int]] = []
+    for rowid in rowids:
+        if runs and rowid - runs[-1][1] <= gap:
+            runs[-1] = (runs[-1][0], rowid)
+        else:
+            runs.append((rowid, rowid))
+    return runs
 
 
 def _native(conn: Connection) -> "PgConnection":

@@ -98,19 +98,19 @@ def tokenizer() -> Tokenizer:
     return _shared
 
 
-def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None = None) -> tuple[str, list]:
-    """PostgreSQL's SQL for the passages where `tokens` stand in a row (`within`: those with rows
-    first..last), with how often per column and the passage's size, and its parameters.
+def phrase_hits(phrase: int, tokens: list[str], within: list[int] | None = None) -> tuple[str, list]:
+    """PostgreSQL's SQL for the passages where `tokens` stand in a row (`within`: those of these
+    rows), with how often per column and the passage's size, and its parameters.
 
     One token is read from the terms' key alone (it holds each row's counts and
     its passage's size: an index-only scan, no row of the table is visited); a
     longer phrase (`foo_bar`) counts the positions of its first token followed by
     each next one, column by column.
     """
-    rows = [] if within is None else list(within)
+    rows = [] if within is None else [list(within)]
     if len(tokens) == 1:
         return (f"SELECT {int(phrase)} AS phrase, chunk, in_heading AS heading, in_body AS body, tokens "
-                "FROM chunk_terms WHERE term = %s" + (" AND chunk BETWEEN %s AND %s" if rows else ""),
+                "FROM chunk_terms WHERE term = %s" + (" AND chunk = ANY(%s::bigint[])" if rows else ""),
                 [tokens[0], *rows])
     joins = " ".join(f"JOIN chunk_terms t{k} ON t{k}.chunk = t0.chunk AND t{k}.term = %s"
                      for k in range(1, len(tokens)))
@@ -121,7 +121,7 @@ def phrase_hits(phrase: int, tokens: list[str], within: tuple[int, int] | None =
 
     sql = (f"SELECT phrase, chunk, heading, body, tokens FROM (SELECT {int(phrase)} AS phrase, t0.chunk, t0.tokens, "
            f"{count('heading')} AS heading, {count('body')} AS body FROM chunk_terms t0 {joins} WHERE t0.term = %s"
-           + (" AND t0.chunk BETWEEN %s AND %s" if rows else "") + ") AS found "
+           + (" AND t0.chunk = ANY(%s::bigint[])" if rows else "") + ") AS found "
            "WHERE heading + body > 0")
     return sql, [*tokens[1:], tokens[0], *rows]
 
@@ -153,9 +153,9 @@ def count_totals(conn) -> None:
              "SELECT %s, coalesce(sum(tokens), 0)::text FROM chunks", TOTAL_KEYS)
 
 
-def bm25_sql(phrases: list[list[str]], within: tuple[int, int] | None = None) -> tuple[str, list]:
-    """FTS5's bm25() over the stored terms, for passages matching any phrase (`within`: those with
-    rows first..last), in PostgreSQL's SQL; parameters to add: the heading weight, then the limit.
+def bm25_sql(phrases: list[list[str]], within: list[int] | None = None) -> tuple[str, list]:
+    """FTS5's bm25() over the stored terms, for passages matching any phrase (`within`: those of
+    these rows), in PostgreSQL's SQL; parameters to add: the heading weight, then the limit.
 
     Each phrase scores on its own, as in FTS5 (a token named twice counts twice):
     IDF = ln((N - hits + 0.5) / (hits + 0.5)), floored at 1e-6; each passage
