@@ -22,36 +22,39 @@ from ..retrieve.context import ContextResult, context
 from ..retrieve.scope import Scope
 from ..retrieve.search import VectorCache
 from ..texts import KeptFiles
-from .store import Store
+from .store import AcceptedChange, DepositOrigin, Store
 
 
-def provenance(store: Store, node_id: str, file: str) -> dict:
-    """Where a note came from, as far as the memory flow knows."""
-    dep = store.one("SELECT * FROM deposits WHERE (id = ? OR path = ?) AND status != 'writing'",
-                    (node_id, file))
-    watched = dep is not None and dep["via"] == "watch"
+def provenances(store: Store, notes: list[tuple[str, str]]) -> dict[str, dict]:
+    """Where each of `notes` (node ID, file) came from, as far as the memory flow knows, by node ID:
+    the memory store is asked once for them all."""
+    origins = store.origins_of(notes)
+    return {node: provenance(origins.deposits.get(node), origins.changes.get(node, []), node)
+            for node, _ in notes}
+
+
+def provenance(dep: DepositOrigin | None, candidates: list[AcceptedChange], node_id: str) -> dict:
+    """Where a note came from: the deposit it is (if any) and the accepted changes that concern it."""
+    watched = dep is not None and dep.via == "watch"
     out: dict = {"origin": "notes" if dep is None or watched else "deposit"}
     if dep is not None and not watched:
-        admit = store.one("SELECT * FROM proposals WHERE deposit = ? AND kind = 'admit' ORDER BY seq",
-                          (dep["id"],))
-        out |= {"deposit": dep["id"], "lane": dep["lane"], "via": dep["via"], "deposited_by": dep["actor"],
-                "deposited_at": dep["created"], "meta": json.loads(dep["meta"]),
-                "supersedes": dep["supersedes"], "superseded_by": dep["superseded_by"],
-                "review": admit["status"] if admit else "pending",
-                "approved_by": admit["decided_by"] if admit and admit["status"] == "accepted" else None,
-                "approved_at": admit["decided_at"] if admit and admit["status"] == "accepted" else None,
-                "evidence": [{"kind": "deposit", "file": dep["path"], "meta": json.loads(dep["meta"])}]}
+        accepted = dep.review == "accepted"
+        out |= {"deposit": dep.id, "lane": dep.lane, "via": dep.via, "deposited_by": dep.actor,
+                "deposited_at": dep.created, "meta": json.loads(dep.meta),
+                "supersedes": dep.supersedes, "superseded_by": dep.superseded_by,
+                "review": dep.review or "pending",
+                "approved_by": dep.decided_by if accepted else None,
+                "approved_at": dep.decided_at if accepted else None,
+                "evidence": [{"kind": "deposit", "file": dep.path, "meta": json.loads(dep.meta)}]}
     changes = []
-    # A new note's ID is in its payload: the SQL narrows by text (in both engines), Python reads the JSON.
-    for p in store.all("SELECT p.*, d.lane FROM proposals p JOIN deposits d ON d.id = p.deposit "
-                       "WHERE p.status = 'accepted' AND p.kind != 'admit' AND "
-                       "(p.target = ? OR p.payload LIKE ?) ORDER BY p.decided_at", (node_id, f"%{node_id}%")):
-        if p["target"] != node_id and json.loads(p["payload"]).get("id") != node_id:
+    # A new note's ID is in its payload: the store narrows by text (in both engines), Python reads the JSON.
+    for p in candidates:
+        if p.target != node_id and json.loads(p.payload).get("id") != node_id:
             continue
-        changes.append({"proposal": p["id"], "kind": p["kind"], "deposit": p["deposit"], "lane": p["lane"],
-                        "approved_by": p["decided_by"], "approved_at": p["decided_at"], "batch": p["batch"],
-                        "model": p["model"], "chunks": json.loads(p["chunks"]),
-                        "evidence": json.loads(p["evidence"])})
+        changes.append({"proposal": p.id, "kind": p.kind, "deposit": p.deposit, "lane": p.lane,
+                        "approved_by": p.decided_by, "approved_at": p.decided_at, "batch": p.batch,
+                        "model": p.model, "chunks": json.loads(p.chunks),
+                        "evidence": json.loads(p.evidence)})
     if changes:
         out["changes"] = changes
         if out["origin"] == "notes" and any(c["kind"] == "new" for c in changes):
@@ -107,12 +110,14 @@ def _gather(store: Store, index: Index, query: str, budget: int, embedder: Embed
     scope leaves out for want of admission are gathered and withheld here, with the reason."""
     offered = replace(scope, offer_pending=True) if scope is not None and scope.withholds_pending else scope
     room = 0
+    known: dict[str, dict] = {}  # each note's provenance, asked for once over the call's gatherings
     for _ in range(3):
         result = context(index, query, budget=budget + room, embedder=embedder, cache=cache, scope=offered,
                          kept=files, exact=exact)
         kept, withheld = [], []
+        known |= provenances(store, [(e["id"], e["file"]) for e in result.included if e["id"] not in known])
         for entry in result.included:
-            prov = provenance(store, entry["id"], entry["file"])
+            prov = known[entry["id"]]
             why = _withheld(prov, scope)
             if why:
                 withheld.append({"id": entry["id"], "title": entry["title"], "file": entry["file"],

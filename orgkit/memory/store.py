@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Any, ContextManager, Iterator
+from typing import Any, ContextManager, Iterator, Sequence
 
 from ..config import Config
 from ..errors import MALFORMED, OrgkitError, first_line, stored_records
@@ -142,6 +143,57 @@ def in_use(cfg: Config) -> bool:
         return conn is not None
 
 
+@dataclass(frozen=True)
+class DepositOrigin:
+    """The deposit a note is (by its ID or its file), with the review of its admission: `review` is
+    the first `admit` proposal's status, None when it has none."""
+
+    id: str
+    path: str
+    lane: str
+    via: str
+    actor: str
+    created: str
+    meta: str
+    supersedes: str | None
+    superseded_by: str | None
+    review: str | None
+    decided_by: str | None
+    decided_at: str | None
+
+
+@dataclass(frozen=True)
+class AcceptedChange:
+    """An accepted proposal other than an admission that may concern a note: it targets the note,
+    or its payload holds the note's ID as text (the caller reads the JSON to be sure)."""
+
+    id: str
+    kind: str
+    deposit: str
+    lane: str
+    target: str | None
+    payload: str
+    decided_by: str | None
+    decided_at: str | None
+    batch: str | None
+    model: str
+    chunks: str
+    evidence: str
+
+
+@dataclass
+class Origins:
+    """What the memory store knows of where some notes came from, by note ID."""
+
+    deposits: dict[str, DepositOrigin]
+    changes: dict[str, list[AcceptedChange]]
+
+
+def _wanted(count: int, width: int) -> str:
+    """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
+    return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
+
+
 class Store:
     """One connection to the memory database of a notes directory."""
 
@@ -179,6 +231,35 @@ class Store:
 
     def all(self, sql: str, args: tuple = ()) -> list[Any]:
         return self.conn.execute(sql, args).fetchall()
+
+    def origins_of(self, notes: Sequence[tuple[str, str]]) -> Origins:
+        """Where each of `notes` (node ID, file) came from, in two set-returning statements for
+        them all, whatever their number: the deposit each is, first created first (one not being
+        written), with its first admission proposal; and the accepted changes that may concern it,
+        in the order they were decided."""
+        if not notes:
+            return Origins({}, {})
+        ids = list(dict.fromkeys(node for node, _ in notes))
+        deposits: dict[str, DepositOrigin] = {}
+        for r in self.all(
+                f"WITH want(note, file) AS (VALUES {_wanted(len(notes), 2)}) "
+                "SELECT w.note, d.id, d.path, d.lane, d.via, d.actor, d.created, d.meta, d.supersedes, "
+                "d.superseded_by, a.status, a.decided_by, a.decided_at FROM want w "
+                "JOIN deposits d ON (d.id = w.note OR d.path = w.file) AND d.status != 'writing' "
+                "LEFT JOIN proposals a ON a.id = (SELECT p.id FROM proposals p WHERE p.deposit = d.id "
+                "AND p.kind = 'admit' ORDER BY p.seq LIMIT 1) ORDER BY w.note, d.created, d.id",
+                tuple(value for pair in notes for value in pair)):
+            deposits.setdefault(r[0], DepositOrigin(*r[1:]))
+        changes: dict[str, list[AcceptedChange]] = {}
+        for r in self.all(
+                f"WITH want(note) AS (VALUES {_wanted(len(ids), 1)}) "
+                "SELECT w.note, p.id, p.kind, p.deposit, d.lane, p.target, p.payload, p.decided_by, p.decided_at, "
+                "p.batch, p.model, p.chunks, p.evidence FROM want w JOIN proposals p ON p.status = 'accepted' "
+                "AND p.kind != 'admit' AND (p.target = w.note OR p.payload LIKE '%' || w.note || '%') "
+                "JOIN deposits d ON d.id = p.deposit ORDER BY p.decided_at, p.deposit, p.seq",
+                tuple(ids)):
+            changes.setdefault(r[0], []).append(AcceptedChange(*r[1:]))
+        return Origins(deposits, changes)
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
