@@ -20,9 +20,9 @@ SQL_HOMES = ("orgkit/storage/", "orgkit/index/store.py", "orgkit/memory/store.py
 SQL_STILL_TO_MOVE = {
     "orgkit/index/embedding.py", "orgkit/index/update.py", "orgkit/index/vectors.py",
     "orgkit/memory/admission.py", "orgkit/memory/deposit.py", "orgkit/memory/evidence.py",
-    "orgkit/memory/health.py", "orgkit/memory/librarian.py", "orgkit/memory/pending.py",
-    "orgkit/memory/proposals.py", "orgkit/memory/recall.py", "orgkit/memory/resolver.py",
-    "orgkit/memory/review.py", "orgkit/memory/stage.py", "orgkit/memory/trail.py", "orgkit/memory/watch.py",
+    "orgkit/memory/librarian.py",
+    "orgkit/memory/proposals.py", "orgkit/memory/resolver.py",
+    "orgkit/memory/review.py",
     "orgkit/memory/worker.py",
     "orgkit/retrieve/search.py",
 }

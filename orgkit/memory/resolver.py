@@ -265,7 +265,7 @@ def _commit(store: Store, batch_id: str) -> None:
         if row["undoes"]:
             conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (batch_id, row["undoes"]))
         for item in loads(row["plan"]):
-            watch.note_written(conn, item["path"], item["after"])
+            watch.note_written(store, conn, item["path"], item["after"])
         store.audit(conn, actor, action, batch_id, proposals=sorted(info["statuses"]),
                     files=[p["path"] for p in loads(row["plan"])], undoes=row["undoes"], why=info["why"])
         conn.execute("UPDATE batches SET state = 'applied' WHERE id = ?", (batch_id,))

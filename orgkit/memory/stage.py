@@ -13,10 +13,9 @@ from .store import Store
 def stages(store: Store) -> dict[str, str]:
     """Each deposit's stage by ID."""
     decisions: dict[str, list[tuple[str, str]]] = {}
-    for row in store.all("SELECT deposit, kind, status FROM proposals"):
-        decisions.setdefault(row["deposit"], []).append((row["kind"], row["status"]))
-    return {row["id"]: stage(row["status"], row["superseded_by"], decisions.get(row["id"], []))
-            for row in store.all("SELECT id, status, superseded_by FROM deposits")}
+    for p in store.proposal_outcomes():
+        decisions.setdefault(p.deposit, []).append((p.kind, p.status))
+    return {d.id: stage(d.status, d.superseded_by, decisions.get(d.id, [])) for d in store.deposit_states()}
 
 
 def stage(status: str, superseded_by: str | None, proposals: list[tuple[str, str]]) -> str:

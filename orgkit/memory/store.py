@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Any, ContextManager, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from ..config import Config
 from ..errors import MALFORMED, OrgkitError, first_line, stored_records
@@ -96,14 +96,14 @@ def place(cfg: Config) -> MemoryDatabase:
 
 
 @contextmanager
-def reading(cfg: Config) -> Iterator[Any]:
-    """A connection to the memory database that creates nothing (search scopes, `orgkit doctor`),
-    or None where the memory flow was never used; an error of the database is one line."""
+def reading(cfg: Config) -> Iterator["Reads | None"]:
+    """The memory database's reads, on a connection that creates nothing (search scopes, `orgkit
+    doctor`), or None where the memory flow was never used; an error of the database is one line."""
     where = place(cfg)
     conn = None
     try:
         conn = where.existing()
-        yield conn
+        yield None if conn is None else Reads(conn)
     except where.errors as exc:
         raise OrgkitError(f"cannot read the memory database: {first_line(exc)}") from None
     finally:
@@ -111,24 +111,30 @@ def reading(cfg: Config) -> Iterator[Any]:
             conn.close()
 
 
+def _read_deposits(cfg: Config, ask: Callable[["Reads"], frozenset[str]]) -> frozenset[str]:
+    """What `ask` answers of the memory database; empty where the memory flow was never used or
+    its tables are still to come."""
+    try:
+        with reading(cfg) as reads:
+            return frozenset() if reads is None else ask(reads)
+    except OrgkitError as exc:
+        if tables_to_come(exc):
+            return frozenset()
+        raise
+
+
 def pending_deposit_paths(cfg: Config) -> frozenset[str]:
     """The notes (paths relative to the notes dir) that are deposits no person has admitted:
     not of the human lane and without an accepted `admit` proposal, in whatever state. Such
     a file is never read as a persona, schema, guidance or skill, whatever its path; empty
     where the memory flow was never used."""
-    try:
-        with reading(cfg) as conn:
-            if conn is None:
-                return frozenset()
-            rows = conn.execute(
-                """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
-                       SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
-                       AND p.status = 'accepted')""").fetchall()
-    except OrgkitError as exc:
-        if tables_to_come(exc):
-            return frozenset()
-        raise
-    return frozenset(PurePosixPath(row[0]).as_posix() for row in rows)  # `./a//b.org` is `a/b.org`
+    return _read_deposits(cfg, lambda reads: frozenset(
+        PurePosixPath(path).as_posix() for path in reads.unadmitted_agent_paths()))  # `./a//b.org` is `a/b.org`
+
+
+def pending_deposits(cfg: Config) -> frozenset[str]:
+    """Deposits review has not admitted, or that a newer one supersedes: their IDs and paths."""
+    return _read_deposits(cfg, lambda reads: frozenset(x for pair in reads.withheld_deposits() for x in pair))
 
 
 def tables_to_come(exc: OrgkitError) -> bool:
@@ -189,18 +195,130 @@ class Origins:
     changes: dict[str, list[AcceptedChange]]
 
 
+@dataclass(frozen=True)
+class AuditRecord:
+    """One record of the audit log; `detail` is its JSON text."""
+
+    seq: int
+    at: str
+    actor: str
+    action: str
+    subject: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class DepositState:
+    """How far a deposit got: the librarian's status and whether a newer deposit supersedes it."""
+
+    id: str
+    path: str
+    status: str
+    superseded_by: str | None
+
+
+@dataclass(frozen=True)
+class ProposalOutcome:
+    """A proposal's kind and status, by the deposit it is of."""
+
+    deposit: str
+    kind: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ProposedChange:
+    """What an accepted proposal changed: its kind, the note it targets and its JSON payload."""
+
+    id: str
+    kind: str
+    target: str | None
+    payload: str
+
+
+@dataclass(frozen=True)
+class KnownDeposit:
+    """A deposit as a watched folder's scan compares it: its note's path, the hash of its text
+    when last taken in (or written), and how it came."""
+
+    id: str
+    path: str
+    sha: str
+    via: str
+
+
 def _wanted(count: int, width: int) -> str:
     """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
 
 
-class Store:
+class Reads:
+    """The memory database's reads, each named for what its caller needs, on one connection."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def one(self, sql: str, args: tuple = ()) -> Any:
+        return self.conn.execute(sql, args).fetchone()
+
+    def all(self, sql: str, args: tuple = ()) -> list[Any]:
+        return self.conn.execute(sql, args).fetchall()
+
+    def latest_audit(self, limit: int) -> list[AuditRecord]:
+        """The `limit` most recent audit records, newest first."""
+        return [AuditRecord(*r) for r in self.all(
+            "SELECT seq, at, actor, action, subject, detail FROM audit ORDER BY seq DESC LIMIT ?", (limit,))]
+
+    def deposit_states(self) -> list[DepositState]:
+        """Every deposit's state, in no particular order."""
+        return [DepositState(*r) for r in self.all("SELECT id, path, status, superseded_by FROM deposits")]
+
+    def proposal_outcomes(self) -> list[ProposalOutcome]:
+        """Every proposal's kind and status, in no particular order."""
+        return [ProposalOutcome(*r) for r in self.all("SELECT deposit, kind, status FROM proposals")]
+
+    def unadmitted_agent_paths(self) -> list[str]:
+        """The paths of deposits outside the human lane without an accepted admission, in whatever state."""
+        return [r[0] for r in self.all(
+            """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
+                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                   AND p.status = 'accepted')""")]
+
+    def withheld_deposits(self) -> list[tuple[str, str]]:
+        """(ID, path) of the written deposits, watched folders' aside, that review has not admitted
+        or that a newer deposit supersedes."""
+        return [(r[0], r[1]) for r in self.all(
+            """SELECT d.id, d.path FROM deposits d
+               WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
+                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
+                   AND p.status = 'accepted'))""")]
+
+    def audited_deposits(self) -> set[str]:
+        """The subjects of the audit records that say a deposit was written (or taken in)."""
+        return {r[0] for r in self.all(
+            "SELECT subject FROM audit WHERE action IN ('deposit', 'deposit-repaired', 'taken-in')")}
+
+    def accepted_changes(self) -> list[ProposedChange]:
+        """Every accepted proposal's change, in no particular order."""
+        return [ProposedChange(*r) for r in self.all(
+            "SELECT id, kind, target, payload FROM proposals WHERE status = 'accepted'")]
+
+    def interrupted_batches(self) -> int:
+        """How many batches were left applying (a process died in one)."""
+        return int(self.one("SELECT count(*) FROM batches WHERE state = 'applying'")[0])
+
+    def pending_proposals(self) -> int:
+        """How many proposals wait for review."""
+        return int(self.one("SELECT count(*) FROM proposals WHERE status = 'pending'")[0])
+
+
+class Store(Reads):
     """One connection to the memory database of a notes directory."""
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self.place = place(cfg)
-        self.conn = self.place.connect()
+        super().__init__(self.place.connect())
 
     def close(self) -> None:
         self.conn.close()
@@ -225,12 +343,6 @@ class Store:
         PostgreSQL locks the rows a transaction writes)."""
         with write_transaction(self.conn):
             yield self.conn
-
-    def one(self, sql: str, args: tuple = ()) -> Any:
-        return self.conn.execute(sql, args).fetchone()
-
-    def all(self, sql: str, args: tuple = ()) -> list[Any]:
-        return self.conn.execute(sql, args).fetchall()
 
     def origins_of(self, notes: Sequence[tuple[str, str]]) -> Origins:
         """Where each of `notes` (node ID, file) came from, in two set-returning statements for
@@ -260,6 +372,31 @@ class Store:
                 tuple(ids)):
             changes.setdefault(r[0], []).append(AcceptedChange(*r[1:]))
         return Origins(deposits, changes)
+
+    def known_deposits(self) -> dict[str, KnownDeposit]:
+        """Every deposit by the path of its note."""
+        return {r[1]: KnownDeposit(*r) for r in self.all("SELECT id, path, sha, via FROM deposits")}
+
+    def take_in_new(self, conn: Connection, node_id: str, path: str, title: str, via: str, digest: str) -> None:
+        """Register a note of a watched folder as a pending deposit of the human lane, by the librarian."""
+        conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, status) "
+                     "VALUES (?,?,?,'human',?,'librarian',?,?,?, 'pending')",
+                     (node_id, path, title, via, now(), digest, dumps({})))
+
+    def take_in_changed(self, conn: Connection, deposit_id: str, title: str, digest: str) -> None:
+        """Send a changed watched note back to the librarian: its pending proposals are withdrawn
+        (rejected, with the reason) and the deposit is pending again with the new text's hash."""
+        conn.execute("UPDATE proposals SET status = 'rejected', "
+                     "reason = 'withdrawn: the note changed since, so the librarian proposes again', "
+                     "decided_by = 'librarian', decided_at = ? "
+                     "WHERE deposit = ? AND status = 'pending'", (now(), deposit_id))
+        conn.execute("UPDATE deposits SET sha = ?, title = ?, status = 'pending' WHERE id = ?",
+                     (digest, title, deposit_id))
+
+    def watched_note_written(self, conn: Connection, path: str, via: str, digest: str) -> None:
+        """Record the hash of a watched note's text as written by an accepted change, so the next
+        scan does not take the change in as the person's."""
+        conn.execute("UPDATE deposits SET sha = ? WHERE path = ? AND via = ?", (digest, path, via))
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:

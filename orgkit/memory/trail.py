@@ -7,6 +7,6 @@ from .store import Store, loads
 
 def trail(store: Store, limit: int) -> list[dict]:
     """The `limit` most recent audit records (deposits, decisions, recalls), newest first."""
-    return [{"seq": r["seq"], "at": r["at"], "actor": r["actor"], "action": r["action"], "subject": r["subject"],
-             "detail": loads(r["detail"])}
-            for r in store.all("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", (limit,))]
+    return [{"seq": r.seq, "at": r.at, "actor": r.actor, "action": r.action, "subject": r.subject,
+             "detail": loads(r.detail)}
+            for r in store.latest_audit(limit)]

@@ -14,7 +14,8 @@ from ..errors import OrgkitError
 from ..vault import iter_org_files, read_org_file
 from .deposit import VIAS, sha
 from .replayed import stored_id
-from .store import Store, dumps, now
+from ..storage.db import Connection
+from .store import Store
 
 VIA = "watch"
 SKIPPED_VIAS = (*VIAS, "librarian")
@@ -34,13 +35,13 @@ def take_in(store: Store) -> list[str]:
     if not folders:
         return []
     root = store.cfg.notes
-    known = {r["path"]: r for r in store.all("SELECT id, path, sha, via FROM deposits")}
+    known = store.known_deposits()
     out = []
     for rel in iter_org_files(root):
         if not _in_folders(rel, folders):
             continue
         row = known.get(rel)
-        if row is not None and row["via"] != VIA:
+        if row is not None and row.via != VIA:
             continue  # a deposit of its own
         try:
             data = (root / rel).read_bytes()
@@ -56,29 +57,21 @@ def take_in(store: Store) -> list[str]:
             out.append(str(exc))
             continue
         digest = sha(data)
-        if row is not None and row["sha"] == digest:
+        if row is not None and row.sha == digest:
             continue
         with store.tx() as conn:
             if row is None:
-                conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, status) "
-                             "VALUES (?,?,?,'human',?,'librarian',?,?,?, 'pending')",
-                             (node.id, rel, node.title, VIA, now(), digest, dumps({})))
+                store.take_in_new(conn, node.id, rel, node.title, VIA, digest)
                 store.audit(conn, "librarian", "taken-in", node.id, path=rel)
                 out.append(f"{rel}: new in a watched folder; sent to the librarian")
             else:
-                conn.execute("UPDATE proposals SET status = 'rejected', "
-                             "reason = 'withdrawn: the note changed since, so the librarian proposes again', "
-                             "decided_by = 'librarian', decided_at = ? "
-                             "WHERE deposit = ? AND status = 'pending'", (now(), row["id"]))
-                conn.execute("UPDATE deposits SET sha = ?, title = ?, status = 'pending' WHERE id = ?",
-                             (digest, node.title, row["id"]))
-                store.audit(conn, "librarian", "taken-in", row["id"], path=rel, changed=True)
+                store.take_in_changed(conn, row.id, node.title, digest)
+                store.audit(conn, "librarian", "taken-in", row.id, path=rel, changed=True)
                 out.append(f"{rel}: changed in a watched folder; sent to the librarian")
     return out
 
 
-def note_written(conn, path: str, text: str | None) -> None:
+def note_written(store: Store, conn: Connection, path: str, text: str | None) -> None:
     """Record an accepted change to a watched note as its known state (inside the batch's commit)."""
     if text is not None:
-        conn.execute("UPDATE deposits SET sha = ? WHERE path = ? AND via = ?",
-                     (sha(text.encode("utf-8")), path, VIA))
+        store.watched_note_written(conn, path, VIA, sha(text.encode("utf-8")))

@@ -34,7 +34,7 @@ FILTERS = (
 
 def scope_of(ctx: OpContext, args: dict[str, Any]):
     """The scope a call asked for, or the configured default."""
-    from ..memory.pending import pending_deposits
+    from ..memory.store import pending_deposits
     from ..retrieve.scope import resolve
 
     from ..retrieve.filters import from_args

@@ -58,7 +58,7 @@ def resolve(name: str | None, config: "Config", pending: Callable[["Config"], fr
     """The scope asked for, or the configured default (`search.scope`), with the pending deposits.
 
     `pending` answers which deposits review has not admitted: the memory flow
-    knows that (memory/pending.py), and the caller passes it in, so retrieval
+    knows that (`pending_deposits` of memory/store.py), and the caller passes it in, so retrieval
     never reads memory's tables.
     """
     chosen = name or config["search.scope"]
