@@ -182,6 +182,23 @@ def test_auto_policy_admits_without_review(cli, notes: Path, user_config) -> Non
     assert prov["approved_by"] == "admission policy"
 
 
+def test_recall_gives_each_of_its_notes_its_own_provenance(cli, notes: Path, user_config) -> None:
+    """The store answers for all of a call's notes at once: no note may take another's origin."""
+    user_config('[admission]\ndeposits = { agent = "auto" }\n')
+    first = deposit(cli, notes)
+    second = deposit(cli, notes, title="Tangling with var headers",
+                     body="Header arguments named var are evaluated when tangling, so orgkit refuses them; "
+                          "noweb references share the code instead.")
+    recalled = run_json(cli, "recall", "tangling var noweb", "--notes", str(notes), "--budget", "8000")
+    origins = {n["id"]: n["provenance"] for n in recalled["included"]}
+    assert {first["id"], second["id"]} <= set(origins) and len(origins) > 2
+    for dep in (first, second):
+        assert (origins[dep["id"]]["origin"], origins[dep["id"]]["deposit"]) == ("deposit", dep["id"])
+        assert origins[dep["id"]]["evidence"][0]["file"] == dep["path"]
+    assert all(p["origin"] == "notes" and "deposit" not in p
+               for node, p in origins.items() if node not in (first["id"], second["id"]))
+
+
 def test_auto_approval_is_refused_when_evidence_was_deleted(cli, notes: Path, user_config) -> None:
     dep = deposit(cli, notes)
     link = next(p for p in pending(cli, notes) if p["kind"] == "link" and p["payload"]["dest"] == NOWEB)
