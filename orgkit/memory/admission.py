@@ -68,28 +68,23 @@ def _duplicate_problem(payload: str) -> str:
 def admit_by_policy(store: Store) -> list[str]:
     """Apply pending proposals whose deposit's policy is `auto`, one batch per deposit."""
     out = []
-    rows = store.all("SELECT DISTINCT d.id, d.path, d.lane, d.created FROM deposits d JOIN proposals p "
-                     "ON p.deposit = d.id WHERE p.status = 'pending' AND d.status IN ('proposed', 'no-model') "
-                     "ORDER BY d.created")
-    for row in rows:
-        if policy(store.cfg, row["path"], row["lane"]) != "auto":
+    for dep in store.awaiting_review():
+        if policy(store.cfg, dep.path, dep.lane) != "auto":
             continue
-        out += _admit_deposit(store, row["id"])
+        out += _admit_deposit(store, dep.id)
     return out
 
 
 def _admit_deposit(store: Store, deposit_id: str) -> list[str]:
     with store.writer():
         repair_batches(store)
-        pending = [Proposal.from_row(r) for r in store.all(
-            "SELECT * FROM proposals WHERE deposit = ? AND status = 'pending' ORDER BY seq", (deposit_id,))]
+        pending = store.pending_proposals_of(deposit_id)
         files = Files(store.cfg.notes)
         refused: dict[str, str] = {}
         ok: list[Proposal] = []
-        twin = store.one("SELECT payload FROM proposals WHERE deposit = ? AND kind = 'duplicate-of' "
-                         "AND status IN ('pending', 'accepted') ORDER BY seq", (deposit_id,))
+        twin = store.duplicate_claim(deposit_id)
         for p in pending:
-            problem = _duplicate_problem(twin["payload"]) if twin is not None else evidence_problem(files, p)
+            problem = _duplicate_problem(twin) if twin is not None else evidence_problem(files, p)
             if problem is None:
                 try:
                     plan_for(store, ok + [p], "accept")
@@ -101,9 +96,7 @@ def _admit_deposit(store: Store, deposit_id: str) -> list[str]:
                 refused[p.id] = problem
         with store.tx() as conn:
             for pid, why in refused.items():
-                old = conn.execute("SELECT reason FROM proposals WHERE id = ?", (pid,)).fetchone()[0]
-                if old != f"{LEFT_FOR_A_PERSON}: {why}":
-                    conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (f"{LEFT_FOR_A_PERSON}: {why}", pid))
+                if store.set_reason(conn, pid, f"{LEFT_FOR_A_PERSON}: {why}"):
                     store.audit(conn, AUTO_ACTOR, "auto-refused", pid, deposit=deposit_id, reason=why)
         out = [f"proposal {pid}: {LEFT_FOR_A_PERSON}: {why}" for pid, why in refused.items()]
         if ok:

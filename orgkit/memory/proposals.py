@@ -13,71 +13,17 @@ the reason, never silently trimmed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..org.ids import new_id
 from .edits import TAG
-from .store import Store, dumps, loads, now
+from .store import Proposal, Store, dumps, now
 
 KINDS = ("admit", "new", "append", "link", "tag", "duplicate-of")
 # The payload fields each kind needs, and the one a reviewer edits.
 FIELDS = {"admit": (), "new": ("title", "body"), "append": ("text",), "link": ("dest", "description"),
           "tag": ("tag",), "duplicate-of": ("dest",)}
 EDITABLE = {"new": "body", "append": "text", "link": "description", "tag": "tag"}
-
-
-@dataclass
-class Proposal:
-    id: str
-    deposit: str
-    kind: str
-    target: str | None
-    payload: dict
-    chunks: list[int]
-    evidence: list[dict] = field(default_factory=list)
-    status: str = "pending"
-    reason: str | None = None
-    model: str = ""
-    created: str = ""
-    batch: str | None = None
-    decided_by: str | None = None
-    decided_at: str | None = None
-    seq: int = 0
-
-    @classmethod
-    def from_row(cls, row) -> "Proposal":
-        return cls(id=row["id"], deposit=row["deposit"], kind=row["kind"], target=row["target"],
-                   payload=loads(row["payload"], dict), chunks=loads(row["chunks"], list),
-                   evidence=loads(row["evidence"], list), status=row["status"], reason=row["reason"],
-                   model=row["model"], created=row["created"], batch=row["batch"],
-                   decided_by=row["decided_by"], decided_at=row["decided_at"], seq=row["seq"])
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "deposit": self.deposit, "kind": self.kind, "target": self.target,
-                "payload": self.payload, "chunks": self.chunks, "evidence": self.evidence,
-                "status": self.status, "reason": self.reason, "model": self.model,
-                "created": self.created, "batch": self.batch, "decided_by": self.decided_by,
-                "decided_at": self.decided_at}
-
-    def summary(self, titles: dict[str, str] | None = None) -> str:
-        """One line a reviewer reads: what accepting it does (notes named by their `titles`, by ID, when known)."""
-        p = self.payload
-        titles = titles or {}
-        where = "the deposit" if self.target == self.deposit else \
-            repr(titles[self.target]) if self.target in titles else self.target
-        dest = repr(titles[p["dest"]]) if p.get("dest") in titles else repr(p.get("description") or p.get("dest"))
-        return {"admit": "keep the deposited note",
-                "new": f"new note {p.get('title', '')!r}",
-                "append": f"append {len(p.get('text', ''))} characters to {where}",
-                "link": f"link {where} to {dest}",
-                "tag": f"tag {where} with {p.get('tag')}",
-                "duplicate-of": f"{where} repeats {dest} "
-                                f"({p.get('overlap', 0):.0%} of its word sequences)"}.get(self.kind, self.kind)
-
-    def notes(self) -> list[str]:
-        """The IDs of the notes it names besides its deposit: its target and the note it links to."""
-        return [n for n in (self.target, self.payload.get("dest")) if isinstance(n, str) and n != self.deposit]
 
 
 SET_ASIDE = "set aside by the librarian"  # a proposal that cannot stand, and why after a colon

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any, Callable, ContextManager, Iterator, Sequence
@@ -247,6 +247,71 @@ class KnownDeposit:
     via: str
 
 
+@dataclass
+class Proposal:
+    """A change the librarian proposed for a deposit, as the store holds it (payload, chunks and
+    evidence read from their JSON)."""
+
+    id: str
+    deposit: str
+    kind: str
+    target: str | None
+    payload: dict
+    chunks: list[int]
+    evidence: list[dict] = field(default_factory=list)
+    status: str = "pending"
+    reason: str | None = None
+    model: str = ""
+    created: str = ""
+    batch: str | None = None
+    decided_by: str | None = None
+    decided_at: str | None = None
+    seq: int = 0
+
+    @classmethod
+    def from_row(cls, row) -> "Proposal":
+        return cls(id=row["id"], deposit=row["deposit"], kind=row["kind"], target=row["target"],
+                   payload=loads(row["payload"], dict), chunks=loads(row["chunks"], list),
+                   evidence=loads(row["evidence"], list), status=row["status"], reason=row["reason"],
+                   model=row["model"], created=row["created"], batch=row["batch"],
+                   decided_by=row["decided_by"], decided_at=row["decided_at"], seq=row["seq"])
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "deposit": self.deposit, "kind": self.kind, "target": self.target,
+                "payload": self.payload, "chunks": self.chunks, "evidence": self.evidence,
+                "status": self.status, "reason": self.reason, "model": self.model,
+                "created": self.created, "batch": self.batch, "decided_by": self.decided_by,
+                "decided_at": self.decided_at}
+
+    def summary(self, titles: dict[str, str] | None = None) -> str:
+        """One line a reviewer reads: what accepting it does (notes named by their `titles`, by ID, when known)."""
+        p = self.payload
+        titles = titles or {}
+        where = "the deposit" if self.target == self.deposit else \
+            repr(titles[self.target]) if self.target in titles else self.target
+        dest = repr(titles[p["dest"]]) if p.get("dest") in titles else repr(p.get("description") or p.get("dest"))
+        return {"admit": "keep the deposited note",
+                "new": f"new note {p.get('title', '')!r}",
+                "append": f"append {len(p.get('text', ''))} characters to {where}",
+                "link": f"link {where} to {dest}",
+                "tag": f"tag {where} with {p.get('tag')}",
+                "duplicate-of": f"{where} repeats {dest} "
+                                f"({p.get('overlap', 0):.0%} of its word sequences)"}.get(self.kind, self.kind)
+
+    def notes(self) -> list[str]:
+        """The IDs of the notes it names besides its deposit: its target and the note it links to."""
+        return [n for n in (self.target, self.payload.get("dest")) if isinstance(n, str) and n != self.deposit]
+
+
+@dataclass(frozen=True)
+class AwaitingDeposit:
+    """A deposit the librarian has proposed for, with proposals still pending review."""
+
+    id: str
+    path: str
+    lane: str
+
+
 def _wanted(count: int, width: int) -> str:
     """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
@@ -397,6 +462,32 @@ class Store(Reads):
         """Record the hash of a watched note's text as written by an accepted change, so the next
         scan does not take the change in as the person's."""
         conn.execute("UPDATE deposits SET sha = ? WHERE path = ? AND via = ?", (digest, path, via))
+
+    def awaiting_review(self) -> list[AwaitingDeposit]:
+        """The proposed-for deposits with pending proposals, first deposited first."""
+        return [AwaitingDeposit(r[0], r[1], r[2]) for r in self.all(
+            "SELECT DISTINCT d.id, d.path, d.lane, d.created FROM deposits d JOIN proposals p "
+            "ON p.deposit = d.id WHERE p.status = 'pending' AND d.status IN ('proposed', 'no-model') "
+            "ORDER BY d.created")]
+
+    def pending_proposals_of(self, deposit_id: str) -> list[Proposal]:
+        """A deposit's proposals that wait for review, in the order proposed."""
+        return [Proposal.from_row(r) for r in self.all(
+            "SELECT * FROM proposals WHERE deposit = ? AND status = 'pending' ORDER BY seq", (deposit_id,))]
+
+    def duplicate_claim(self, deposit_id: str) -> str | None:
+        """The payload (JSON) of a deposit's first pending or accepted `duplicate-of` proposal, if any."""
+        row = self.one("SELECT payload FROM proposals WHERE deposit = ? AND kind = 'duplicate-of' "
+                       "AND status IN ('pending', 'accepted') ORDER BY seq", (deposit_id,))
+        return None if row is None else str(row[0])
+
+    def set_reason(self, conn: Connection, proposal_id: str, reason: str) -> bool:
+        """Give a proposal `reason`, inside the caller's transaction; whether it had another before."""
+        old = conn.execute("SELECT reason FROM proposals WHERE id = ?", (proposal_id,)).fetchone()[0]
+        if old == reason:
+            return False
+        conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (reason, proposal_id))
+        return True
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
