@@ -82,6 +82,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # recording a version, so such a file (it holds `deposits`) is taken as version 1.
     (_TABLES, _TABLES.replace(*_COUNTER)),
 )
+UNFINISHED = ("pending", "processing", "failed")  # the deposit statuses the librarian still has to work on
 UNVERSIONED = ("deposits", 1)  # (a table, the version) of memory.sqlite files made before versions were recorded
 
 
@@ -488,6 +489,26 @@ class Store(Reads):
             return False
         conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (reason, proposal_id))
         return True
+
+    def unfinished_count(self) -> int:
+        """How many deposits wait for the librarian (pending, processing or failed)."""
+        marks = ",".join("?" * len(UNFINISHED))
+        return int(self.one(f"SELECT count(*) FROM deposits WHERE status IN ({marks})", UNFINISHED)[0])
+
+    def unfinished_deposits(self) -> list[str]:
+        """The IDs of the deposits that wait for the librarian, first deposited first."""
+        marks = ",".join("?" * len(UNFINISHED))
+        return [r[0] for r in self.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created",
+                                       UNFINISHED)]
+
+    def deposit_status(self, deposit_id: str) -> str | None:
+        """A deposit's status, None when there is no such deposit."""
+        row = self.one("SELECT status FROM deposits WHERE id = ?", (deposit_id,))
+        return None if row is None else str(row[0])
+
+    def mark_processing(self, conn: Connection, deposit_id: str) -> None:
+        """Record, inside the caller's transaction, that the librarian works on a deposit."""
+        conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:

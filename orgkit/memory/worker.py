@@ -24,9 +24,8 @@ from .admission import admit_by_policy
 from .deposit import repair_deposits
 from .replayed import stored_id
 from .resolver import repair_batches
-from .store import Store
+from .store import UNFINISHED, Store
 
-UNFINISHED = ("pending", "processing", "failed")
 
 
 @dataclass
@@ -57,20 +56,17 @@ def repair(store: Store) -> list[str]:
 
 def waiting(store: Store) -> int:
     """How many deposits wait for the librarian (pending, processing or failed)."""
-    marks = ",".join("?" * len(UNFINISHED))
-    row = store.one(f"SELECT count(*) AS n FROM deposits WHERE status IN ({marks})", UNFINISHED)
-    return int(row["n"]) if row is not None else 0
+    return store.unfinished_count()
 
 
 def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> librarian.Outcome | None:
     """One librarian run for the deposit, unless another process is on it (None then)."""
     try:
         with store.subject_lock(f"process-{deposit_id}", wait=False):
-            row = store.one("SELECT status FROM deposits WHERE id = ?", (deposit_id,))
-            if row is None or row["status"] not in UNFINISHED:
+            if store.deposit_status(deposit_id) not in UNFINISHED:
                 return None
             with store.tx() as conn:
-                conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
+                store.mark_processing(conn, deposit_id)
             try:
                 return librarian.run(store, deposit_id, embedder=embedder)
             except OrgkitError as exc:
@@ -85,9 +81,7 @@ def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None
     `only`), admit by policy."""
     result = CatchUp(repaired=repair(store))
     result.repaired += watch.take_in(store)
-    marks = ",".join("?" * len(UNFINISHED))
-    rows = store.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created", UNFINISHED)
-    ids = [r["id"] for r in rows if only is None or r["id"] == only]
+    ids = [dep for dep in store.unfinished_deposits() if only is None or dep == only]
     if ids and embedder is None:
         embedder = Embedder.from_config(store.cfg)
     for dep in ids:
