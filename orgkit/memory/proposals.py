@@ -13,11 +13,11 @@ the reason, never silently trimmed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..org.ids import new_id
 from .edits import TAG
-from .store import Proposal, Store, dumps, now
+from .store import Proposal, Store, now
 
 KINDS = ("admit", "new", "append", "link", "tag", "duplicate-of")
 # The payload fields each kind needs, and the one a reviewer edits.
@@ -76,8 +76,7 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
     those that would change nothing in the notes' texts `held` (by ID), are stored rejected
     with their reason and an audit record."""
     out = []
-    base = conn.execute("SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = ?",
-                        (deposit_id,)).fetchone()[0]
+    base = store.last_proposal_seq(conn, deposit_id)
     for n, item in enumerate(items, start=base + 1):
         kind, target = item.get("kind"), item.get("target")
         payload = dict(item.get("payload") or {})
@@ -100,11 +99,7 @@ def store_proposals(store: Store, conn, deposit_id: str, model: str, items: list
                      reason=reason, model=model, created=now(), seq=n,
                      decided_by=None if reason is None else "librarian",
                      decided_at=None if reason is None else now())
-        conn.execute("INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, "
-                     "status, reason, model, created, decided_by, decided_at) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (p.id, deposit_id, n, p.kind, target, dumps(payload), dumps(chunks), dumps(proof),
-                      p.status, reason, model, p.created, p.decided_by, p.decided_at))
+        store.add_proposal(conn, p)
         if reason is not None:
             store.audit(conn, actor, "proposal-invalid", p.id, deposit=deposit_id, reason=reason,
                         proposal=item)
@@ -116,13 +111,11 @@ def get(store: Store, proposal_id: str) -> Proposal:
     return Proposal.from_row(by_prefix(store, "proposals", proposal_id, "proposal"))
 
 
-def by_prefix(store: Store, table: str, given: str, what: str):
+def by_prefix(store: Store, table: Literal["proposals", "batches"], given: str, what: str):
     """The row whose ID is `given` or starts with it (when only one does)."""
     from ..errors import NotFound, OrgkitError
 
-    found = store.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
-        store.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
-        if given.strip() else [])
+    found = store.rows_by_prefix(table, given)
     if not found:
         raise NotFound(f"no {what} {given}")
     if len(found) > 1:
@@ -131,9 +124,4 @@ def by_prefix(store: Store, table: str, given: str, what: str):
 
 
 def listing(store: Store, status: str | None = "pending") -> list[Proposal]:
-    sql = "SELECT p.* FROM proposals p JOIN deposits d ON d.id = p.deposit"
-    args: tuple = ()
-    if status:
-        sql += " WHERE p.status = ?"
-        args = (status,)
-    return [Proposal.from_row(r) for r in store.all(sql + " ORDER BY d.created, p.deposit, p.seq", args)]
+    return store.proposals_in(status)

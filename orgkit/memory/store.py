@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Any, Callable, ContextManager, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 
 from ..config import Config
 from ..errors import MALFORMED, OrgkitError, first_line, stored_records
@@ -509,6 +509,32 @@ class Store(Reads):
     def mark_processing(self, conn: Connection, deposit_id: str) -> None:
         """Record, inside the caller's transaction, that the librarian works on a deposit."""
         conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
+
+    def rows_by_prefix(self, table: Literal["proposals", "batches"], given: str) -> list[Any]:
+        """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank one)."""
+        return self.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
+            self.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
+            if given.strip() else [])
+
+    def proposals_in(self, status: str | None) -> list[Proposal]:
+        """The proposals with `status` (all of them with None), by deposit, first deposited first."""
+        where, args = (" WHERE p.status = ?", (status,)) if status else ("", ())
+        return [Proposal.from_row(r) for r in self.all(
+            "SELECT p.* FROM proposals p JOIN deposits d ON d.id = p.deposit" + where
+            + " ORDER BY d.created, p.deposit, p.seq", args)]
+
+    def last_proposal_seq(self, conn: Connection, deposit_id: str) -> int:
+        """The highest sequence number of a deposit's proposals (0 before the first), in the caller's transaction."""
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = ?",
+                                (deposit_id,)).fetchone()[0])
+
+    def add_proposal(self, conn: Connection, p: Proposal) -> None:
+        """Insert a proposal inside the caller's transaction."""
+        conn.execute("INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, "
+                     "status, reason, model, created, decided_by, decided_at) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (p.id, p.deposit, p.seq, p.kind, p.target, dumps(p.payload), dumps(p.chunks),
+                      dumps(p.evidence), p.status, p.reason, p.model, p.created, p.decided_by, p.decided_at))
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
