@@ -49,9 +49,8 @@ def show(store: Store, proposal_id: str) -> Shown:
     p = props.get(store, proposal_id)
     try:
         if p.kind in ("admit", "duplicate-of"):
-            dep = store.one("SELECT path FROM deposits WHERE id = ?", (p.deposit,))
             files = Files(store.cfg.notes)
-            rel = files.file_of(p.deposit, dep["path"])
+            rel = files.file_of(p.deposit, store.deposit_path(p.deposit))
             return Shown(p, unified_diff(rel, None, files.read(rel)))
         plan = plan_for(store, [p], "accept")
     except OrgkitError as exc:
@@ -105,10 +104,9 @@ def reject(store: Store, ids: list[str], actor: str, *, why: str | None = None) 
         chosen = _pending(store, ids)
         for p in chosen:
             if p.kind == "admit":
-                used = store.one("SELECT batch FROM proposals WHERE deposit = ? AND kind != 'admit' "
-                                 "AND status = 'accepted'", (p.deposit,))
+                used = store.batch_of_accepted_change(p.deposit)
                 if used is not None:
-                    raise OrgkitError(f"deposit {p.deposit} has accepted proposals (batch {used['batch']}); "
+                    raise OrgkitError(f"deposit {p.deposit} has accepted proposals (batch {used}); "
                                       "undo that batch before rejecting the deposit")
         plan = plan_for(store, chosen, "reject")
         decisions = [_decision("reject", c, c.proposal.payload) for c in plan.changes]
@@ -122,10 +120,7 @@ def _feedback(store: Store, plan: Plan, decisions: list[dict], *, human: bool) -
     """Tell the feedback loop what was decided: new notes the librarian wrote, and people's decisions."""
     from ..feedback.review import record_decisions
 
-    paths = {}
-    for change in plan.changes:
-        dep = store.one("SELECT path FROM deposits WHERE id = ?", (change.proposal.deposit,))
-        paths[change.proposal.id] = dep["path"] if dep else ""
+    paths = {c.proposal.id: store.deposit_path(c.proposal.deposit) or "" for c in plan.changes}
     record_decisions(store.cfg, [{"action": d["action"], "proposal": d["proposal"], "kind": d["kind"],
                                   "target": c.proposal.target, "deposit_path": paths[c.proposal.id],
                                   "before": d["before"]["payload"], "after": d["after"]["payload"],
@@ -152,8 +147,8 @@ def undo(store: Store, batch_id: str, actor: str, *, why: str | None = None) -> 
                 raise OrgkitError(f"{rel} was edited since batch {row['id']}; nothing undone")
             plan.first[rel], plan.last[rel] = item["after"], item["before"]
         info = loads(row["proposals"])
-        decisions = [{"action": "undo", "proposal": pid, "deposit": _deposit_of(store, pid),
-                      "kind": _kind_of(store, pid), "before": {"files": plan.first},
+        decisions = [{"action": "undo", "proposal": pid, "deposit": store.proposal(pid).deposit,
+                      "kind": store.proposal(pid).kind, "before": {"files": plan.first},
                       "after": {"files": plan.last}} for pid in info["statuses"]]
         first = {d["proposal"]: d["before"]["payload"] for d in info["decisions"] if d["action"] == "edit"}
         batch = apply(store, "undo", plan, actor, {pid: "pending" for pid in info["statuses"]}, decisions,
@@ -168,25 +163,10 @@ def _feedback_undo(store: Store, undone: list[dict]) -> None:
     from ..feedback.review import record_undo
 
     people = [d for d in undone if d["action"] in ("accept", "edit", "reject")]
-    paths = {}
-    for d in people:
-        dep = store.one("SELECT path FROM deposits WHERE id = ?", (d["deposit"],))
-        paths[d["proposal"]] = dep["path"] if dep else ""
+    paths = {d["proposal"]: store.deposit_path(d["deposit"]) or "" for d in people}
     record_undo(store.cfg, [{"proposal": d["proposal"], "kind": d["kind"], "deposit_path": paths[d["proposal"]],
-                             "target": _target_of(store, d["proposal"]), "payload": d["after"]["payload"]}
+                             "target": store.proposal(d["proposal"]).target, "payload": d["after"]["payload"]}
                             for d in people])
-
-
-def _deposit_of(store: Store, pid: str) -> str:
-    return store.one("SELECT deposit FROM proposals WHERE id = ?", (pid,))["deposit"]
-
-
-def _target_of(store: Store, pid: str) -> str | None:
-    return store.one("SELECT target FROM proposals WHERE id = ?", (pid,))["target"]
-
-
-def _kind_of(store: Store, pid: str) -> str:
-    return store.one("SELECT kind FROM proposals WHERE id = ?", (pid,))["kind"]
 
 
 def edit_in_editor(text: str) -> str:
@@ -219,21 +199,18 @@ def edit_in_editor(text: str) -> str:
 
 def batches(store: Store) -> list[dict]:
     """Every batch, oldest first, each with a `title` saying what it did."""
-    # `at` counts seconds: batches of one second are in the order their decisions were recorded
-    rows = store.all("SELECT * FROM batches b ORDER BY b.at, "
-                     "(SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")
-    every = {r["id"]: Proposal.from_row(r) for r in store.all("SELECT * FROM proposals")}
+    every = {p.id: p for p in store.proposals_in(None)}
     summaries = {pid: p.summary() for pid, p in every.items()}
-    deposits = {r["id"]: r["title"] for r in store.all("SELECT id, title FROM deposits")}
+    deposits = store.deposit_titles()
     out = []
-    for r in rows:
-        proposals = sorted(loads(r["proposals"])["statuses"])
+    for r in store.batches_in_order():
+        proposals = sorted(loads(r.proposals)["statuses"])
         of = dict.fromkeys(every[p].deposit for p in proposals if p in every)
-        out.append({"id": r["id"], "action": r["action"], "state": r["state"], "actor": r["actor"], "at": r["at"],
-                    "files": [p["path"] for p in loads(r["plan"])], "proposals": proposals,
+        out.append({"id": r.id, "action": r.action, "state": r.state, "actor": r.actor, "at": r.at,
+                    "files": [p["path"] for p in loads(r.plan)], "proposals": proposals,
                     "deposits": [{"id": d, "title": deposits.get(d)} for d in of],
-                    "undoes": r["undoes"], "undone_by": r["undone_by"],
-                    "title": batch_title(r["action"], r["undoes"], [summaries.get(p, p) for p in proposals])})
+                    "undoes": r.undoes, "undone_by": r.undone_by,
+                    "title": batch_title(r.action, r.undoes, [summaries.get(p, p) for p in proposals])})
     return out
 
 

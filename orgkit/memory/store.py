@@ -313,6 +313,21 @@ class AwaitingDeposit:
     lane: str
 
 
+@dataclass(frozen=True)
+class BatchRecord:
+    """A batch as the store holds it; `plan` and `proposals` are their JSON text."""
+
+    id: str
+    action: str
+    state: str
+    actor: str
+    at: str
+    plan: str
+    proposals: str
+    undoes: str | None
+    undone_by: str | None
+
+
 def _wanted(count: int, width: int) -> str:
     """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
@@ -535,6 +550,31 @@ class Store(Reads):
                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                      (p.id, p.deposit, p.seq, p.kind, p.target, dumps(p.payload), dumps(p.chunks),
                       dumps(p.evidence), p.status, p.reason, p.model, p.created, p.decided_by, p.decided_at))
+
+    def deposit_path(self, deposit_id: str) -> str | None:
+        """The path of a deposit's note, None when there is no such deposit."""
+        row = self.one("SELECT path FROM deposits WHERE id = ?", (deposit_id,))
+        return None if row is None else str(row[0])
+
+    def deposit_titles(self) -> dict[str, str]:
+        """Every deposit's title by ID."""
+        return {r[0]: r[1] for r in self.all("SELECT id, title FROM deposits")}
+
+    def batch_of_accepted_change(self, deposit_id: str) -> str | None:
+        """The batch of one of a deposit's accepted proposals other than its admission, if any."""
+        row = self.one("SELECT batch FROM proposals WHERE deposit = ? AND kind != 'admit' "
+                       "AND status = 'accepted'", (deposit_id,))
+        return None if row is None else row[0]
+
+    def proposal(self, proposal_id: str) -> Proposal:
+        """The proposal with this exact ID (the caller knows it exists)."""
+        return Proposal.from_row(self.one("SELECT * FROM proposals WHERE id = ?", (proposal_id,)))
+
+    def batches_in_order(self) -> list[BatchRecord]:
+        """Every batch, oldest first; batches of one second in the order their decisions were recorded."""
+        return [BatchRecord(*r) for r in self.all(
+            "SELECT b.id, b.action, b.state, b.actor, b.at, b.plan, b.proposals, b.undoes, b.undone_by "
+            "FROM batches b ORDER BY b.at, (SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")]
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
