@@ -44,7 +44,7 @@ from ..retrieve.search import search
 from .evidence import NoteEvidence, gather
 from .proposals import store_proposals
 from .resolver import Files, NotANode, digest
-from .store import Store, now
+from .store import Store
 
 # Calibrated on bench/librarian_set.json's development part (bench/bench_librarian.py):
 LINK_SCORE = 0.6  # a link target's best chunk-passage cosine, plus NAMED_BONUS when a chunk names it
@@ -291,10 +291,10 @@ class Outcome:
 def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, actor: str = "librarian") -> Outcome:
     """One librarian pass over a deposit; the caller holds the deposit's processing lock."""
     cfg = store.cfg
-    dep = store.one("SELECT * FROM deposits WHERE id = ?", (deposit_id,))
+    dep = store.deposit_note(deposit_id)
     files = Files(cfg.notes)
     try:
-        rel = files.file_of(deposit_id, dep["path"])
+        rel = files.file_of(deposit_id, dep.path)
     except NotANode as exc:
         record_refusal(store, deposit_id, str(exc), actor)
         return Outcome("refused", error=str(exc))
@@ -305,15 +305,13 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
         model = f"{target.kind}:{target.model}"
     except llm.ModelUnavailable as exc:
         target, model, why = None, DETERMINISTIC, str(exc)
-    mark = store.one("SELECT sha, model FROM watermarks WHERE subject = ?", (deposit_id,))
-    if mark is not None and (mark["sha"], mark["model"]) == (sha, model):
+    if store.watermark(deposit_id) == (sha, model):
         with store.tx() as conn:
-            conn.execute("UPDATE deposits SET status = ? WHERE id = ?",
-                         ("no-model" if model == DETERMINISTIC else "proposed", deposit_id))
+            store.set_deposit_status(conn, deposit_id, "no-model" if model == DETERMINISTIC else "proposed")
         return Outcome("skipped", model)
     body = body_text(text)
     chunks = numbered_chunks(body)
-    related, evidence, warnings = consult_index(cfg, deposit_id, rel, dep["title"], body, chunks, embedder,
+    related, evidence, warnings = consult_index(cfg, deposit_id, rel, dep.title, body, chunks, embedder,
                                                 with_related=target is not None)
     no_link = None
     if target is None:
@@ -324,7 +322,7 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
     else:
         seen = within_budget(chunks, related)
         try:
-            reply = llm.complete_with(target, messages(dep["title"], seen, llm.persona(cfg, ROLE) + _guidance(cfg)),
+            reply = llm.complete_with(target, messages(dep.title, seen, llm.persona(cfg, ROLE) + _guidance(cfg)),
                                       SCHEMA)
         except (llm.ModelFailure, OrgkitError) as exc:
             record_failure(store, deposit_id, model, str(exc), actor)
@@ -343,17 +341,12 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
         stored = store_proposals(store, conn, deposit_id, model, items, evidence_of,
                                  {n for n, _ in chunks}, {n.id for n in seen.notes} | {deposit_id}, actor,
                                  held)
-        conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
-                     (status, model, now(), deposit_id))
-        conn.execute("INSERT INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?) ON CONFLICT (subject) "
-                     "DO UPDATE SET sha = excluded.sha, model = excluded.model, at = excluded.at",
-                     (deposit_id, sha, model, now()))
+        store.record_proposed(conn, deposit_id, status, model, sha)
         store.audit(conn, actor, "librarian", deposit_id, model=model, status=status,
                     proposals=[p.id for p in stored], shown_notes=[n.id for n in seen.notes],
                     left_out=seen.left_out, chunks=len(chunks), no_link=no_link)
         if no_link is not None:
-            conn.execute("UPDATE proposals SET reason = ? WHERE deposit = ? AND kind = 'admit' AND status = 'pending'",
-                         (no_link, deposit_id))
+            store.set_admission_reason(conn, deposit_id, no_link)
     return Outcome(status, model, len(stored), warnings=warnings)
 
 
@@ -389,17 +382,12 @@ def _guidance(cfg: Config) -> str:
 
 def record_failure(store: Store, deposit_id: str, model: str, error: str, actor: str) -> None:
     with store.tx() as conn:
-        conn.execute("UPDATE deposits SET status = 'failed', model = ?, error = ?, processed_at = ? "
-                     "WHERE id = ?", (model, error, now(), deposit_id))
+        store.record_failed(conn, deposit_id, model, error)
         store.audit(conn, actor, "librarian-failed", deposit_id, model=model, error=error)
 
 
 def record_refusal(store: Store, deposit_id: str, reason: str, actor: str) -> None:
     """The deposit ends `refused` with `reason`, its pending proposals withdrawn with it."""
     with store.tx() as conn:
-        conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
-                     (reason, now(), deposit_id))
-        conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
-                     "WHERE deposit = ? AND status = 'pending'",
-                     (f"withdrawn: {reason}", actor, now(), deposit_id))
+        store.record_refused(conn, deposit_id, reason, actor)
         store.audit(conn, actor, "librarian-refused", deposit_id, reason=reason)

@@ -34,7 +34,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 
 from ..config import Config
-from ..errors import MALFORMED, OrgkitError, first_line, stored_records
+from ..errors import MALFORMED, NotFound, OrgkitError, first_line, stored_records
 from ..storage.db import Connection, write_transaction
 from ..storage.memory_db import MemoryDatabase, memory_database
 from ..storage.migrations import Migration
@@ -328,6 +328,15 @@ class BatchRecord:
     undone_by: str | None
 
 
+@dataclass(frozen=True)
+class DepositNote:
+    """A deposit's note as the librarian reads it: where it was written and its title."""
+
+    id: str
+    path: str
+    title: str
+
+
 def _wanted(count: int, width: int) -> str:
     """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
@@ -575,6 +584,50 @@ class Store(Reads):
         return [BatchRecord(*r) for r in self.all(
             "SELECT b.id, b.action, b.state, b.actor, b.at, b.plan, b.proposals, b.undoes, b.undone_by "
             "FROM batches b ORDER BY b.at, (SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")]
+
+    def deposit_note(self, deposit_id: str) -> DepositNote:
+        """A deposit's path and title; NotFound when there is no such deposit."""
+        row = self.one("SELECT id, path, title FROM deposits WHERE id = ?", (deposit_id,))
+        if row is None:
+            raise NotFound(f"no deposit {deposit_id}")
+        return DepositNote(*row)
+
+    def watermark(self, subject: str) -> tuple[str, str] | None:
+        """The (text hash, model) the librarian last proposed for a deposit with, if it has."""
+        row = self.one("SELECT sha, model FROM watermarks WHERE subject = ?", (subject,))
+        return None if row is None else (row[0], row[1])
+
+    def set_deposit_status(self, conn: Connection, deposit_id: str, status: str) -> None:
+        """Give a deposit the librarian's `status`, inside the caller's transaction."""
+        conn.execute("UPDATE deposits SET status = ? WHERE id = ?", (status, deposit_id))
+
+    def record_proposed(self, conn: Connection, deposit_id: str, status: str, model: str, digest: str | None) -> None:
+        """Record, inside the caller's transaction, that `model` proposed for the deposit's text
+        `digest`: its status, and the watermark that spares the same text a second run."""
+        at = now()
+        conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
+                     (status, model, at, deposit_id))
+        conn.execute("INSERT INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?) ON CONFLICT (subject) "
+                     "DO UPDATE SET sha = excluded.sha, model = excluded.model, at = excluded.at",
+                     (deposit_id, digest, model, at))
+
+    def set_admission_reason(self, conn: Connection, deposit_id: str, reason: str) -> None:
+        """Give a deposit's pending admission proposal `reason`, inside the caller's transaction."""
+        conn.execute("UPDATE proposals SET reason = ? WHERE deposit = ? AND kind = 'admit' AND status = 'pending'",
+                     (reason, deposit_id))
+
+    def record_failed(self, conn: Connection, deposit_id: str, model: str, error: str) -> None:
+        """A librarian run failed on a deposit, with `error`, inside the caller's transaction."""
+        conn.execute("UPDATE deposits SET status = 'failed', model = ?, error = ?, processed_at = ? "
+                     "WHERE id = ?", (model, error, now(), deposit_id))
+
+    def record_refused(self, conn: Connection, deposit_id: str, reason: str, actor: str) -> None:
+        """A deposit ends `refused` with `reason` and its pending proposals are withdrawn with it,
+        inside the caller's transaction."""
+        conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
+                     (reason, now(), deposit_id))
+        conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
+                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, now(), deposit_id))
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
