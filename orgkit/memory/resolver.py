@@ -27,7 +27,7 @@ from ..locator import note_ids, rg_locator
 from . import edits, watch
 from .proposals import Proposal
 from .replayed import batch_file, stored_id
-from .store import Store, dumps, loads, now
+from .store import Store, loads, now
 
 
 def digest(text: str | None) -> str | None:
@@ -117,24 +117,24 @@ def plan_for(store: Store, proposals: list[Proposal], action: str, files: Files 
 
 def _effect(store: Store, p: Proposal, action: str, files: Files, plan: Plan) -> dict[str, str | None]:
     """The files `p` changes and their new text, given the batch so far."""
-    dep = store.one("SELECT path, lane FROM deposits WHERE id = ?", (p.deposit,))
+    dep = store.deposit_note(p.deposit)
     if action == "reject":
         if p.kind != "admit":
             return {}
-        rel = files.file_of(p.deposit, dep["path"])
+        rel = files.file_of(p.deposit, dep.path)
         return {rel: None}  # rejecting the deposit itself removes its note
     if p.kind in ("admit", "duplicate-of"):
-        files.file_of(p.deposit, dep["path"])  # it must still be there
+        files.file_of(p.deposit, dep.path)  # it must still be there
         return {}
     if p.kind == "new":
-        rel = _new_path(store, dep["path"], p.payload["title"], files, plan)
-        text = edits.new_note_text(p.payload["id"], p.payload["title"], p.payload["body"], dep["lane"],
+        rel = _new_path(store, dep.path, p.payload["title"], files, plan)
+        text = edits.new_note_text(p.payload["id"], p.payload["title"], p.payload["body"], dep.lane,
                                    p.deposit)
         return {rel: text}
     target = p.target
     if target is None:
         raise OrgkitError(f"proposal {p.id}: a {p.kind} proposal names no target note")
-    rel = files.file_of(target, dep["path"] if target == p.deposit else None)
+    rel = files.file_of(target, dep.path if target == p.deposit else None)
     current = plan.last[rel] if rel in plan.last else files.read(rel)
     if current is None:
         raise OrgkitError(f"{rel}: removed earlier in this batch")
@@ -191,11 +191,9 @@ def apply(store: Store, action: str, plan: Plan, actor: str,
         batch_file(store.cfg, rel, "a batch's file")
     batch_id = new_id()
     with store.tx() as conn:
-        conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
-                     "VALUES (?,?,'applying',?,?,?,?,?)",
-                     (batch_id, action, actor, now(), dumps(plan.to_json()),
-                      dumps({"statuses": statuses, "decisions": decisions, "why": why,
-                            "payloads": payloads or {}}), undoes))
+        store.open_batch(conn, batch_id, action, actor, plan.to_json(),
+                         {"statuses": statuses, "decisions": decisions, "why": why, "payloads": payloads or {}},
+                         undoes)
     try:
         _write_files(store.cfg, plan.first, plan.last)
     except BaseException as exc:
@@ -235,40 +233,34 @@ def _state(root: Path, rel: str) -> str | None:
 
 def _roll_back(store: Store, batch_id: str, error: str) -> None:
     """Put every file of the batch back at its before text where it is at its after text."""
-    row = store.one("SELECT plan FROM batches WHERE id = ?", (batch_id,))
-    for item in checked_plan(store.cfg, batch_id, row["plan"]):
+    for item in checked_plan(store.cfg, batch_id, store.batch(batch_id).plan):
         rel, before, after = item["path"], item["before"], item["after"]
         if before != after and _state(store.cfg.notes, rel) == after:
             _put(store.cfg, rel, after, before)
     with store.tx() as conn:
-        conn.execute("UPDATE batches SET state = 'rolled-back' WHERE id = ?", (batch_id,))
+        store.set_batch_state(conn, batch_id, "rolled-back")
         store.audit(conn, "orgkit", "batch-rolled-back", batch_id, error=error)
 
 
 def _commit(store: Store, batch_id: str) -> None:
     """The batch's database half, in one transaction: statuses, decisions, audit, done."""
-    row = store.one("SELECT * FROM batches WHERE id = ?", (batch_id,))
-    info = loads(row["proposals"])
-    at, actor, action = now(), row["actor"], row["action"]
+    row = store.batch(batch_id)
+    info = loads(row.proposals)
+    at, actor, action = now(), row.actor, row.action
     with store.tx() as conn:
         for pid, status in info["statuses"].items():
-            conn.execute("UPDATE proposals SET status = ?, batch = ?, decided_by = ?, decided_at = ?, "
-                         "reason = CASE WHEN ? = 'pending' THEN NULL ELSE coalesce(?, reason) END "
-                         "WHERE id = ?", (status, batch_id, actor, at, status, info["why"], pid))
+            store.decide(conn, pid, status, batch_id, actor, at, info["why"])
         for pid, payload in info.get("payloads", {}).items():
-            conn.execute("UPDATE proposals SET payload = ? WHERE id = ?", (dumps(payload), pid))
+            store.set_payload(conn, pid, payload)
         for d in info["decisions"]:
-            conn.execute("INSERT INTO decisions(at, actor, action, proposal, deposit, batch, kind, before, "
-                         "after, why) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                         (at, actor, d["action"], d["proposal"], d["deposit"], batch_id, d["kind"],
-                          dumps(d["before"]), dumps(d["after"]), info["why"]))
-        if row["undoes"]:
-            conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (batch_id, row["undoes"]))
-        for item in loads(row["plan"]):
+            store.record_decision(conn, at, actor, batch_id, d, info["why"])
+        if row.undoes:
+            store.mark_undone(conn, row.undoes, batch_id)
+        for item in loads(row.plan):
             watch.note_written(store, conn, item["path"], item["after"])
         store.audit(conn, actor, action, batch_id, proposals=sorted(info["statuses"]),
-                    files=[p["path"] for p in loads(row["plan"])], undoes=row["undoes"], why=info["why"])
-        conn.execute("UPDATE batches SET state = 'applied' WHERE id = ?", (batch_id,))
+                    files=[p["path"] for p in loads(row.plan)], undoes=row.undoes, why=info["why"])
+        store.set_batch_state(conn, batch_id, "applied")
 
 
 def checked_plan(cfg: Config, batch_id: str, text: str) -> list[dict]:
@@ -294,9 +286,9 @@ def repair_batches(store: Store) -> list[str]:
     left `applying`, untouched, for a person to look at."""
     out = []
     root = store.cfg.notes
-    for row in store.all("SELECT id, plan FROM batches WHERE state = 'applying' ORDER BY at"):
+    for batch_id, recorded in store.applying_batches():
         try:
-            plan = checked_plan(store.cfg, stored_id(row["id"], "batch"), row["plan"])
+            plan = checked_plan(store.cfg, stored_id(batch_id, "batch"), recorded)
         except OrgkitError as exc:
             out.append(str(exc))
             continue
@@ -307,12 +299,12 @@ def repair_batches(store: Store) -> list[str]:
                     if states[p["path"]] == p["before"]:
                         _put(store.cfg, p["path"], p["before"], p["after"])
             except OrgkitError as exc:
-                _roll_back(store, row["id"], f"interrupted, then {exc}")
-                out.append(f"batch {row['id']}: interrupted; rolled back ({exc})")
+                _roll_back(store, batch_id, f"interrupted, then {exc}")
+                out.append(f"batch {batch_id}: interrupted; rolled back ({exc})")
                 continue
-            _commit(store, row["id"])
-            out.append(f"batch {row['id']}: interrupted; finished")
+            _commit(store, batch_id)
+            out.append(f"batch {batch_id}: interrupted; finished")
         else:
-            _roll_back(store, row["id"], "interrupted, and a file changed since")
-            out.append(f"batch {row['id']}: interrupted and a file changed since; rolled back")
+            _roll_back(store, batch_id, "interrupted, and a file changed since")
+            out.append(f"batch {batch_id}: interrupted and a file changed since; rolled back")
     return out

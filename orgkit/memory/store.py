@@ -330,11 +330,13 @@ class BatchRecord:
 
 @dataclass(frozen=True)
 class DepositNote:
-    """A deposit's note as the librarian reads it: where it was written and its title."""
+    """A deposit's note as the librarian and the resolver read it: where it was written, its
+    title and its lane."""
 
     id: str
     path: str
     title: str
+    lane: str
 
 
 def _wanted(count: int, width: int) -> str:
@@ -587,7 +589,7 @@ class Store(Reads):
 
     def deposit_note(self, deposit_id: str) -> DepositNote:
         """A deposit's path and title; NotFound when there is no such deposit."""
-        row = self.one("SELECT id, path, title FROM deposits WHERE id = ?", (deposit_id,))
+        row = self.one("SELECT id, path, title, lane FROM deposits WHERE id = ?", (deposit_id,))
         if row is None:
             raise NotFound(f"no deposit {deposit_id}")
         return DepositNote(*row)
@@ -628,6 +630,53 @@ class Store(Reads):
                      (reason, now(), deposit_id))
         conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
                      "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, now(), deposit_id))
+
+    def open_batch(self, conn: Connection, batch_id: str, action: str, actor: str, plan: Any, proposals: Any,
+                   undoes: str | None) -> None:
+        """Record a batch as `applying` (its plan and what it decides, as JSON), inside the caller's
+        transaction, before any of its files is written."""
+        conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
+                     "VALUES (?,?,'applying',?,?,?,?,?)",
+                     (batch_id, action, actor, now(), dumps(plan), dumps(proposals), undoes))
+
+    def batch(self, batch_id: str) -> BatchRecord:
+        """A batch by its exact ID (the caller knows it exists)."""
+        return BatchRecord(*self.one(
+            "SELECT id, action, state, actor, at, plan, proposals, undoes, undone_by FROM batches WHERE id = ?",
+            (batch_id,)))
+
+    def applying_batches(self) -> list[tuple[str, str]]:
+        """(ID, plan JSON) of the batches left applying, oldest first."""
+        return [(r[0], r[1]) for r in self.all("SELECT id, plan FROM batches WHERE state = 'applying' ORDER BY at")]
+
+    def set_batch_state(self, conn: Connection, batch_id: str, state: str) -> None:
+        """A batch is `applied` or `rolled-back`, inside the caller's transaction."""
+        conn.execute("UPDATE batches SET state = ? WHERE id = ?", (state, batch_id))
+
+    def mark_undone(self, conn: Connection, batch_id: str, by: str) -> None:
+        """Record that batch `by` undid `batch_id`, inside the caller's transaction."""
+        conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (by, batch_id))
+
+    def decide(self, conn: Connection, proposal_id: str, status: str, batch_id: str, actor: str, at: str,
+               why: str | None) -> None:
+        """A proposal's decision in a batch, inside the caller's transaction: back to `pending`
+        clears its reason; any other status keeps it unless `why` is given."""
+        conn.execute("UPDATE proposals SET status = ?, batch = ?, decided_by = ?, decided_at = ?, "
+                     "reason = CASE WHEN ? = 'pending' THEN NULL ELSE coalesce(?, reason) END "
+                     "WHERE id = ?", (status, batch_id, actor, at, status, why, proposal_id))
+
+    def set_payload(self, conn: Connection, proposal_id: str, payload: dict) -> None:
+        """A proposal's payload as a reviewer edited it, inside the caller's transaction."""
+        conn.execute("UPDATE proposals SET payload = ? WHERE id = ?", (dumps(payload), proposal_id))
+
+    def record_decision(self, conn: Connection, at: str, actor: str, batch_id: str, decision: dict,
+                        why: str | None) -> None:
+        """Append one reviewed proposal's decision (action, proposal, deposit, kind, before,
+        after) of a batch, inside the caller's transaction."""
+        conn.execute("INSERT INTO decisions(at, actor, action, proposal, deposit, batch, kind, before, "
+                     "after, why) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (at, actor, decision["action"], decision["proposal"], decision["deposit"], batch_id,
+                      decision["kind"], dumps(decision["before"]), dumps(decision["after"]), why))
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
