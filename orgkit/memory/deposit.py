@@ -42,7 +42,7 @@ from ..org.write import atomic_write, directory_lock, remove_note, remove_stale_
 from ..vault import is_org_file
 from .proposals import store_proposals
 from .replayed import note_file, stored_id
-from .store import Store, dumps, loads, now
+from .store import DepositRecord, Store, loads
 
 LANES = ("agent", "human")
 VIAS = ("cli", "serve", "mcp", "http", "emacs")  # the surfaces a deposit can come through
@@ -68,11 +68,10 @@ class Deposit:
     model: str | None = None
 
     @classmethod
-    def from_row(cls, row) -> "Deposit":
-        return cls(id=row["id"], path=row["path"], title=row["title"], lane=row["lane"],
-                   status=row["status"], via=row["via"], actor=row["actor"], created=row["created"],
-                   meta=loads(row["meta"], dict), supersedes=row["supersedes"],
-                   superseded_by=row["superseded_by"], error=row["error"], model=row["model"])
+    def of(cls, r: DepositRecord) -> "Deposit":
+        return cls(id=r.id, path=r.path, title=r.title, lane=r.lane, status=r.status, via=r.via, actor=r.actor,
+                   created=r.created, meta=loads(r.meta, dict), supersedes=r.supersedes,
+                   superseded_by=r.superseded_by, error=r.error, model=r.model)
 
     def to_json(self) -> dict:
         return {"id": self.id, "path": self.path, "title": self.title, "lane": self.lane,
@@ -194,12 +193,11 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     if via not in VIAS:
         raise OrgkitError(f"unknown channel {via!r}")
     if supersedes is not None:
-        old = store.one("SELECT id, superseded_by FROM deposits WHERE id = ? AND status != 'writing'",
-                        (supersedes,))
+        old = store.deposit_record(supersedes, written=True)
         if old is None:
             raise NotFound(f"supersedes {supersedes}: no such deposit")
-        if old["superseded_by"]:
-            raise AlreadySuperseded(supersedes, old["superseded_by"])
+        if old.superseded_by:
+            raise AlreadySuperseded(supersedes, old.superseded_by)
     node_id = new_id()
     created = datetime.now().astimezone()
     data = render_note(node_id, title, body, lane, via, created, meta, supersedes).encode("utf-8")
@@ -207,19 +205,17 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
     with store.subject_lock(f"deposit-{node_id}", wait=True):
         rel = path if path is not None else _free_default_path(cfg, title, created)
         target = check_destination(cfg, rel, taken_ok=path is None)
-        row = (node_id, rel, inert_line(title), lane, via, actor, now(), digest, dumps(meta), supersedes)
         with store.tx() as conn:
-            conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
-                         "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')", row)
+            store.begin_deposit(conn, node_id, rel, inert_line(title), lane, via, actor, digest, meta, supersedes)
         try:
             while not _create(target, data, retry=path is None):
                 rel = _free_default_path(cfg, title, created)  # a concurrent deposit took the name
                 target = check_destination(cfg, rel, taken_ok=True)
                 with store.tx() as conn:
-                    conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (rel, node_id))
+                    store.move_deposit(conn, node_id, rel)
         except BaseException:
             with store.tx() as conn:
-                conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
+                store.drop_deposit(conn, node_id)
             raise
         try:
             with store.tx() as conn:
@@ -227,7 +223,7 @@ def deposit(store: Store, *, title: str, body: str, lane: str = "agent", path: s
         except BaseException:
             remove_note(target, data, rel)
             with store.tx() as conn:
-                conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
+                store.drop_deposit(conn, node_id)
             raise
         # Safe to remove while held: a repair that opened it sees the deposit is no longer 'writing'.
         store.forget_subject_lock(f"deposit-{node_id}")
@@ -241,12 +237,10 @@ def _finish(store: Store, conn, node_id: str, rel: str, supersedes: str | None, 
     another one superseded first raises `AlreadySuperseded` (the caller's transaction is
     rolled back)."""
     if supersedes:
-        taken = conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
-                             (node_id, supersedes)).rowcount
+        taken, winner = store.supersede(conn, supersedes, node_id)
         if not taken:
-            winner = conn.execute("SELECT superseded_by FROM deposits WHERE id = ?", (supersedes,)).fetchone()
-            raise AlreadySuperseded(supersedes, winner[0] if winner else None)
-    conn.execute("UPDATE deposits SET status = 'pending' WHERE id = ?", (node_id,))
+            raise AlreadySuperseded(supersedes, winner)
+    store.set_deposit_status(conn, node_id, "pending")
     admit = {"kind": "admit", "target": node_id, "chunks": [], "payload": {}}
     store_proposals(store, conn, node_id, "orgkit", [admit], {node_id: {"id": node_id, "file": rel, "sha": digest}},
                     set(), {node_id}, actor)
@@ -288,10 +282,10 @@ def repair_deposits(store: Store) -> list[str]:
     Only deposits whose writer is gone (its lock is free) are touched. Returns
     one line per repair."""
     done = []
-    for row in store.all("SELECT * FROM deposits WHERE status = 'writing'"):
+    for row in store.interrupted_deposits():
         try:
-            with store.subject_lock(f"deposit-{stored_id(row['id'], 'deposit')}", wait=False):
-                done += _repair_one(store, row["id"])
+            with store.subject_lock(f"deposit-{stored_id(row.id, 'deposit')}", wait=False):
+                done += _repair_one(store, row.id)
         except LockBusy:  # the subject's lock is held by a live process
             continue
         except OrgkitError as exc:  # a row that came with the database, not from orgkit
@@ -303,12 +297,12 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
     """Finish or undo one interrupted deposit; a row whose path is no place a deposit may be
     written (it came with the database, not from orgkit: `orgkit.toml`, `personas/...`, a
     link out) is refused in one line and left as it is."""
-    row = store.one("SELECT * FROM deposits WHERE id = ?", (node_id,))
-    if row is None or row["status"] != "writing":
+    row = store.deposit_record(node_id)
+    if row is None or row.status != "writing":
         return []
     try:
-        note_file(store.cfg, row["path"], f"deposit {node_id}")
-        target = check_destination(store.cfg, row["path"], taken_ok=True)
+        note_file(store.cfg, row.path, f"deposit {node_id}")
+        target = check_destination(store.cfg, row.path, taken_ok=True)
     except OrgkitError as exc:
         return [f"deposit {node_id}: {exc}; refused and left as it is" if isinstance(exc, BadParameter)
                 else str(exc)]
@@ -319,33 +313,32 @@ def _repair_one(store: Store, node_id: str) -> list[str]:
         on_disk = target.read_bytes()
     except OSError:
         on_disk = None
-    if on_disk is not None and sha(on_disk) == row["sha"]:
+    if on_disk is not None and sha(on_disk) == row.sha:
         try:
             with store.tx() as conn:
-                _finish(store, conn, node_id, row["path"], row["supersedes"], row["actor"], row["lane"],
-                        row["via"], row["sha"], repaired=True)
-            return [f"deposit {node_id}: {row['path']} was written; its audit record is added"]
+                _finish(store, conn, node_id, row.path, row.supersedes, row.actor, row.lane,
+                        row.via, row.sha, repaired=True)
+            return [f"deposit {node_id}: {row.path} was written; its audit record is added"]
         except AlreadySuperseded as exc:
-            remove_note(target, on_disk, row["path"])
+            remove_note(target, on_disk, row.path)
             reason = f"interrupted, and {exc}"
     else:
         reason = "interrupted before its note was written"
     with store.tx() as conn:
-        conn.execute("DELETE FROM deposits WHERE id = ?", (node_id,))
-        store.audit(conn, row["actor"], "deposit-abandoned", node_id, path=row["path"], reason=reason)
-    return [f"deposit {node_id}: {reason}; {row['path']} dropped"]
+        store.drop_deposit(conn, node_id)
+        store.audit(conn, row.actor, "deposit-abandoned", node_id, path=row.path, reason=reason)
+    return [f"deposit {node_id}: {reason}; {row.path} dropped"]
 
 
 def get(store: Store, deposit_id: str) -> Deposit:
-    row = store.one("SELECT * FROM deposits WHERE id = ? AND status != 'writing'", (deposit_id,))
+    row = store.deposit_record(deposit_id, written=True)
     if row is None:
         raise NotFound(f"no deposit {deposit_id}")
-    return Deposit.from_row(row)
+    return Deposit.of(row)
 
 
 def listing(store: Store) -> list[Deposit]:
-    return [Deposit.from_row(r) for r in
-            store.all("SELECT * FROM deposits WHERE status != 'writing' ORDER BY created, id")]
+    return [Deposit.of(r) for r in store.written_deposits()]
 
 
 def deposit_facts(store: Store, ids: set[str]) -> dict[str, dict]:

@@ -339,6 +339,31 @@ class DepositNote:
     lane: str
 
 
+@dataclass(frozen=True)
+class DepositRecord:
+    """A deposit's row as the store holds it (`meta` is its JSON text)."""
+
+    id: str
+    path: str
+    title: str
+    lane: str
+    via: str
+    actor: str
+    created: str
+    sha: str
+    meta: str
+    supersedes: str | None
+    superseded_by: str | None
+    status: str
+    error: str | None
+    model: str | None
+    processed_at: str | None
+
+
+_DEPOSIT_COLUMNS = ("id, path, title, lane, via, actor, created, sha, meta, supersedes, superseded_by, status, "
+                    "error, model, processed_at")
+
+
 def _wanted(count: int, width: int) -> str:
     """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
@@ -677,6 +702,47 @@ class Store(Reads):
                      "after, why) VALUES (?,?,?,?,?,?,?,?,?,?)",
                      (at, actor, decision["action"], decision["proposal"], decision["deposit"], batch_id,
                       decision["kind"], dumps(decision["before"]), dumps(decision["after"]), why))
+
+    def deposit_record(self, deposit_id: str, *, written: bool = False) -> DepositRecord | None:
+        """A deposit by its exact ID (with `written`, only one whose note is written), else None."""
+        row = self.one(f"SELECT {_DEPOSIT_COLUMNS} FROM deposits WHERE id = ?"
+                       + (" AND status != 'writing'" if written else ""), (deposit_id,))
+        return None if row is None else DepositRecord(*row)
+
+    def interrupted_deposits(self) -> list[DepositRecord]:
+        """The deposits caught between their note and their audit record (`writing`)."""
+        return [DepositRecord(*r) for r in self.all(f"SELECT {_DEPOSIT_COLUMNS} FROM deposits "
+                                                    "WHERE status = 'writing'")]
+
+    def written_deposits(self) -> list[DepositRecord]:
+        """The deposits whose notes are written, first deposited first."""
+        return [DepositRecord(*r) for r in self.all(f"SELECT {_DEPOSIT_COLUMNS} FROM deposits "
+                                                    "WHERE status != 'writing' ORDER BY created, id")]
+
+    def begin_deposit(self, conn: Connection, node_id: str, path: str, title: str, lane: str, via: str,
+                      actor: str, digest: str, meta: dict, supersedes: str | None) -> None:
+        """Record a deposit as `writing` (the intent, before its note is), inside the caller's transaction."""
+        conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
+                     "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')",
+                     (node_id, path, title, lane, via, actor, now(), digest, dumps(meta), supersedes))
+
+    def move_deposit(self, conn: Connection, deposit_id: str, path: str) -> None:
+        """A deposit's note goes to another path, inside the caller's transaction."""
+        conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (path, deposit_id))
+
+    def drop_deposit(self, conn: Connection, deposit_id: str) -> None:
+        """Forget a deposit whose note was never written, inside the caller's transaction."""
+        conn.execute("DELETE FROM deposits WHERE id = ?", (deposit_id,))
+
+    def supersede(self, conn: Connection, old: str, new: str) -> tuple[bool, str | None]:
+        """Compare-and-set, inside the caller's transaction: deposit `new` supersedes `old` unless
+        another did first. Whether it did, and else the deposit that did (None: no such deposit)."""
+        changed: Any = conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+                                    (new, old))  # both engines' cursors count the rows changed
+        if changed.rowcount:
+            return True, None
+        winner = conn.execute("SELECT superseded_by FROM deposits WHERE id = ?", (old,)).fetchone()
+        return False, winner[0] if winner else None
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
