@@ -10,6 +10,12 @@ and the database (a deposit, a batch of accepted proposals) is written here firs
 as an intent (`deposits.status = 'writing'`, `batches.state = 'applying'`), so the
 next run can finish or undo it after a crash (see `repair`).
 
+The rest of the memory flow holds no SQL: it asks this store by name, each read a
+method of `Reads` (what `reading` hands out, and what `Store` builds on) and each
+write a method of `Store` taking the caller's transaction, with typed rows (the
+dataclasses below). A recall's provenance is one ask for all of its notes
+(`origins_of`), two set-returning statements whatever their number.
+
 Tables that other layers read (the feedback loop reads `decisions`):
 
 - `audit(seq, at, actor, action, subject, detail)`: append-only; `action` is one of
