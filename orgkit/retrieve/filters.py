@@ -17,7 +17,7 @@ import fnmatch
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -52,6 +52,8 @@ class Filters:
     todo: str | None = None
     since: float | None = None  # seconds since the epoch
     until: float | None = None
+    # each file's mtime as first read: one `stat` a file per call, however many of its notes are judged
+    _modified: dict[str, float | None] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.tags or self.folder or self.todo or self.since is not None or self.until is not None)
@@ -62,11 +64,18 @@ class Filters:
             return False
         if self.since is None and self.until is None:
             return True
-        try:
-            modified = os.stat(os.path.join(root, file)).st_mtime
-        except OSError:
+        modified = self._modified_of(root, file)
+        if modified is None:
             return False
         return (self.since is None or modified >= self.since) and (self.until is None or modified < self.until)
+
+    def _modified_of(self, root: Path, file: str) -> float | None:
+        if file not in self._modified:
+            try:
+                self._modified[file] = os.stat(os.path.join(root, file)).st_mtime
+            except OSError:
+                self._modified[file] = None
+        return self._modified[file]
 
     def admits(self, root: Path, file: str, tags: list[str], todo: str | None) -> bool:
         """Whether a note of `file` with these tags and TODO state passes every filter."""
