@@ -84,6 +84,21 @@ def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Pa
     assert bad.exit_code == 1 and "--since 'last tuesday' is not a date" in bad.stderr
 
 
+def test_scan_tag_filter_inherits_through_headings_without_an_id(cli, tmp_path: Path) -> None:
+    root = write_notes(tmp_path / "notes", {"deep.org": """
+        * Areas
+        :PROPERTIES:
+        :ID:       areas
+        :END:
+        ** Kitchen :home:
+        *** Compost bin
+        *** TODO Compost turning :weekly:
+        """})
+    scan = ("scan", "compost", "--notes", str(root))
+    assert [h["title"] for h in run_json(cli, *scan, "--tag", "home")] == ["Compost bin", "Compost turning"]
+    assert [h["title"] for h in run_json(cli, *scan, "--tag", "home", "--todo", "todo")] == ["Compost turning"]
+
+
 def test_filters_reach_serve_mcp_and_http(notes: Path, tiny_model: Path, tiny_model_dir: Path) -> None:
     from orgkit.cli import main
 

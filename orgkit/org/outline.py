@@ -241,6 +241,21 @@ class Outline:
         """The title of heading `k` (None: a heading line with nothing after its stars)."""
         return self._title(k)
 
+    def todo(self, k: int) -> str | None:
+        """The TODO keyword of heading `k` (None: it has none)."""
+        m = self.pattern.match(self.lines[self.heading_lines[k]])
+        return m.group(2) if m else None
+
+    def tags(self, k: int) -> list[str]:
+        """The tags of heading `k` with those it inherits from its ancestors, outermost first (the
+        file's own `#+filetags` are the parser's: parse.py)."""
+        out: list[str] = []
+        while k >= 0:
+            m = self.pattern.match(self.lines[self.heading_lines[k]])
+            out[:0] = [t for t in (m.group(5) or "").split(":") if t] if m else []
+            k = self.parents[k]
+        return out
+
     def _title(self, k: int) -> str | None:
         if k not in self._titles:
             m = self.pattern.match(self.lines[self.heading_lines[k]])

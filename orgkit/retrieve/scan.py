@@ -119,28 +119,31 @@ def scan(root: Path, query: str, *, limit: int | None = None, regex: bool = Fals
 
 class _Kept:
     """Whether a headline passes the filters: its file's folder and dates, its own TODO state, and its
-    own tags with those of the node or unit holding it (its inherited ones)."""
+    tags with those it inherits (the file's and its ancestor headings', org-roam's inheritance)."""
 
     def __init__(self, root: Path, filters: Filters) -> None:
         self.root, self.filters = root, filters
-        self.parsed: dict[str, OrgFile | None] = {}
+        self.file_tags: dict[str, list[str]] = {}
 
     def __call__(self, outline: Outline | None, hit: ScanHit) -> bool:
         if not self.filters.admits_file(self.root, hit.file):
             return False
         if outline is None or not (self.filters.tags or self.filters.todo):
             return True
-        m = outline.pattern.match(outline.lines[hit.line - 1]) if hit.level else None
-        own = [t for t in (m.group(5) or "").split(":") if t] if m else []
-        if hit.file not in self.parsed:
+        k = bisect.bisect_right(outline.heading_lines, hit.line - 1) - 1 if hit.level else -1
+        tags = self._file_tags(hit.file) + (outline.tags(k) if k >= 0 else [])
+        return self.filters.admits(self.root, hit.file, tags, outline.todo(k) if k >= 0 else None)
+
+    def _file_tags(self, rel: str) -> list[str]:
+        """The file's `#+filetags` (what its top entry holds), read once a file."""
+        if rel not in self.file_tags:
             try:
-                self.parsed[hit.file] = read_org_file(self.root, hit.file)
+                parsed: OrgFile | None = read_org_file(self.root, rel)
             except OrgkitError:
-                self.parsed[hit.file] = None
-        parsed = self.parsed[hit.file]
-        entry = find_unit(parsed, str(hit.line), "") if parsed is not None else None
-        return self.filters.admits(self.root, hit.file, (entry.tags if entry else []) + own,
-                                   m.group(2) if m else None)
+                parsed = None
+            top = find_unit(parsed, None, rel) if parsed is not None else None
+            self.file_tags[rel] = top.tags if top is not None else []
+        return self.file_tags[rel]
 
 
 def _distinct(hits: list[ScanHit]) -> list[ScanHit]:
