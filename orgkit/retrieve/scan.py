@@ -131,11 +131,11 @@ class _Kept:
         if outline is None or not (self.filters.tags or self.filters.todo):
             return True
         k = bisect.bisect_right(outline.heading_lines, hit.line - 1) - 1 if hit.level else -1
-        tags = self._file_tags(hit.file) + (outline.tags(k) if k >= 0 else [])
+        tags = self._file_tags(hit.file) + (outline.tags(k) if k >= 0 else []) if self.filters.tags else []
         return self.filters.admits(self.root, hit.file, tags, outline.todo(k) if k >= 0 else None)
 
     def _file_tags(self, rel: str) -> list[str]:
-        """The file's `#+filetags` (what its top entry holds), read once a file."""
+        """The file's `#+filetags` (what its top entry holds), parsed once a file and only for a tag filter."""
         if rel not in self.file_tags:
             try:
                 parsed: OrgFile | None = read_org_file(self.root, rel)
