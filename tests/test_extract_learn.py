@@ -67,16 +67,12 @@ The meeting took an hour and everyone came.
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    notes = tmp_path / "notes"
+def workspace(extraction_dir: Path) -> Path:
+    notes = extraction_dir / "notes"
     (notes / "sources").mkdir(parents=True)
     (notes / "sources" / "first.md").write_text(FIRST, encoding="utf-8")
     (notes / "sources" / "second.md").write_text(SECOND, encoding="utf-8")
-    (tmp_path / "moves.org").write_text(SCHEMA, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
-    for key in ("ORGKIT_LLM_ENDPOINT", "ORGKIT_LLM_GGUF", "ORGKIT_NOTES", "ORGKIT_DATA_DIR", "ORGKIT_MODEL_PATH"):
-        monkeypatch.delenv(key, raising=False)
+    (extraction_dir / "moves.org").write_text(SCHEMA, encoding="utf-8")
     return notes
 
 
