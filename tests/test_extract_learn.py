@@ -122,6 +122,18 @@ def test_learn_stores_the_verdicts_per_schema_and_guidance_shows_them(workspace:
     assert "verdicts on moves: 4 (3 accepted, 1 rejected) on 1 sources" in cli("guidance", "--notes", "notes").stdout
 
 
+def test_a_schema_named_like_a_path_keeps_its_verdicts_and_fit_in_their_folders(workspace: Path, cli) -> None:
+    (workspace.parent / "moves.org").write_text(SCHEMA.replace(":ORGKIT_SCHEMA: moves", ":ORGKIT_SCHEMA: ../../up"),
+                                                encoding="utf-8")
+    result = cli("extract", "learn", str(write_lines(workspace.parent / "v.jsonl", GOOD)), "--schema", "moves.org",
+                 "--notes", "notes")
+    assert result.exit_code == 0, result.stderr
+    data = data_dir(workspace)
+    assert [p.name for p in (data / "feedback" / "verdicts").glob("*.jsonl")] == [".._.._up.jsonl"]
+    assert {p.name for p in (data / "extract" / "fits").iterdir()} == {".._.._up.json", ".._.._up.org"}
+    assert not list(data.glob("up.*")) and not list(data.parent.glob("up.*"))
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"source": "notes/sources/first.md", "dimension": "mv_risk", "verdict": "accept"}, "missing field 'quote'"),
     (verdict("notes/sources/gone.md", "mv_risk", "x"), "source not found: notes/sources/gone.md"),
