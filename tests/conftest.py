@@ -76,6 +76,18 @@ def user_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture
+def extraction_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's temp dir as the working directory of an extraction run: extraction on, and
+    no model endpoint, GGUF, notes or data dir or embedding model inherited from the caller's
+    environment, so the offline extractor and the paths the test gives are what run."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
+    for key in ("ORGKIT_LLM_ENDPOINT", "ORGKIT_LLM_GGUF", "ORGKIT_NOTES", "ORGKIT_DATA_DIR", "ORGKIT_MODEL_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def braindump(tmp_path: Path) -> Path:
     """A private copy of the braindump corpus, safe to write into."""
     dest = tmp_path / "braindump"

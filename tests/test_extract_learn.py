@@ -67,16 +67,12 @@ The meeting took an hour and everyone came.
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    notes = tmp_path / "notes"
+def workspace(extraction_dir: Path) -> Path:
+    notes = extraction_dir / "notes"
     (notes / "sources").mkdir(parents=True)
     (notes / "sources" / "first.md").write_text(FIRST, encoding="utf-8")
     (notes / "sources" / "second.md").write_text(SECOND, encoding="utf-8")
-    (tmp_path / "moves.org").write_text(SCHEMA, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
-    for key in ("ORGKIT_LLM_ENDPOINT", "ORGKIT_LLM_GGUF", "ORGKIT_NOTES", "ORGKIT_DATA_DIR", "ORGKIT_MODEL_PATH"):
-        monkeypatch.delenv(key, raising=False)
+    (extraction_dir / "moves.org").write_text(SCHEMA, encoding="utf-8")
     return notes
 
 
@@ -124,6 +120,18 @@ def test_learn_stores_the_verdicts_per_schema_and_guidance_shows_them(workspace:
     shown, guidance = run(cli, "guidance")
     assert guidance["verdicts"] == [{"schema": "moves", "verdicts": 4, "accept": 3, "reject": 1, "sources": 1}]
     assert "verdicts on moves: 4 (3 accepted, 1 rejected) on 1 sources" in cli("guidance", "--notes", "notes").stdout
+
+
+def test_a_schema_named_like_a_path_keeps_its_verdicts_and_fit_in_their_folders(workspace: Path, cli) -> None:
+    (workspace.parent / "moves.org").write_text(SCHEMA.replace(":ORGKIT_SCHEMA: moves", ":ORGKIT_SCHEMA: ../../up"),
+                                                encoding="utf-8")
+    result = cli("extract", "learn", str(write_lines(workspace.parent / "v.jsonl", GOOD)), "--schema", "moves.org",
+                 "--notes", "notes")
+    assert result.exit_code == 0, result.stderr
+    data = data_dir(workspace)
+    assert [p.name for p in (data / "feedback" / "verdicts").glob("*.jsonl")] == [".._.._up.jsonl"]
+    assert {p.name for p in (data / "extract" / "fits").iterdir()} == {".._.._up.json", ".._.._up.org"}
+    assert not list(data.glob("up.*")) and not list(data.parent.glob("up.*"))
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -51,15 +51,11 @@ We will remove the XML export.
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch) -> Path:
-    notes = tmp_path / "notes"
+def workspace(extraction_dir: Path) -> Path:
+    notes = extraction_dir / "notes"
     notes.mkdir()
-    (tmp_path / "a.md").write_text(SOURCE_A, encoding="utf-8")
-    (tmp_path / "b.md").write_text(SOURCE_B, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
-    for key in ("ORGKIT_LLM_ENDPOINT", "ORGKIT_LLM_GGUF", "ORGKIT_NOTES", "ORGKIT_DATA_DIR", "ORGKIT_MODEL_PATH"):
-        monkeypatch.delenv(key, raising=False)
+    (extraction_dir / "a.md").write_text(SOURCE_A, encoding="utf-8")
+    (extraction_dir / "b.md").write_text(SOURCE_B, encoding="utf-8")
     return notes
 
 

@@ -39,15 +39,12 @@ GUIDANCE = ("* Extractor: extractor\n** Node Type: claim\n"
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch) -> Path:
-    notes = tmp_path / "notes"
+def workspace(extraction_dir: Path, monkeypatch) -> Path:
+    notes = extraction_dir / "notes"
     notes.mkdir()
     for name, text in SOURCES.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ORGKIT_EXTRACTION", "1")
-    for key in ("ORGKIT_LLM_ENDPOINT", "ORGKIT_LLM_GGUF", "ORGKIT_NOTES", "ORGKIT_DATA_DIR", "ORGKIT_MODEL_PATH",
-                "ORGKIT_USE_EXTRACTION_FEEDBACK", "ORGKIT_FEEDBACK_MIN_EVENTS"):
+        (extraction_dir / name).write_text(text, encoding="utf-8")
+    for key in ("ORGKIT_USE_EXTRACTION_FEEDBACK", "ORGKIT_FEEDBACK_MIN_EVENTS"):
         monkeypatch.delenv(key, raising=False)
     return notes
 

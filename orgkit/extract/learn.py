@@ -27,6 +27,7 @@ from ..config import Config
 from ..errors import OrgkitError
 from ..feedback.events import Event, load_events, verdict_id
 from ..feedback.generated import now
+from ..feedback.paths import schema_stem
 from ..feedback.verdicts import load_verdicts, record_verdicts
 from ..files import replace_file
 from .embedder import local_embedder
@@ -120,13 +121,9 @@ def fits_dir(config: Config) -> Path:
     return config.data_dir / "extract" / "fits"
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]", "_", name)
-
-
 def keep_schema(config: Config, schema: Schema) -> None:
     """Keep the schema the verdicts were given under beside its fit, so `evolve` refits without it being named."""
-    path = fits_dir(config) / f"{_safe(schema.name)}.org"
+    path = fits_dir(config) / f"{schema_stem(schema.name)}.org"
     if not path.exists() or path.read_text(encoding="utf-8") != schema.text:
         replace_file(path, schema.text.encode("utf-8"))
 
@@ -177,12 +174,13 @@ def _note_verdicts(config: Config, schema: Schema) -> list[Verdict]:
             continue
         for index, source in enumerate(info["sources"]):
             written = store.read(f"claims-{index}.json") or {}
-            copy = Path(source["copy"])
-            for claim in (*written.get("claims", []), *written.get("deleted", [])):
-                if claim["claim_id"] not in acts or schema.dimension(claim["dimension"]) is None \
-                        or not copy.is_file():
-                    continue
-                text = read_copy(copy)
+            copy = _copy(config, source["sha256"])  # by its hash: run.json's own path is not trusted
+            claims = [c for c in (*written.get("claims", []), *written.get("deleted", []))
+                      if c["claim_id"] in acts and schema.dimension(c["dimension"]) is not None]
+            if copy is None or not claims:
+                continue
+            text = read_copy(copy)
+            for claim in claims:
                 for tag, accept in acts[claim["claim_id"]]:
                     out.append(Verdict(source["sha256"], text, source["fmt"],
                                        by_tag[tag] if tag else claim["dimension"], claim["quote"], accept))
@@ -193,7 +191,7 @@ def refit(config: Config, schema: Schema) -> Fit:
     """Fit `schema`'s scorer on its verdicts now, and keep the fit; it measures likeness as a run
     will (with the local embedding model when one is configured by path, else by word stems)."""
     fit = fit_verdicts(schema, schema_verdicts(config, schema), local_embedder(config, []))
-    replace_file(fits_dir(config) / f"{_safe(schema.name)}.json",
+    replace_file(fits_dir(config) / f"{schema_stem(schema.name)}.json",
                  json.dumps(fit.to_json(), ensure_ascii=False, sort_keys=True).encode("utf-8"))
     return fit
 
@@ -210,7 +208,7 @@ def refit_all(config: Config) -> list[dict]:
 
 def load_fit(config: Config, schema: Schema) -> Fit:
     """The fit kept for `schema`, or the prior (today's rules) when there is none."""
-    path = fits_dir(config) / f"{_safe(schema.name)}.json"
+    path = fits_dir(config) / f"{schema_stem(schema.name)}.json"
     try:
         return Fit.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):

@@ -11,7 +11,8 @@ Newton's method with an L2 penalty that pulls the weights toward the prior:
 `prior` weighted `PRIOR_WEIGHT`, everything else nothing. With no verdicts
 the fit is the prior, and a unit is taken exactly when today's rules take it;
 each verdict moves the weights away from it as far as the evidence carries.
-Constants are fitted on one blind set and reported on others (bench/README.md).
+Constants are fitted on one blind set (decision review, whose figures are then in-sample)
+and measured on two others (bench/README.md).
 """
 
 from __future__ import annotations

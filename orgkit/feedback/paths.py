@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..config import Config
@@ -23,9 +24,15 @@ def events_path(config: Config) -> Path:
     return feedback_dir(config) / "events.jsonl"
 
 
+def schema_stem(name: str) -> str:
+    """A schema's name as a file name: a schema file may come with the notes, so its name is
+    never a path (a separator or `..` in it stays inside the folder it is kept in)."""
+    return re.sub(r"[^\w.-]", "_", name)
+
+
 def verdicts_path(config: Config, schema: str) -> Path:
     """One JSON line per verdict event of one schema (`orgkit extract learn`), written whole."""
-    return feedback_dir(config) / "verdicts" / f"{schema}.jsonl"
+    return feedback_dir(config) / "verdicts" / f"{schema_stem(schema)}.jsonl"
 
 
 def bullet_cache_path(config: Config) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ..config import Config
-from ..files import file_lock, replace_file
+from ..files import file_lock, made_dir, replace_file
 from .events import Event
 from .jsonl import read_records
 from .paths import feedback_dir, verdicts_path
@@ -21,7 +21,7 @@ from .paths import feedback_dir, verdicts_path
 def record_verdicts(config: Config, schema: str, events: list[Event]) -> list[Event]:
     """Store `events` (verdicts under `schema`) all at once; returns those new to the record."""
     path = verdicts_path(config, schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made_dir(path.parent)
     with file_lock(path.with_name(f".{path.name}.lock"), mode=0o644):
         old = read_records(path)
         seen = {r.get("id") for r in old}
