@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..roles import token_of
 from . import declare
 from .context import OpContext
 from .retrieve import EXACT, SCOPE, report, scope_of
@@ -35,16 +36,16 @@ def _actor(ctx: OpContext) -> str:
     """Who acts: the team server's verified caller, else the login user (and the surface)."""
     from ..memory.store import actor_name
 
-    if ctx.identity is not None and not ctx.identity.local:
-        return ctx.identity.name
+    token = token_of(ctx.identity)
+    if token is not None:
+        return token.name
     user = actor_name()
     return user if ctx.surface == "cli" else f"{user} via {ctx.surface}"
 
 
 def _caller(ctx: OpContext, given: str | None) -> str:
     """Who recalls: a request's `caller` is believed only where no verified identity is known."""
-    verified = ctx.identity is not None and not ctx.identity.local
-    return _actor(ctx) if verified or not given else given
+    return _actor(ctx) if token_of(ctx.identity) is not None or not given else given
 
 
 def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
