@@ -53,11 +53,7 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
     from ..memory import worker
 
     if ctx.warm:
-        for message in worker.repair(store):
-            ctx.warn(message)
-        failed = worker.BACKGROUND.last_error(ctx.config)
-        if failed:
-            ctx.warn(f"the background librarian failed: {failed}")
+        _repaired(ctx, store)
         if ctx.may_work_in_background():
             worker.in_background(ctx.config, ctx.embedder)
         else:
@@ -102,6 +98,19 @@ def _body_file(ctx: OpContext, name: str) -> str:
         raise ParamError(f"body_file {name}: cannot read ({exc.strerror})") from None
 
 
+def _repaired(ctx: OpContext, store) -> None:
+    """Repair what a crash left half done, saying so, and on a server say when its background
+    librarian failed."""
+    from ..memory import worker
+
+    for message in worker.repair(store):
+        ctx.warn(message)
+    if ctx.warm:
+        failed = worker.BACKGROUND.last_error(ctx.config)
+        if failed:
+            ctx.warn(f"the background librarian failed: {failed}")
+
+
 def _listed(ctx: OpContext, store) -> None:
     """What a listing does before it reads: repair interrupted writes, and say what waits for the librarian.
 
@@ -111,12 +120,7 @@ def _listed(ctx: OpContext, store) -> None:
     """
     from ..memory import worker
 
-    for message in worker.repair(store):
-        ctx.warn(message)
-    if ctx.warm:
-        failed = worker.BACKGROUND.last_error(ctx.config)
-        if failed:
-            ctx.warn(f"the background librarian failed: {failed}")
+    _repaired(ctx, store)
     waiting = worker.waiting(store)
     if waiting:
         how = "the server's worker picks them up" if ctx.warm else "`orgkit librarian` runs it now"
