@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .confine import confine_writes, inside, leaves_through_link, writable
+from .confine import confine_writes, inside, leaves_through_link
 from .errors import OrgkitError
-from .files import replace_file
+from .files import made_dir, replace_file
 from .redact import redact
 
 CONFIG_FILE = "orgkit.toml"
@@ -539,8 +539,7 @@ def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
 
 def ensure_state_dir(config: Config) -> Path:
     """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
-    state = writable(config.state_dir)
-    state.mkdir(parents=True, exist_ok=True)
+    state = made_dir(config.state_dir)
     ignore = state / ".gitignore"
     if not os.path.lexists(ignore):
         replace_file(ignore, b"# derived data: `orgkit index` rebuilds it\n*\n")

@@ -276,6 +276,15 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
             raise MCPError(answer(exc).jsonrpc, message(exc))
         return identity
 
+    async def served(method: str, rctx: Any, args: dict[str, Any]) -> Any:
+        """The result of the operation guarding `method` (GUARDS), called as the caller of `rctx`;
+        a refusal or failure is the request's MCP error."""
+        identity = guarded(method, rctx)
+        try:
+            return (await run_op(ctx, GUARDS[method], args, identity)).result
+        except (OrgkitError, OSError) as exc:
+            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
+
     def warming() -> None:
         if warm_up:
             ctx.start_warm_up()
@@ -315,39 +324,26 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def list_prompts(rctx: Any, params: Any) -> types.ListPromptsResult:
         warming()
-        identity = guarded("prompts/list", rctx)
-        try:
-            outcome = await run_op(ctx, "skills_list", {}, identity)
-        except (OrgkitError, OSError) as exc:
-            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
+        skills = await served("prompts/list", rctx, {})
         return types.ListPromptsResult(prompts=[
             types.Prompt(name=s["name"], description=s["description"], arguments=[
                 types.PromptArgument(name="query", description="The request for the skill.", required=True)])
-            for s in outcome.result])
+            for s in skills])
 
     async def get_prompt(rctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         warming()
-        identity = guarded("prompts/get", rctx)
         query = (params.arguments or {}).get("query")
-        try:
-            outcome = await run_op(ctx, "skills_prompt", {"name": params.name, "query": query}, identity)
-        except (OrgkitError, OSError) as exc:
-            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
-        prompt = outcome.result
+        prompt = await served("prompts/get", rctx, {"name": params.name, "query": query})
         return types.GetPromptResult(description=f"skill {params.name}", messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt["text"]))])
 
     async def list_resources(rctx: Any, params: Any) -> types.ListResourcesResult:
         warming()
-        identity = guarded("resources/list", rctx)
-        try:
-            outcome = await run_op(ctx, "nodes", {}, identity)
-        except (OrgkitError, OSError) as exc:
-            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
+        nodes = await served("resources/list", rctx, {})
         return types.ListResourcesResult(resources=[
             types.Resource(name=n["title"], uri=NODE_PREFIX + n["id"], mime_type=ORG_MIME,
                            description=f"{n['file']}:{n['line']}")
-            for n in outcome.result])
+            for n in nodes])
 
     async def list_templates(rctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         guarded("resources/templates/list", rctx)
@@ -360,7 +356,6 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
 
     async def read_resource(rctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         warming()
-        identity = guarded("resources/read", rctx)
         uri = str(params.uri)
         if uri.startswith(UNIT_PREFIX) and uri != UNIT_PREFIX:
             wanted = unquote(uri[len(UNIT_PREFIX):])
@@ -368,12 +363,9 @@ def build_server(ctx: OpContext, *, warm_up: bool = True,
             wanted = uri[len(NODE_PREFIX):]
         else:
             raise MCPError(types.INVALID_PARAMS, f"not an orgkit node: {uri} (expected {NODE_URI} or {UNIT_URI})")
-        try:
-            outcome = await run_op(ctx, "read", {"ids": [wanted]}, identity)
-        except (OrgkitError, OSError) as exc:
-            raise MCPError(answer(exc).jsonrpc, message(exc)) from None
+        docs = await served("resources/read", rctx, {"ids": [wanted]})
         return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in outcome.result])
+            types.TextResourceContents(uri=uri, mime_type=ORG_MIME, text=doc["content"]) for doc in docs])
 
     return Server("orgkit", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=input_schema,

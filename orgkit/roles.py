@@ -50,6 +50,12 @@ OWNER = Identity("owner", "admin", local=True)
 STDIO = Identity("stdio", "admin", local=True)
 
 
+def token_of(identity: Identity | None) -> Identity | None:
+    """`identity` when it is a verified token's (the team server's caller), None for a local caller
+    or none: what a token's caller does is recorded under its name, and only its role narrows a view."""
+    return identity if identity is not None and not identity.local else None
+
+
 def reaches_machine(identity: Identity | None) -> bool:
     """Whether `identity` may have header Lisp read the environment, the files and the clock:
     only the owner at the command line. Every server's caller, stdio's too, may not."""

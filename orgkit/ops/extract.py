@@ -98,18 +98,14 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
         elif args["resume"]:
             with stored_records(f"run {args['resume']}"):
                 run = runs.open_run(ctx.config, args["resume"])
-                run.min_score = args["min_score"]
-                _feedback(ctx, args, run)
-                result = runs.execute(run, progress=ctx.progress)
+                result = _executed(ctx, args, run)
             _notices(ctx, run)
         elif args["plan"]:
             return plan(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx),
                         feedback=_wants_feedback(ctx, args))
         else:
             run = runs.prepare(ctx.config, _sources(ctx, args), _schema(ctx, args), _waiting(ctx))
-            run.min_score = args["min_score"]
-            _feedback(ctx, args, run)
-            result = runs.execute(run, progress=ctx.progress)
+            result = _executed(ctx, args, run)
             _notices(ctx, run)
     for failed in result["audit"]["failed"]:
         ctx.error(f"{failed['task']} ({failed['source']}) failed: {failed['error']} "
@@ -117,6 +113,15 @@ def extract(ctx: OpContext, args: dict[str, Any]) -> dict:
     if args["show_prompt"]:
         result["prompts"] = prompts
     return result
+
+
+def _executed(ctx: OpContext, args: dict[str, Any], run: Any) -> dict:
+    """Run `run` (new or resumed) under the call's score bar and feedback."""
+    from ..extract.run import execute
+
+    run.min_score = args["min_score"]
+    _feedback(ctx, args, run)
+    return execute(run, progress=ctx.progress)
 
 
 def _explain(ctx: OpContext, args: dict[str, Any]) -> dict:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..roles import token_of
 from . import declare
 from .context import OpContext
 from .retrieve import EXACT, SCOPE, report, scope_of
@@ -35,16 +36,16 @@ def _actor(ctx: OpContext) -> str:
     """Who acts: the team server's verified caller, else the login user (and the surface)."""
     from ..memory.store import actor_name
 
-    if ctx.identity is not None and not ctx.identity.local:
-        return ctx.identity.name
+    token = token_of(ctx.identity)
+    if token is not None:
+        return token.name
     user = actor_name()
     return user if ctx.surface == "cli" else f"{user} via {ctx.surface}"
 
 
 def _caller(ctx: OpContext, given: str | None) -> str:
     """Who recalls: a request's `caller` is believed only where no verified identity is known."""
-    verified = ctx.identity is not None and not ctx.identity.local
-    return _actor(ctx) if verified or not given else given
+    return _actor(ctx) if token_of(ctx.identity) is not None or not given else given
 
 
 def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
@@ -52,11 +53,7 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
     from ..memory import worker
 
     if ctx.warm:
-        for message in worker.repair(store):
-            ctx.warn(message)
-        failed = worker.BACKGROUND.last_error(ctx.config)
-        if failed:
-            ctx.warn(f"the background librarian failed: {failed}")
+        _repaired(ctx, store)
         if ctx.may_work_in_background():
             worker.in_background(ctx.config, ctx.embedder)
         else:
@@ -101,6 +98,19 @@ def _body_file(ctx: OpContext, name: str) -> str:
         raise ParamError(f"body_file {name}: cannot read ({exc.strerror})") from None
 
 
+def _repaired(ctx: OpContext, store) -> None:
+    """Repair what a crash left half done, saying so, and on a server say when its background
+    librarian failed."""
+    from ..memory import worker
+
+    for message in worker.repair(store):
+        ctx.warn(message)
+    if ctx.warm:
+        failed = worker.BACKGROUND.last_error(ctx.config)
+        if failed:
+            ctx.warn(f"the background librarian failed: {failed}")
+
+
 def _listed(ctx: OpContext, store) -> None:
     """What a listing does before it reads: repair interrupted writes, and say what waits for the librarian.
 
@@ -110,12 +120,7 @@ def _listed(ctx: OpContext, store) -> None:
     """
     from ..memory import worker
 
-    for message in worker.repair(store):
-        ctx.warn(message)
-    if ctx.warm:
-        failed = worker.BACKGROUND.last_error(ctx.config)
-        if failed:
-            ctx.warn(f"the background librarian failed: {failed}")
+    _repaired(ctx, store)
     waiting = worker.waiting(store)
     if waiting:
         how = "the server's worker picks them up" if ctx.warm else "`orgkit librarian` runs it now"

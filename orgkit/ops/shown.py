@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ..redact import HIDDEN, URL_HOST, without_hosts
+from ..roles import token_of
 from .context import OpContext
 
 _ABSOLUTE = re.compile(r"(?<![\w:/.*~)-])(?:/[^\s'\"`:,;()\[\]?&#]+)+")
@@ -23,8 +24,8 @@ _ABSOLUTE = re.compile(r"(?<![\w:/.*~)-])(?:/[^\s'\"`:,;()\[\]?&#]+)+")
 
 def private(ctx: OpContext) -> bool:
     """Whether the caller sees the reader's view: neither the command line nor an admin's token."""
-    identity = ctx.identity
-    return not ctx.trusted and not (identity is not None and not identity.local and identity.may("admin"))
+    token = token_of(ctx.identity)
+    return not ctx.trusted and not (token is not None and token.may("admin"))
 
 
 def for_caller(ctx: OpContext, value: Any) -> Any:
