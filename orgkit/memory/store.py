@@ -656,10 +656,11 @@ class Store(Reads):
     def record_refused(self, conn: Connection, deposit_id: str, reason: str, actor: str) -> None:
         """A deposit ends `refused` with `reason` and its pending proposals are withdrawn with it,
         inside the caller's transaction."""
+        at = now()
         conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
-                     (reason, now(), deposit_id))
+                     (reason, at, deposit_id))
         conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
-                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, now(), deposit_id))
+                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, at, deposit_id))
 
     def open_batch(self, conn: Connection, batch_id: str, action: str, actor: str, plan: Any, proposals: Any,
                    undoes: str | None) -> None:
