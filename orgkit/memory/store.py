@@ -567,9 +567,12 @@ class Store(Reads):
         conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
 
     def rows_by_prefix(self, table: Literal["proposals", "batches"], given: str) -> list[Any]:
-        """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank one)."""
+        """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank
+        one). The prefix is taken literally: LIKE's `%` and `_` in it match only themselves, so `a_`
+        is no prefix of an ID `ab...`."""
+        literal = given.replace("!", "!!").replace("%", "!%").replace("_", "!_")
         return self.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
-            self.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
+            self.all(f"SELECT * FROM {table} WHERE id LIKE ? ESCAPE '!' LIMIT 2", (literal + "%",))
             if given.strip() else [])
 
     def proposals_in(self, status: str | None) -> list[Proposal]:
