@@ -318,3 +318,11 @@ def test_review_texts_name_deposits_and_notes_by_title(cli, notes: Path) -> None
     (listed_batch,) = run_json(cli, "review", "batches", "--notes", str(notes))
     assert listed_batch["id"] == batch and listed_batch["deposits"] == [{"id": dep["id"], "title": "Tangling and var"}]
     assert f"    deposit 'Tangling and var' [{dep['id']}]" in cli("review", "batches", "--notes", str(notes)).stdout
+
+
+def test_a_proposal_is_named_by_a_literal_prefix_of_its_id(cli, notes: Path) -> None:
+    deposit(cli, notes)
+    first = pending(cli, notes)[0]["id"]
+    assert cli("review", "show", first[:8], "--notes", str(notes)).exit_code == 0
+    wildcard = cli("review", "show", first[:7] + "_", "--notes", str(notes))  # LIKE's any-one-character
+    assert wildcard.exit_code == 1 and "no proposal" in wildcard.stderr

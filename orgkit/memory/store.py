@@ -368,6 +368,10 @@ class DepositRecord:
 
 _DEPOSIT_COLUMNS = ("id, path, title, lane, via, actor, created, sha, meta, supersedes, superseded_by, status, "
                     "error, model, processed_at")
+_BATCH_COLUMNS = "id, action, state, actor, at, plan, proposals, undoes, undone_by"
+# A deposit review has not admitted: no accepted `admit` proposal of it (deposits aliased `d`).
+_UNADMITTED = ("NOT EXISTS (SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit' "
+               "AND p.status = 'accepted')")
 
 
 def _wanted(count: int, width: int) -> str:
@@ -402,19 +406,14 @@ class Reads:
 
     def unadmitted_agent_paths(self) -> list[str]:
         """The paths of deposits outside the human lane without an accepted admission, in whatever state."""
-        return [r[0] for r in self.all(
-            """SELECT d.path FROM deposits d WHERE d.lane != 'human' AND NOT EXISTS (
-                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
-                   AND p.status = 'accepted')""")]
+        return [r[0] for r in self.all(f"SELECT d.path FROM deposits d WHERE d.lane != 'human' AND {_UNADMITTED}")]
 
     def withheld_deposits(self) -> list[tuple[str, str]]:
         """(ID, path) of the written deposits, watched folders' aside, that review has not admitted
         or that a newer deposit supersedes."""
         return [(r[0], r[1]) for r in self.all(
-            """SELECT d.id, d.path FROM deposits d
-               WHERE d.status != 'writing' AND d.via != 'watch' AND (d.superseded_by IS NOT NULL OR NOT EXISTS (
-                   SELECT 1 FROM proposals p WHERE p.deposit = d.id AND p.kind = 'admit'
-                   AND p.status = 'accepted'))""")]
+            "SELECT d.id, d.path FROM deposits d WHERE d.status != 'writing' AND d.via != 'watch' "
+            f"AND (d.superseded_by IS NOT NULL OR {_UNADMITTED})")]
 
     def audited_deposits(self) -> set[str]:
         """The subjects of the audit records that say a deposit was written (or taken in)."""
@@ -568,9 +567,12 @@ class Store(Reads):
         conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
 
     def rows_by_prefix(self, table: Literal["proposals", "batches"], given: str) -> list[Any]:
-        """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank one)."""
+        """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank
+        one). The prefix is taken literally: LIKE's `%` and `_` in it match only themselves, so `a_`
+        is no prefix of an ID `ab...`."""
+        literal = given.replace("!", "!!").replace("%", "!%").replace("_", "!_")
         return self.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
-            self.all(f"SELECT * FROM {table} WHERE id LIKE ? LIMIT 2", (given.replace("%", "") + "%",))
+            self.all(f"SELECT * FROM {table} WHERE id LIKE ? ESCAPE '!' LIMIT 2", (literal + "%",))
             if given.strip() else [])
 
     def proposals_in(self, status: str | None) -> list[Proposal]:
@@ -615,8 +617,8 @@ class Store(Reads):
     def batches_in_order(self) -> list[BatchRecord]:
         """Every batch, oldest first; batches of one second in the order their decisions were recorded."""
         return [BatchRecord(*r) for r in self.all(
-            "SELECT b.id, b.action, b.state, b.actor, b.at, b.plan, b.proposals, b.undoes, b.undone_by "
-            "FROM batches b ORDER BY b.at, (SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")]
+            f"SELECT {_BATCH_COLUMNS} FROM batches b "
+            "ORDER BY b.at, (SELECT min(d.seq) FROM decisions d WHERE d.batch = b.id), b.id")]
 
     def deposit_note(self, deposit_id: str) -> DepositNote:
         """A deposit's path and title; NotFound when there is no such deposit."""
@@ -657,10 +659,11 @@ class Store(Reads):
     def record_refused(self, conn: Connection, deposit_id: str, reason: str, actor: str) -> None:
         """A deposit ends `refused` with `reason` and its pending proposals are withdrawn with it,
         inside the caller's transaction."""
+        at = now()
         conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
-                     (reason, now(), deposit_id))
+                     (reason, at, deposit_id))
         conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
-                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, now(), deposit_id))
+                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, at, deposit_id))
 
     def open_batch(self, conn: Connection, batch_id: str, action: str, actor: str, plan: Any, proposals: Any,
                    undoes: str | None) -> None:
@@ -672,9 +675,7 @@ class Store(Reads):
 
     def batch(self, batch_id: str) -> BatchRecord:
         """A batch by its exact ID (the caller knows it exists)."""
-        return BatchRecord(*self.one(
-            "SELECT id, action, state, actor, at, plan, proposals, undoes, undone_by FROM batches WHERE id = ?",
-            (batch_id,)))
+        return BatchRecord(*self.one(f"SELECT {_BATCH_COLUMNS} FROM batches WHERE id = ?", (batch_id,)))
 
     def applying_batches(self) -> list[tuple[str, str]]:
         """(ID, plan JSON) of the batches left applying, oldest first."""

@@ -23,11 +23,10 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, TypeVar
 
-from ..confine import SQLITE_SIDE_FILES, writable
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock, made_dir
-from .db import IN_SLICE, Connection, in_slices
+from .db import IN_SLICE, Connection, in_slices, sqlite_file
 from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
@@ -133,8 +132,7 @@ class SqliteBackend:
 
     def connect(self, index: "Index") -> sqlite3.Connection:
         try:
-            made_dir(writable(index.path, *SQLITE_SIDE_FILES).parent)
-            conn = sqlite3.connect(index.path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(sqlite_file(index.path), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA busy_timeout = 30000")

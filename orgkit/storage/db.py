@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol
+
+from ..confine import SQLITE_SIDE_FILES, writable
+from ..files import made_dir
 
 
 class Cursor(Protocol):
@@ -24,6 +28,13 @@ class Connection(Protocol):
     @property
     def in_transaction(self) -> bool: ...
     def close(self) -> None: ...
+
+
+def sqlite_file(path: Path) -> Path:
+    """`path`, ready for sqlite3 to open: refused when it or a side file SQLite opens beside it
+    (journal, WAL) leads out of its root through a symlink, and its dir made where missing."""
+    made_dir(writable(path, *SQLITE_SIDE_FILES).parent)
+    return path
 
 
 IN_SLICE = 500  # values per IN list, under SQLite's variable limit

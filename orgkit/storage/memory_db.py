@@ -16,11 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ContextManager, Iterator, Protocol, Sequence
 
-from ..confine import SQLITE_SIDE_FILES, writable
+from ..confine import writable
 from ..errors import OrgkitError
 from ..files import LockBusy, file_lock, made_dir
 from .backend import backend_for, choose
-from .db import Connection
+from .db import Connection, sqlite_file
 from .migrations import Migration, Step, migrate_sqlite, named, sqlite_pending, sqlite_version
 
 DB_NAME = "memory.sqlite"
@@ -64,7 +64,7 @@ class SqliteFiles:
 
     def connect(self) -> sqlite3.Connection:
         try:
-            made_dir(writable(self.path, *SQLITE_SIDE_FILES).parent)
+            sqlite_file(self.path)
         except OSError as exc:
             raise OrgkitError(f"cannot create the data dir {self.dir}: {exc.strerror or exc}") from None
         attempt = 1

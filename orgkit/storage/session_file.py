@@ -13,8 +13,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from ..confine import SQLITE_SIDE_FILES, writable
-from ..files import made_dir
+from .db import sqlite_file
 from .migrations import migrate_sqlite
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, sealed BLOB NOT NULL, created REAL NOT NULL);"
@@ -29,7 +28,7 @@ class SessionFile:
         self._ready = False  # the schema is known to be in the file (checked once, not per request)
 
     def _connect(self) -> sqlite3.Connection:
-        made_dir(writable(self.path, *SQLITE_SIDE_FILES).parent)
+        sqlite_file(self.path)
         fresh = not self.path.exists()
         conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
         if fresh:
