@@ -351,3 +351,22 @@ def passage_text(conn: Connection, rowid: int) -> str:
     """A passage's heading and text as its words are indexed ("" for a passage gone meanwhile)."""
     row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (rowid,)).fetchone()
     return row[0] if row else ""
+
+
+class ScopeRow(NamedTuple):
+    """What a scope asks of a node: its ID, file, kind, properties (JSON), tags (JSON) and TODO state."""
+
+    key: Any  # the row or ID it was asked by
+    id: str
+    file: str
+    kind: str
+    properties: str
+    tags: str
+    todo: str | None
+
+
+def scope_rows(conn: Connection, keys: list, by: str) -> list[ScopeRow]:
+    """The nodes whose `by` column ("rowid" or "id") is one of `keys`, as a scope judges them."""
+    assert by in ("rowid", "id")
+    return [ScopeRow(*row) for row in in_slices(
+        conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys)]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
-from ..storage.db import Connection, in_slices
+from ..storage.db import Connection
+from ..index.store import scope_rows
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
 from .filters import Filters
 
@@ -80,16 +81,14 @@ def narrow(conn: Connection, keys: Iterable, scope: Scope | None, *, by: str = "
     A claim after its quote, or a quote after its claim, is dropped; a key the
     index does not know (a file not indexed yet) is kept.
     """
-    assert by in ("rowid", "id")
     keys = list(keys)
     if scope is None or not keys:
         return set(keys)
     known: dict = {}
-    for key, node_id, file, kind, properties, tags, todo in in_slices(
-            conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys):
-        quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
-        passes = not scope.filters or scope.filters.admits(scope.root, file, json.loads(tags), todo)
-        known.setdefault(key, (node_id, file, kind, quote, passes))
+    for row in scope_rows(conn, keys, by):
+        quote = json.loads(row.properties).get("QUOTE") if row.kind == "claim" else None
+        passes = not scope.filters or scope.filters.admits(scope.root, row.file, json.loads(row.tags), row.todo)
+        known.setdefault(row.key, (row.id, row.file, row.kind, quote, passes))
     kept: set = set()
     said: set[str] = set()  # the quote IDs whose claim or quote already has a place
     for key in keys:
