@@ -34,10 +34,10 @@ def minimal_adapter(notes: Path, name: str, params: dict[str, Any], role: str) -
 def test_every_write_operation_refuses_a_reader_in_ops_call(tmp_path: Path) -> None:
     notes = make_notes(tmp_path / "notes")
     before = sorted(p.relative_to(notes) for p in notes.rglob("*"))
-    writes = [op for op in registry().values() if op.writes and op.needed_role != "reader"]  # recall: a reader's
+    writes = [op for op in registry().values() if op.writes and op.role != "reader"]  # recall: a reader's
     assert len(writes) > 10
     for op in writes:
-        with pytest.raises(Refused, match=f"{op.name} needs the {op.needed_role} role"):
+        with pytest.raises(Refused, match=f"{op.name} needs the {op.role} role"):
             minimal_adapter(notes, op.name, {}, "reader")
     assert sorted(p.relative_to(notes) for p in notes.rglob("*")) == before  # refused before anything ran
     assert minimal_adapter(notes, "nodes", {}, "reader")  # reading is a reader's

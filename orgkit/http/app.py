@@ -97,7 +97,7 @@ def build_app(ctx: OpContext, tokens: TokenStore, allowed: Allowed, *, max_body:
 
     async def ops_list(request: Request) -> Response:
         identity: Identity = request.scope[IDENTITY]
-        return json_response({"result": [op.describe(ctx.surface) | {"role": op.needed_role}
+        return json_response({"result": [op.describe(ctx.surface) | {"role": op.role}
                                          for op in offered_tools(ctx.optional_config(), identity).values()]})
 
     async def op_call(request: Request) -> Response:

@@ -159,8 +159,8 @@ def _refusal(identity: Identity) -> str | None:
     op = get(PAGE_OP)
     if refusal(op, identity) is None:
         return None
-    article = "an" if op.needed_role[0] in "aeiou" else "a"
-    return f"this token's role is {identity.role}; the review page needs {article} {op.needed_role}"
+    article = "an" if op.role[0] in "aeiou" else "a"
+    return f"this token's role is {identity.role}; the review page needs {article} {op.role}"
 
 
 async def _gather(ctx: OpContext, identity: Identity, call_as: CallAs) -> dict[str, Any]:

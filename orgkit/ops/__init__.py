@@ -124,15 +124,15 @@ def refusal(op: Op, identity: Identity | None, args: Mapping[str, Any] | None = 
     """Why `identity` (orgkit.roles.Identity) may not call `op`, with `args` when known; None when it may.
 
     The one rule of who may call what: the operation's least role
-    (`Op.needed_role`), and a higher one for the parameter values that need it
+    (`Op.role`), and a higher one for the parameter values that need it
     (`Param.roles`). Adapters ask it only to decide what to show, and to guard
     what they serve besides tools (MCP prompts and resources: by the operation
     that answers them). No identity: refused.
     """
     if identity is None:
-        return f"{op.name} needs the {op.needed_role} role, and the request names no caller"
-    if not identity.may(op.needed_role):
-        return f"{op.name} needs the {op.needed_role} role (this token's role is {identity.role})"
+        return f"{op.name} needs the {op.role} role, and the request names no caller"
+    if not identity.may(op.role):
+        return f"{op.name} needs the {op.role} role (this token's role is {identity.role})"
     for param in op.params:
         value = args.get(param.name) if args else None
         needed = dict(param.roles).get(value) if param.roles else None

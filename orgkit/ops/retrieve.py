@@ -112,10 +112,12 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 
 
 def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..memory.store import pending_deposits
     from ..retrieve.filters import when
     from ..retrieve.recent import recent as changed
 
-    return changed(ctx.root, limit=args["limit"], since=when(args["since"], "since") if args["since"] else None)
+    return changed(ctx.root, limit=args["limit"], since=when(args["since"], "since") if args["since"] else None,
+                   hidden=pending_deposits(ctx.config))
 
 
 def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:

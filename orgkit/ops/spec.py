@@ -177,11 +177,6 @@ class Op:
     def command(self) -> tuple[str, ...] | None:
         return (self.cli or (self.name,)) if self.cli is not None else None
 
-    @property
-    def needed_role(self) -> str:
-        """The least role a caller needs (the declared `role`)."""
-        return self.role
-
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
