@@ -102,3 +102,16 @@ def test_an_ordinary_meta_key_still_makes_a_node(cli, notes: Path) -> None:
     dep, _ = _json(cli, "deposit", "--notes", str(notes), "--title", "Var", "--body", FINDING,
                    "--meta", "source=run-42")
     assert dep["status"] == "no-model"
+
+
+
+def test_a_waiting_deposit_is_left_out_of_recent_as_search_leaves_it(cli, notes: Path) -> None:
+    """What changed lately lists what search may answer from: a deposit no person admitted is not there."""
+    dep, note = _deposit(cli, notes)
+    listed, _ = _json(cli, "recent", "--notes", str(notes), "--limit", "50")
+    assert note.exists() and note.name not in {Path(n["file"]).name for n in listed}
+    _json(cli, "librarian", "--notes", str(notes))
+    ids = [p["id"] for p in _json(cli, "review", "list", "--notes", str(notes))[0] if p["deposit"] == dep]
+    _json(cli, "review", "accept", *ids, "--notes", str(notes))
+    listed, _ = _json(cli, "recent", "--notes", str(notes), "--limit", "50")
+    assert note.name in {Path(n["file"]).name for n in listed}

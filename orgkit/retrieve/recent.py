@@ -16,12 +16,16 @@ from ..errors import OrgkitError
 from ..vault import iter_org_files, read_org_file, require_dir
 
 
-def recent(root: Path, *, limit: int = 10, since: float | None = None) -> list[dict]:
+def recent(root: Path, *, limit: int = 10, since: float | None = None,
+           hidden: frozenset[str] = frozenset()) -> list[dict]:
     """The `limit` note files modified last (after `since`, seconds since the epoch), newest first:
-    {id, title, file, modified (ISO, local time), locator?}."""
+    {id, title, file, modified (ISO, local time), locator?}; the files in `hidden` (deposits review
+    has not admitted) left out, as search leaves them."""
     require_dir(root)
     stamped = []
     for rel in iter_org_files(root):
+        if rel in hidden:
+            continue
         try:
             modified = os.stat(os.path.join(root, rel)).st_mtime
         except OSError:
