@@ -19,7 +19,6 @@ def test_the_index_tokenizes_passages_as_storage_ranks_words():
 SQL_HOMES = ("orgkit/storage/", "orgkit/index/store.py", "orgkit/memory/store.py")
 SQL_STILL_TO_MOVE = {
     "orgkit/index/embedding.py", "orgkit/index/update.py", "orgkit/index/vectors.py",
-    "orgkit/memory/evidence.py",
     "orgkit/retrieve/search.py",
 }
 SQL_TEXT = re.compile(r"\b(SELECT\b[\s\S]*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM"
@@ -59,3 +58,16 @@ def test_the_sql_check_sees_sql_in_plain_and_formatted_strings():
     assert holds_sql('q = "INSERT OR IGNORE INTO secret VALUES (1, ?)"')
     assert not holds_sql('message = "select a note from the list"')  # prose, in lower case, is not SQL
     assert not holds_sql('# SELECT x FROM y\nx = 1')  # a comment is no literal
+
+
+def test_the_memory_store_sends_each_statement_as_written_for_its_engine():
+    """The memory store writes PostgreSQL's statements for psycopg and sends them through its engine's
+    `run`; a connection's `execute` is the sqlite3 call shape, whose PostgreSQL side rewrote `?` at
+    run time, so the store calls it nowhere."""
+    import ast
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "orgkit/memory/store.py").read_text(encoding="utf-8")
+    calls = [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr in ("execute", "executemany")]
+    assert calls == [], f"orgkit/memory/store.py calls execute at lines {calls}: send it through `send`"

@@ -370,3 +370,35 @@ def scope_rows(conn: Connection, keys: list, by: str) -> list[ScopeRow]:
     assert by in ("rowid", "id")
     return [ScopeRow(*row) for row in in_slices(
         conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys)]
+
+# What the librarian's evidence reads of the index (`orgkit.memory.evidence`), inside its snapshot.
+
+class PassageOfNote(NamedTuple):
+    """A passage's indexed heading and text, and the note it is of (ID, title, file, tags)."""
+
+    heading: str
+    body: str
+    id: str
+    title: str
+    file: str
+    tags: list[str]
+
+
+def passage_words_in(conn: Connection, files: list[str]) -> dict[int, str]:
+    """The indexed text (heading, then body) of every passage of `files`, by passage row."""
+    return {rowid: f"{heading}\n{body}" for rowid, heading, body in in_slices(
+        conn, "SELECT rowid, heading, body FROM chunk_text WHERE file IN ({})", sorted(files))}
+
+
+def passages_of_notes(conn: Connection, rowids: list[int]) -> dict[int, PassageOfNote]:
+    """Each passage of `rowids` with the note it is of, by passage row (gone ones left out)."""
+    rows = in_slices(conn, "SELECT t.rowid, t.heading, t.body, n.id, n.title, n.file, n.tags FROM chunk_text t "
+                           "JOIN chunks c ON c.rowid = t.rowid JOIN nodes n ON n.rowid = c.node "
+                           "WHERE t.rowid IN ({})", sorted(rowids))
+    return {r[0]: PassageOfNote(r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows}
+
+
+def note_passage_bodies(conn: Connection, node_id: str) -> list[str]:
+    """The text of each passage of the note `node_id` (of every file holding the ID)."""
+    return [body for (body,) in conn.execute(
+        "SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = ?", (node_id,))]

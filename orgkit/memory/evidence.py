@@ -19,12 +19,12 @@ deposit costs time in proportion to its size up to that cap, and no more.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..index.store import note_passage_bodies, passage_words_in, passages_of_notes
 from ..index.vocab import stems_of
 from ..storage.backend import IndexBackend
 from ..storage.vocabulary import Vocabulary
@@ -79,16 +79,14 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
     if not chunks:
         return []
     vocabulary = backend.vocabulary(conn)
-    own = stems_of({r: f"{h}\n{b}" for r, h, b in conn.execute(
-        f"SELECT rowid, heading, body FROM chunk_text WHERE file IN ({','.join('?' * len(exclude))})",
-        sorted(exclude))})
+    own = stems_of(passage_words_in(conn, sorted(exclude)))
     chunk_terms = stems_of(dict(chunks))
     total = backend.passage_count(conn)
     idf, known = _idf(total, conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
     hits = _passages_for(conn, backend, chunk_terms, idf, known)
-    rows = _passage_rows(conn, {p for ps in hits.values() for p in ps})
-    rows = {p: r for p, r in rows.items() if r["id"] not in exclude and r["file"] not in exclude}
-    passage_terms = stems_of({p: f"{r['heading']}\n{r['body']}" for p, r in rows.items()})
+    rows = passages_of_notes(conn, sorted({p for ps in hits.values() for p in ps}))
+    rows = {p: r for p, r in rows.items() if r.id not in exclude and r.file not in exclude}
+    passage_terms = stems_of({p: f"{r.heading}\n{r.body}" for p, r in rows.items()})
     idf |= _idf(total, conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(),
                 own)[0]
     notes: dict[str, NoteEvidence] = {}
@@ -99,11 +97,11 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
                 continue
             score = _cosine(chunk_terms[n], passage_terms.get(p, frozenset()), idf)
             row = rows[p]
-            if row["id"] not in best or score > best[row["id"]].score:
-                best[row["id"]] = Match(n, p, score)
+            if row.id not in best or score > best[row.id].score:
+                best[row.id] = Match(n, p, score)
         for node_id, match in best.items():
             row = rows[match.passage]
-            note = notes.setdefault(node_id, NoteEvidence(node_id, row["title"], row["file"], row["tags"]))
+            note = notes.setdefault(node_id, NoteEvidence(node_id, row.title, row.file, row.tags))
             note.matches.append(match)
     deposit_shingles = {n: _shingles(text) for n, text in chunks}
     for note in notes.values():
@@ -152,19 +150,6 @@ def _passages_for(conn: Connection, backend: IndexBackend, chunk_terms: dict[int
     return out
 
 
-def _passage_rows(conn: Connection, rowids: set[int]) -> dict[int, dict]:
-    """Heading, text and the note (ID, title, file, tags) of each passage."""
-    if not rowids:
-        return {}
-    ids = sorted(rowids)
-    rows = conn.execute(
-        f"SELECT t.rowid, t.heading, t.body, n.id, n.title, n.file, n.tags FROM chunk_text t "
-        f"JOIN chunks c ON c.rowid = t.rowid JOIN nodes n ON n.rowid = c.node "
-        f"WHERE t.rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
-    return {r[0]: {"heading": r[1], "body": r[2], "id": r[3], "title": r[4], "file": r[5],
-                   "tags": json.loads(r[6])} for r in rows}
-
-
 def _names(text: str, title: str) -> bool:
     """Whether the chunk names the title as words of its own (case aside)."""
     words = [w.lower() for w in _WORD.findall(title)]
@@ -181,8 +166,7 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
 
 def _note_shingles(conn: Connection, node_id: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
-    for (body,) in conn.execute("SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = ?",
-                                (node_id,)):
+    for body in note_passage_bodies(conn, node_id):
         out |= _shingles(body)
     return out
 

@@ -3,9 +3,13 @@
 Primary data, never deleted by a rebuild: in the data dir (`memory.sqlite`, SQLite
 in WAL mode), or, when `database.url` names PostgreSQL, in that database beside
 the index (the `memory` component's numbered migrations), so that every process
-of a team reads and decides one review queue. The SQL is written once, for both
-engines; what differs is the connection and the locks, which the storage layer's
-`MemoryDatabase` answers (`orgkit.storage.memory_db`). Every change is one transaction; what must span a note file
+of a team reads and decides one review queue. A statement both engines share is
+written once, with the engine's placeholder (`P`: `?` for sqlite3, `%s` for
+psycopg), and sent as written; the few whose form differs (a list of notes: a
+VALUES table on SQLite, array parameters on PostgreSQL) are written per engine
+(`_SqliteForms`, `_PostgresForms`). The connection, the locks and how a statement
+is sent are the storage layer's `MemoryDatabase` (`orgkit.storage.memory_db`).
+Every change is one transaction; what must span a note file
 and the database (a deposit, a batch of accepted proposals) is written here first
 as an intent (`deposits.status = 'writing'`, `batches.state = 'applying'`), so the
 next run can finish or undo it after a crash (see `repair`).
@@ -41,7 +45,7 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 
 from ..config import Config
 from ..errors import MALFORMED, NotFound, OrgkitError, first_line, stored_records
-from ..storage.db import Connection, write_transaction
+from ..storage.db import Connection, Cursor, write_transaction
 from ..storage.memory_db import MemoryDatabase, memory_database
 from ..storage.migrations import Migration
 from .replayed import stored_id
@@ -110,7 +114,7 @@ def reading(cfg: Config) -> Iterator["Reads | None"]:
     conn = None
     try:
         conn = where.existing()
-        yield None if conn is None else Reads(conn)
+        yield None if conn is None else Reads(conn, where)
     except where.errors as exc:
         raise OrgkitError(f"cannot read the memory database: {first_line(exc)}") from None
     finally:
@@ -374,27 +378,68 @@ _UNADMITTED = ("NOT EXISTS (SELECT 1 FROM proposals p WHERE p.deposit = d.id AND
                "AND p.status = 'accepted')")
 
 
-def _wanted(count: int, width: int) -> str:
-    """The rows of a `want` table of `count` notes, `width` parameters each: `(?, ?), (?, ?)`."""
-    return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
+class _SqliteForms:
+    """The memory store's statements in SQLite's form, where PostgreSQL's differs."""
+
+    # A proposal's payload holds the note's ID as text (LIKE: the caller reads the JSON to be sure).
+    holds_note = "p.payload LIKE '%' || w.note || '%'"
+
+    @staticmethod
+    def notes_wanted(notes: Sequence[tuple[str, str]]) -> tuple[str, tuple]:
+        """The table `want(note, file)` of (node ID, file) pairs, and its parameters: a VALUES row each."""
+        return (f"want(note, file) AS (VALUES {', '.join(['(?, ?)'] * len(notes))})",
+                tuple(value for pair in notes for value in pair))
+
+    @staticmethod
+    def ids_wanted(ids: Sequence[str]) -> tuple[str, tuple]:
+        """The table `want(note)` of node IDs, and its parameters: a VALUES row each."""
+        return f"want(note) AS (VALUES {', '.join(['(?)'] * len(ids))})", tuple(ids)
+
+
+class _PostgresForms:
+    """The memory store's statements in PostgreSQL's form, where SQLite's differs: a list of notes is
+    one array parameter, so a statement's text is the same whatever their number, and the server
+    plans it once per connection."""
+
+    holds_note = "strpos(p.payload, w.note) > 0"
+
+    @staticmethod
+    def notes_wanted(notes: Sequence[tuple[str, str]]) -> tuple[str, tuple]:
+        return ("want(note, file) AS (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                ([note for note, _ in notes], [file for _, file in notes]))
+
+    @staticmethod
+    def ids_wanted(ids: Sequence[str]) -> tuple[str, tuple]:
+        return "want(note) AS (SELECT * FROM unnest(%s::text[]))", (list(ids),)
 
 
 class Reads:
     """The memory database's reads, each named for what its caller needs, on one connection."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, db: MemoryDatabase) -> None:
         self.conn = conn
+        self.db = db
+        self.P = db.P  # the engine's placeholder: a statement both engines share is written with it
+        self.forms = _PostgresForms if db.engine == "postgres" else _SqliteForms
+
+    def marks(self, count: int) -> str:
+        """`count` placeholders, comma-separated: a VALUES row or an IN list."""
+        return ", ".join([self.P] * count)
+
+    def send(self, conn: Connection, sql: str, args: tuple = ()) -> Cursor:
+        """One statement written for this engine, sent as it is on `conn` (the caller's transaction)."""
+        return self.db.run(conn, sql, args)
 
     def one(self, sql: str, args: tuple = ()) -> Any:
-        return self.conn.execute(sql, args).fetchone()
+        return self.send(self.conn, sql, args).fetchone()
 
     def all(self, sql: str, args: tuple = ()) -> list[Any]:
-        return self.conn.execute(sql, args).fetchall()
+        return self.send(self.conn, sql, args).fetchall()
 
     def latest_audit(self, limit: int) -> list[AuditRecord]:
         """The `limit` most recent audit records, newest first."""
         return [AuditRecord(*r) for r in self.all(
-            "SELECT seq, at, actor, action, subject, detail FROM audit ORDER BY seq DESC LIMIT ?", (limit,))]
+            f"SELECT seq, at, actor, action, subject, detail FROM audit ORDER BY seq DESC LIMIT {self.P}", (limit,))]
 
     def deposit_states(self) -> list[DepositState]:
         """Every deposit's state, in no particular order."""
@@ -440,7 +485,7 @@ class Store(Reads):
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self.place = place(cfg)
-        super().__init__(self.place.connect())
+        super().__init__(self.place.connect(), self.place)
 
     def close(self) -> None:
         self.conn.close()
@@ -475,23 +520,23 @@ class Store(Reads):
             return Origins({}, {})
         ids = list(dict.fromkeys(node for node, _ in notes))
         deposits: dict[str, DepositOrigin] = {}
+        want, args = self.forms.notes_wanted(notes)
         for r in self.all(
-                f"WITH want(note, file) AS (VALUES {_wanted(len(notes), 2)}) "
+                f"WITH {want} "
                 "SELECT w.note, d.id, d.path, d.lane, d.via, d.actor, d.created, d.meta, d.supersedes, "
                 "d.superseded_by, a.status, a.decided_by, a.decided_at FROM want w "
                 "JOIN deposits d ON (d.id = w.note OR d.path = w.file) AND d.status != 'writing' "
                 "LEFT JOIN proposals a ON a.id = (SELECT p.id FROM proposals p WHERE p.deposit = d.id "
-                "AND p.kind = 'admit' ORDER BY p.seq LIMIT 1) ORDER BY w.note, d.created, d.id",
-                tuple(value for pair in notes for value in pair)):
+                "AND p.kind = 'admit' ORDER BY p.seq LIMIT 1) ORDER BY w.note, d.created, d.id", args):
             deposits.setdefault(r[0], DepositOrigin(*r[1:]))
         changes: dict[str, list[AcceptedChange]] = {}
+        want, args = self.forms.ids_wanted(ids)
         for r in self.all(
-                f"WITH want(note) AS (VALUES {_wanted(len(ids), 1)}) "
+                f"WITH {want} "
                 "SELECT w.note, p.id, p.kind, p.deposit, d.lane, p.target, p.payload, p.decided_by, p.decided_at, "
                 "p.batch, p.model, p.chunks, p.evidence FROM want w JOIN proposals p ON p.status = 'accepted' "
-                "AND p.kind != 'admit' AND (p.target = w.note OR p.payload LIKE '%' || w.note || '%') "
-                "JOIN deposits d ON d.id = p.deposit ORDER BY p.decided_at, p.deposit, p.seq",
-                tuple(ids)):
+                f"AND p.kind != 'admit' AND (p.target = w.note OR {self.forms.holds_note}) "
+                "JOIN deposits d ON d.id = p.deposit ORDER BY p.decided_at, p.deposit, p.seq", args):
             changes.setdefault(r[0], []).append(AcceptedChange(*r[1:]))
         return Origins(deposits, changes)
 
@@ -501,24 +546,25 @@ class Store(Reads):
 
     def take_in_new(self, conn: Connection, node_id: str, path: str, title: str, via: str, digest: str) -> None:
         """Register a note of a watched folder as a pending deposit of the human lane, by the librarian."""
-        conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, status) "
-                     "VALUES (?,?,?,'human',?,'librarian',?,?,?, 'pending')",
-                     (node_id, path, title, via, now(), digest, dumps({})))
+        self.send(conn, "INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, status) VALUES "
+                  f"({self.marks(3)},'human',{self.P},'librarian',{self.marks(3)}, 'pending')",
+                  (node_id, path, title, via, now(), digest, dumps({})))
 
     def take_in_changed(self, conn: Connection, deposit_id: str, title: str, digest: str) -> None:
         """Send a changed watched note back to the librarian: its pending proposals are withdrawn
         (rejected, with the reason) and the deposit is pending again with the new text's hash."""
-        conn.execute("UPDATE proposals SET status = 'rejected', "
-                     "reason = 'withdrawn: the note changed since, so the librarian proposes again', "
-                     "decided_by = 'librarian', decided_at = ? "
-                     "WHERE deposit = ? AND status = 'pending'", (now(), deposit_id))
-        conn.execute("UPDATE deposits SET sha = ?, title = ?, status = 'pending' WHERE id = ?",
-                     (digest, title, deposit_id))
+        self.send(conn, "UPDATE proposals SET status = 'rejected', "
+                  "reason = 'withdrawn: the note changed since, so the librarian proposes again', "
+                  f"decided_by = 'librarian', decided_at = {self.P} "
+                  f"WHERE deposit = {self.P} AND status = 'pending'", (now(), deposit_id))
+        self.send(conn, f"UPDATE deposits SET sha = {self.P}, title = {self.P}, status = 'pending' "
+                  f"WHERE id = {self.P}", (digest, title, deposit_id))
 
     def watched_note_written(self, conn: Connection, path: str, via: str, digest: str) -> None:
         """Record the hash of a watched note's text as written by an accepted change, so the next
         scan does not take the change in as the person's."""
-        conn.execute("UPDATE deposits SET sha = ? WHERE path = ? AND via = ?", (digest, path, via))
+        self.send(conn, f"UPDATE deposits SET sha = {self.P} WHERE path = {self.P} AND via = {self.P}",
+                  (digest, path, via))
 
     def awaiting_review(self) -> list[AwaitingDeposit]:
         """The proposed-for deposits with pending proposals, first deposited first."""
@@ -530,74 +576,72 @@ class Store(Reads):
     def pending_proposals_of(self, deposit_id: str) -> list[Proposal]:
         """A deposit's proposals that wait for review, in the order proposed."""
         return [Proposal.from_row(r) for r in self.all(
-            "SELECT * FROM proposals WHERE deposit = ? AND status = 'pending' ORDER BY seq", (deposit_id,))]
+            f"SELECT * FROM proposals WHERE deposit = {self.P} AND status = 'pending' ORDER BY seq", (deposit_id,))]
 
     def duplicate_claim(self, deposit_id: str) -> str | None:
         """The payload (JSON) of a deposit's first pending or accepted `duplicate-of` proposal, if any."""
-        row = self.one("SELECT payload FROM proposals WHERE deposit = ? AND kind = 'duplicate-of' "
+        row = self.one(f"SELECT payload FROM proposals WHERE deposit = {self.P} AND kind = 'duplicate-of' "
                        "AND status IN ('pending', 'accepted') ORDER BY seq", (deposit_id,))
         return None if row is None else str(row[0])
 
     def set_reason(self, conn: Connection, proposal_id: str, reason: str) -> bool:
         """Give a proposal `reason`, inside the caller's transaction; whether it had another before."""
-        old = conn.execute("SELECT reason FROM proposals WHERE id = ?", (proposal_id,)).fetchone()[0]
+        old = self.send(conn, f"SELECT reason FROM proposals WHERE id = {self.P}", (proposal_id,)).fetchone()[0]
         if old == reason:
             return False
-        conn.execute("UPDATE proposals SET reason = ? WHERE id = ?", (reason, proposal_id))
+        self.send(conn, f"UPDATE proposals SET reason = {self.P} WHERE id = {self.P}", (reason, proposal_id))
         return True
 
     def unfinished_count(self) -> int:
         """How many deposits wait for the librarian (pending, processing or failed)."""
-        marks = ",".join("?" * len(UNFINISHED))
-        return int(self.one(f"SELECT count(*) FROM deposits WHERE status IN ({marks})", UNFINISHED)[0])
+        return int(self.one(f"SELECT count(*) FROM deposits WHERE status IN ({self.marks(len(UNFINISHED))})",
+                            UNFINISHED)[0])
 
     def unfinished_deposits(self) -> list[str]:
         """The IDs of the deposits that wait for the librarian, first deposited first."""
-        marks = ",".join("?" * len(UNFINISHED))
-        return [r[0] for r in self.all(f"SELECT id FROM deposits WHERE status IN ({marks}) ORDER BY created",
-                                       UNFINISHED)]
+        return [r[0] for r in self.all(
+            f"SELECT id FROM deposits WHERE status IN ({self.marks(len(UNFINISHED))}) ORDER BY created", UNFINISHED)]
 
     def deposit_status(self, deposit_id: str) -> str | None:
         """A deposit's status, None when there is no such deposit."""
-        row = self.one("SELECT status FROM deposits WHERE id = ?", (deposit_id,))
+        row = self.one(f"SELECT status FROM deposits WHERE id = {self.P}", (deposit_id,))
         return None if row is None else str(row[0])
 
     def mark_processing(self, conn: Connection, deposit_id: str) -> None:
         """Record, inside the caller's transaction, that the librarian works on a deposit."""
-        conn.execute("UPDATE deposits SET status = 'processing' WHERE id = ?", (deposit_id,))
+        self.send(conn, f"UPDATE deposits SET status = 'processing' WHERE id = {self.P}", (deposit_id,))
 
     def rows_by_prefix(self, table: Literal["proposals", "batches"], given: str) -> list[Any]:
         """The row whose ID is `given`, else at most two rows whose IDs start with it (none for a blank
         one). The prefix is taken literally: LIKE's `%` and `_` in it match only themselves, so `a_`
         is no prefix of an ID `ab...`."""
         literal = given.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-        return self.all(f"SELECT * FROM {table} WHERE id = ?", (given,)) or (
-            self.all(f"SELECT * FROM {table} WHERE id LIKE ? ESCAPE '!' LIMIT 2", (literal + "%",))
+        return self.all(f"SELECT * FROM {table} WHERE id = {self.P}", (given,)) or (
+            self.all(f"SELECT * FROM {table} WHERE id LIKE {self.P} ESCAPE '!' LIMIT 2", (literal + "%",))
             if given.strip() else [])
 
     def proposals_in(self, status: str | None) -> list[Proposal]:
         """The proposals with `status` (all of them with None), by deposit, first deposited first."""
-        where, args = (" WHERE p.status = ?", (status,)) if status else ("", ())
+        where, args = (f" WHERE p.status = {self.P}", (status,)) if status else ("", ())
         return [Proposal.from_row(r) for r in self.all(
             "SELECT p.* FROM proposals p JOIN deposits d ON d.id = p.deposit" + where
             + " ORDER BY d.created, p.deposit, p.seq", args)]
 
     def last_proposal_seq(self, conn: Connection, deposit_id: str) -> int:
         """The highest sequence number of a deposit's proposals (0 before the first), in the caller's transaction."""
-        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = ?",
-                                (deposit_id,)).fetchone()[0])
+        return int(self.send(conn, f"SELECT coalesce(max(seq), 0) FROM proposals WHERE deposit = {self.P}",
+                             (deposit_id,)).fetchone()[0])
 
     def add_proposal(self, conn: Connection, p: Proposal) -> None:
         """Insert a proposal inside the caller's transaction."""
-        conn.execute("INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, "
-                     "status, reason, model, created, decided_by, decided_at) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (p.id, p.deposit, p.seq, p.kind, p.target, dumps(p.payload), dumps(p.chunks),
+        self.send(conn, "INSERT INTO proposals(id, deposit, seq, kind, target, payload, chunks, evidence, status, "
+                  f"reason, model, created, decided_by, decided_at) VALUES ({self.marks(14)})",
+                  (p.id, p.deposit, p.seq, p.kind, p.target, dumps(p.payload), dumps(p.chunks),
                       dumps(p.evidence), p.status, p.reason, p.model, p.created, p.decided_by, p.decided_at))
 
     def deposit_path(self, deposit_id: str) -> str | None:
         """The path of a deposit's note, None when there is no such deposit."""
-        row = self.one("SELECT path FROM deposits WHERE id = ?", (deposit_id,))
+        row = self.one(f"SELECT path FROM deposits WHERE id = {self.P}", (deposit_id,))
         return None if row is None else str(row[0])
 
     def deposit_titles(self) -> dict[str, str]:
@@ -606,13 +650,13 @@ class Store(Reads):
 
     def batch_of_accepted_change(self, deposit_id: str) -> str | None:
         """The batch of one of a deposit's accepted proposals other than its admission, if any."""
-        row = self.one("SELECT batch FROM proposals WHERE deposit = ? AND kind != 'admit' "
+        row = self.one(f"SELECT batch FROM proposals WHERE deposit = {self.P} AND kind != 'admit' "
                        "AND status = 'accepted'", (deposit_id,))
         return None if row is None else row[0]
 
     def proposal(self, proposal_id: str) -> Proposal:
         """The proposal with this exact ID (the caller knows it exists)."""
-        return Proposal.from_row(self.one("SELECT * FROM proposals WHERE id = ?", (proposal_id,)))
+        return Proposal.from_row(self.one(f"SELECT * FROM proposals WHERE id = {self.P}", (proposal_id,)))
 
     def batches_in_order(self) -> list[BatchRecord]:
         """Every batch, oldest first; batches of one second in the order their decisions were recorded."""
@@ -622,60 +666,61 @@ class Store(Reads):
 
     def deposit_note(self, deposit_id: str) -> DepositNote:
         """A deposit's path and title; NotFound when there is no such deposit."""
-        row = self.one("SELECT id, path, title, lane FROM deposits WHERE id = ?", (deposit_id,))
+        row = self.one(f"SELECT id, path, title, lane FROM deposits WHERE id = {self.P}", (deposit_id,))
         if row is None:
             raise NotFound(f"no deposit {deposit_id}")
         return DepositNote(*row)
 
     def watermark(self, subject: str) -> tuple[str, str] | None:
         """The (text hash, model) the librarian last proposed for a deposit with, if it has."""
-        row = self.one("SELECT sha, model FROM watermarks WHERE subject = ?", (subject,))
+        row = self.one(f"SELECT sha, model FROM watermarks WHERE subject = {self.P}", (subject,))
         return None if row is None else (row[0], row[1])
 
     def set_deposit_status(self, conn: Connection, deposit_id: str, status: str) -> None:
         """Give a deposit the librarian's `status`, inside the caller's transaction."""
-        conn.execute("UPDATE deposits SET status = ? WHERE id = ?", (status, deposit_id))
+        self.send(conn, f"UPDATE deposits SET status = {self.P} WHERE id = {self.P}", (status, deposit_id))
 
     def record_proposed(self, conn: Connection, deposit_id: str, status: str, model: str, digest: str | None) -> None:
         """Record, inside the caller's transaction, that `model` proposed for the deposit's text
         `digest`: its status, and the watermark that spares the same text a second run."""
         at = now()
-        conn.execute("UPDATE deposits SET status = ?, model = ?, error = NULL, processed_at = ? WHERE id = ?",
-                     (status, model, at, deposit_id))
-        conn.execute("INSERT INTO watermarks(subject, sha, model, at) VALUES (?,?,?,?) ON CONFLICT (subject) "
-                     "DO UPDATE SET sha = excluded.sha, model = excluded.model, at = excluded.at",
-                     (deposit_id, digest, model, at))
+        self.send(conn, f"UPDATE deposits SET status = {self.P}, model = {self.P}, error = NULL, "
+                  f"processed_at = {self.P} WHERE id = {self.P}", (status, model, at, deposit_id))
+        self.send(conn, f"INSERT INTO watermarks(subject, sha, model, at) VALUES ({self.marks(4)}) ON CONFLICT "
+                  "(subject) DO UPDATE SET sha = excluded.sha, model = excluded.model, at = excluded.at",
+                  (deposit_id, digest, model, at))
 
     def set_admission_reason(self, conn: Connection, deposit_id: str, reason: str) -> None:
         """Give a deposit's pending admission proposal `reason`, inside the caller's transaction."""
-        conn.execute("UPDATE proposals SET reason = ? WHERE deposit = ? AND kind = 'admit' AND status = 'pending'",
-                     (reason, deposit_id))
+        self.send(conn, f"UPDATE proposals SET reason = {self.P} "
+                  f"WHERE deposit = {self.P} AND kind = 'admit' AND status = 'pending'", (reason, deposit_id))
 
     def record_failed(self, conn: Connection, deposit_id: str, model: str, error: str) -> None:
         """A librarian run failed on a deposit, with `error`, inside the caller's transaction."""
-        conn.execute("UPDATE deposits SET status = 'failed', model = ?, error = ?, processed_at = ? "
-                     "WHERE id = ?", (model, error, now(), deposit_id))
+        self.send(conn, f"UPDATE deposits SET status = 'failed', model = {self.P}, error = {self.P}, "
+                  f"processed_at = {self.P} WHERE id = {self.P}", (model, error, now(), deposit_id))
 
     def record_refused(self, conn: Connection, deposit_id: str, reason: str, actor: str) -> None:
         """A deposit ends `refused` with `reason` and its pending proposals are withdrawn with it,
         inside the caller's transaction."""
         at = now()
-        conn.execute("UPDATE deposits SET status = 'refused', error = ?, processed_at = ? WHERE id = ?",
-                     (reason, at, deposit_id))
-        conn.execute("UPDATE proposals SET status = 'rejected', reason = ?, decided_by = ?, decided_at = ? "
-                     "WHERE deposit = ? AND status = 'pending'", (f"withdrawn: {reason}", actor, at, deposit_id))
+        self.send(conn, f"UPDATE deposits SET status = 'refused', error = {self.P}, processed_at = {self.P} "
+                  f"WHERE id = {self.P}", (reason, at, deposit_id))
+        self.send(conn, f"UPDATE proposals SET status = 'rejected', reason = {self.P}, decided_by = {self.P}, "
+                  f"decided_at = {self.P} WHERE deposit = {self.P} AND status = 'pending'",
+                  (f"withdrawn: {reason}", actor, at, deposit_id))
 
     def open_batch(self, conn: Connection, batch_id: str, action: str, actor: str, plan: Any, proposals: Any,
                    undoes: str | None) -> None:
         """Record a batch as `applying` (its plan and what it decides, as JSON), inside the caller's
         transaction, before any of its files is written."""
-        conn.execute("INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) "
-                     "VALUES (?,?,'applying',?,?,?,?,?)",
-                     (batch_id, action, actor, now(), dumps(plan), dumps(proposals), undoes))
+        self.send(conn, "INSERT INTO batches(id, action, state, actor, at, plan, proposals, undoes) VALUES "
+                  f"({self.marks(2)},'applying',{self.marks(5)})",
+                  (batch_id, action, actor, now(), dumps(plan), dumps(proposals), undoes))
 
     def batch(self, batch_id: str) -> BatchRecord:
         """A batch by its exact ID (the caller knows it exists)."""
-        return BatchRecord(*self.one(f"SELECT {_BATCH_COLUMNS} FROM batches WHERE id = ?", (batch_id,)))
+        return BatchRecord(*self.one(f"SELECT {_BATCH_COLUMNS} FROM batches WHERE id = {self.P}", (batch_id,)))
 
     def applying_batches(self) -> list[tuple[str, str]]:
         """(ID, plan JSON) of the batches left applying, oldest first."""
@@ -683,36 +728,37 @@ class Store(Reads):
 
     def set_batch_state(self, conn: Connection, batch_id: str, state: str) -> None:
         """A batch is `applied` or `rolled-back`, inside the caller's transaction."""
-        conn.execute("UPDATE batches SET state = ? WHERE id = ?", (state, batch_id))
+        self.send(conn, f"UPDATE batches SET state = {self.P} WHERE id = {self.P}", (state, batch_id))
 
     def mark_undone(self, conn: Connection, batch_id: str, by: str) -> None:
         """Record that batch `by` undid `batch_id`, inside the caller's transaction."""
-        conn.execute("UPDATE batches SET undone_by = ? WHERE id = ?", (by, batch_id))
+        self.send(conn, f"UPDATE batches SET undone_by = {self.P} WHERE id = {self.P}", (by, batch_id))
 
     def decide(self, conn: Connection, proposal_id: str, status: str, batch_id: str, actor: str, at: str,
                why: str | None) -> None:
         """A proposal's decision in a batch, inside the caller's transaction: back to `pending`
         clears its reason; any other status keeps it unless `why` is given."""
-        conn.execute("UPDATE proposals SET status = ?, batch = ?, decided_by = ?, decided_at = ?, "
-                     "reason = CASE WHEN ? = 'pending' THEN NULL ELSE coalesce(?, reason) END "
-                     "WHERE id = ?", (status, batch_id, actor, at, status, why, proposal_id))
+        self.send(conn, f"UPDATE proposals SET status = {self.P}, batch = {self.P}, decided_by = {self.P}, "
+                  f"decided_at = {self.P}, reason = CASE WHEN {self.P} = 'pending' THEN NULL ELSE "
+                  f"coalesce({self.P}, reason) END WHERE id = {self.P}",
+                  (status, batch_id, actor, at, status, why, proposal_id))
 
     def set_payload(self, conn: Connection, proposal_id: str, payload: dict) -> None:
         """A proposal's payload as a reviewer edited it, inside the caller's transaction."""
-        conn.execute("UPDATE proposals SET payload = ? WHERE id = ?", (dumps(payload), proposal_id))
+        self.send(conn, f"UPDATE proposals SET payload = {self.P} WHERE id = {self.P}", (dumps(payload), proposal_id))
 
     def record_decision(self, conn: Connection, at: str, actor: str, batch_id: str, decision: dict,
                         why: str | None) -> None:
         """Append one reviewed proposal's decision (action, proposal, deposit, kind, before,
         after) of a batch, inside the caller's transaction."""
-        conn.execute("INSERT INTO decisions(at, actor, action, proposal, deposit, batch, kind, before, "
-                     "after, why) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                     (at, actor, decision["action"], decision["proposal"], decision["deposit"], batch_id,
+        self.send(conn, "INSERT INTO decisions(at, actor, action, proposal, deposit, batch, kind, before, after, "
+                  f"why) VALUES ({self.marks(10)})",
+                  (at, actor, decision["action"], decision["proposal"], decision["deposit"], batch_id,
                       decision["kind"], dumps(decision["before"]), dumps(decision["after"]), why))
 
     def deposit_record(self, deposit_id: str, *, written: bool = False) -> DepositRecord | None:
         """A deposit by its exact ID (with `written`, only one whose note is written), else None."""
-        row = self.one(f"SELECT {_DEPOSIT_COLUMNS} FROM deposits WHERE id = ?"
+        row = self.one(f"SELECT {_DEPOSIT_COLUMNS} FROM deposits WHERE id = {self.P}"
                        + (" AND status != 'writing'" if written else ""), (deposit_id,))
         return None if row is None else DepositRecord(*row)
 
@@ -729,33 +775,33 @@ class Store(Reads):
     def begin_deposit(self, conn: Connection, node_id: str, path: str, title: str, lane: str, via: str,
                       actor: str, digest: str, meta: dict, supersedes: str | None) -> None:
         """Record a deposit as `writing` (the intent, before its note is), inside the caller's transaction."""
-        conn.execute("INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, "
-                     "supersedes, status) VALUES (?,?,?,?,?,?,?,?,?,?,'writing')",
-                     (node_id, path, title, lane, via, actor, now(), digest, dumps(meta), supersedes))
+        self.send(conn, "INSERT INTO deposits(id, path, title, lane, via, actor, created, sha, meta, supersedes, "
+                  f"status) VALUES ({self.marks(10)},'writing')",
+                  (node_id, path, title, lane, via, actor, now(), digest, dumps(meta), supersedes))
 
     def move_deposit(self, conn: Connection, deposit_id: str, path: str) -> None:
         """A deposit's note goes to another path, inside the caller's transaction."""
-        conn.execute("UPDATE deposits SET path = ? WHERE id = ?", (path, deposit_id))
+        self.send(conn, f"UPDATE deposits SET path = {self.P} WHERE id = {self.P}", (path, deposit_id))
 
     def drop_deposit(self, conn: Connection, deposit_id: str) -> None:
         """Forget a deposit whose note was never written, inside the caller's transaction."""
-        conn.execute("DELETE FROM deposits WHERE id = ?", (deposit_id,))
+        self.send(conn, f"DELETE FROM deposits WHERE id = {self.P}", (deposit_id,))
 
     def supersede(self, conn: Connection, old: str, new: str) -> tuple[bool, str | None]:
         """Compare-and-set, inside the caller's transaction: deposit `new` supersedes `old` unless
         another did first. Whether it did, and else the deposit that did (None: no such deposit)."""
-        changed: Any = conn.execute("UPDATE deposits SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
-                                    (new, old))  # both engines' cursors count the rows changed
+        changed: Any = self.send(conn, f"UPDATE deposits SET superseded_by = {self.P} WHERE id = {self.P} AND "
+                                 "superseded_by IS NULL", (new, old))  # both engines' cursors count the rows changed
         if changed.rowcount:
             return True, None
-        winner = conn.execute("SELECT superseded_by FROM deposits WHERE id = ?", (old,)).fetchone()
+        winner = self.send(conn, f"SELECT superseded_by FROM deposits WHERE id = {self.P}", (old,)).fetchone()
         return False, winner[0] if winner else None
 
     def audit(self, conn: Connection, actor: str, action: str, subject: str | None,
               **detail: Any) -> None:
         """Append one audit record inside the caller's transaction."""
-        conn.execute("INSERT INTO audit(at, actor, action, subject, detail) VALUES (?,?,?,?,?)",
-                     (now(), actor, action, subject, dumps(detail)))
+        self.send(conn, f"INSERT INTO audit(at, actor, action, subject, detail) VALUES ({self.marks(5)})",
+                  (now(), actor, action, subject, dumps(detail)))
 
     def writer(self) -> ContextManager[Any]:
         """The single resolver lock: one process at a time changes notes for the memory flow

@@ -5,7 +5,10 @@ The memory flow's SQL and its numbered migrations are its own
 `memory.sqlite` file in the data dir with `flock` locks beside it, or the
 PostgreSQL database `database.url` names, with session advisory locks.
 `MemoryDatabase` is the interface both implement; the memory flow and
-`orgkit db` ask it, never which engine it is.
+`orgkit db` ask it, never which engine it is. Each engine sends the memory
+store's statements as they are written for it: a statement both engines share
+is written with the engine's placeholder (`P`, its DB-API paramstyle), and
+`run` hands it to the driver untouched.
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ContextManager, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Iterator, Protocol, Sequence, cast
 
 from ..confine import writable
 from ..errors import OrgkitError
 from ..files import LockBusy, file_lock, made_dir
 from .backend import backend_for, choose
-from .db import Connection, sqlite_file
-from .migrations import Migration, Step, migrate_sqlite, named, sqlite_pending, sqlite_version
+from .db import Connection, Cursor, sqlite_file
+from .migrations import Engine, Migration, Step, migrate_sqlite, named, sqlite_pending, sqlite_version
+
+if TYPE_CHECKING:
+    from .postgres import PgConnection
 
 DB_NAME = "memory.sqlite"
 OPEN_TRIES = 5  # opening a WAL database refused at once (see SqliteFiles.connect) is tried this often
@@ -33,12 +39,16 @@ class MemoryDatabase(Protocol):
     """Everything the memory flow asks of the engine under its tables.
 
     `errors` are the engine's exceptions (an error of the database is said in
-    one line); `holds_tokens`, whether the tokens table lives in this database too.
+    one line); `holds_tokens`, whether the tokens table lives in this database too;
+    `engine`, which statements it takes where the two differ, and `P` its placeholder.
     """
 
     errors: tuple[type[Exception], ...]
     holds_tokens: bool
+    engine: Engine
+    P: str
 
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
     def connect(self) -> Connection: ...
     def existing(self) -> Connection | None: ...
     def made(self) -> bool: ...
@@ -54,6 +64,8 @@ class SqliteFiles:
     (the kernel releases a lock when its holder dies)."""
 
     holds_tokens = False  # the tokens are a file of their own
+    engine: Engine = "sqlite"
+    P = "?"  # sqlite3's paramstyle, "qmark"
 
     def __init__(self, directory: Path, migrations: Sequence[Migration], adopt: tuple[str, int] | None) -> None:
         self.dir = directory
@@ -61,6 +73,10 @@ class SqliteFiles:
         self.migrations = migrations
         self.adopt = adopt
         self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written with `P`, as sqlite3 takes it."""
+        return conn.execute(sql, params)
 
     def connect(self) -> sqlite3.Connection:
         try:
@@ -145,6 +161,8 @@ class PostgresDatabase:
     across machines a free lock still means its holder died."""
 
     holds_tokens = True
+    engine: Engine = "postgres"
+    P = "%s"  # psycopg's paramstyle, "format" (a literal % in such a statement is written %%)
 
     def __init__(self, url: str, migrations: Sequence[Migration]) -> None:
         self.url = url
@@ -155,6 +173,11 @@ class PostgresDatabase:
             self.errors: tuple[type[Exception], ...] = ()
         else:
             self.errors = (psycopg.Error,)
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written for PostgreSQL, sent as it is (and prepared on the server once
+        psycopg has seen its text a few times)."""
+        return cast("PgConnection", conn).run(sql, params)
 
     def connect(self) -> Connection:
         """A connection from the process's idle ones (closing it gives it back): a server's every
