@@ -97,8 +97,14 @@ def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None
     return result
 
 
-class _Background:
-    """One catch-up thread per notes directory; asked again while it runs, it runs once more."""
+class CatchUps:
+    """`catch_up` in daemon threads, each with its own connection (a server's deposits, a server start):
+    one thread per notes directory; asked again while it runs, it runs once more.
+
+    A process holds one (ops/warm.py `ProcessState.catch_ups`). `errors` keeps each
+    notes directory's last failure until its next run succeeds: that run is what
+    makes it stale.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -106,7 +112,7 @@ class _Background:
         self.again: set[str] = set()
         self.errors: dict[str, str] = {}
 
-    def start(self, cfg: Config, embedder: Embedder | None) -> threading.Thread:
+    def start(self, cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
         key = str(cfg.notes.resolve())
         with self.lock:
             running = self.threads.get(key)
@@ -132,14 +138,6 @@ class _Background:
                     return
                 self.again.discard(key)
 
-
     def last_error(self, cfg: Config) -> str | None:
         return self.errors.get(str(cfg.notes.resolve()))
 
-
-BACKGROUND = _Background()
-
-
-def in_background(cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
-    """`catch_up` in a daemon thread with its own connection (a server's deposits, a server start)."""
-    return BACKGROUND.start(cfg, embedder)
