@@ -68,9 +68,6 @@ class OpContext:
         self.on_wait: Callable[[], None] | None = None
         self._outside = Call()  # warnings of work done outside any call (a one-shot command's own)
         self.process = process if process is not None else ProcessState()  # what the process keeps between calls
-        self.limits: Any = None  # the team server's per-token rates (ops/rates.py RateLimits); None: no limit
-        self.leader: Any = None  # a server of several processes: its bid for the background work
-        # (held() and ask(), orgkit.http.leader.Leadership); None: a single process, which always runs it
         self._index: Index | None = None  # a one-shot context's one connection
 
     @property
@@ -136,12 +133,13 @@ class OpContext:
     def may_work_in_background(self) -> bool:
         """Whether this process runs background embedding and the librarian (in a server of
         several processes, only the one holding the leader lock does)."""
-        return self.leader is None or self.leader.held()
+        leader = self.process.leader
+        return leader is None or leader.held()
 
     def hand_over(self) -> None:
         """Ask the process that leads to pick up waiting work (the librarian's), as a start would."""
-        if self.leader is not None:
-            self.leader.ask()
+        if self.process.leader is not None:
+            self.process.leader.ask()
 
     def warn(self, message: str) -> None:
         message = redact(message)

@@ -5,7 +5,7 @@ worker process of the team server make one at start and keep it, so the index
 connections, the embedding model, the vectors, the note files and the skills
 are loaded once and every call after the first finds them. Each thing kept
 has one owner here and one rule for when it is stale, written where it is
-declared; nothing orgkit keeps between calls lives at a module's top level.
+declared.
 
 A process may serve several notes directories (a test, a library user, one
 server per folder): each gets a `Warm` of its own, keyed by its notes and state
@@ -13,7 +13,7 @@ dirs, so nothing one folder's calls kept is ever read by another's. The word
 lists of the language (index/lexicon.py) belong to no folder, so every `Warm`
 of a process shares the process's one `Lexicon`.
 
-What stays at a module's top level is no memo of run-time data: tables built
+What stays at a module's top level is no memo of a folder's data: tables built
 at import (the registry), registrations made once (the write roots of
 confine.py, the deposits provider of instructions.py, the prompt watchers),
 warn-once records (config.py, tangle/journal.py), the live connections of the
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import Config
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..index.embedding import BackgroundEmbedder
     from ..memory.worker import CatchUps
     from ..retrieve.search import VectorCache
+    from .rates import RateLimits
     from ..skills import Registry
     from ..texts import KeptFiles
 
@@ -297,12 +298,18 @@ class Warm:
 
 class ProcessState:
     """Everything a process keeps between calls: the `Warm` of each notes directory it serves, the
-    word lists of the language every one of them shares (never stale: package data), and the
-    librarian's catch-up threads, one per notes directory (memory/worker.py `CatchUps`)."""
+    word lists of the language every one of them shares (never stale: package data), the
+    librarian's catch-up threads, one per notes directory (memory/worker.py `CatchUps`), and, in a
+    team server's worker, its per-token rate buckets (which refill with time, never go stale) and
+    its bid for the background work."""
 
     def __init__(self) -> None:
         self._lexicon: Lexicon | None = None
         self._catch_ups: CatchUps | None = None
+        self.limits: RateLimits | None = None  # the team server's per-token rates; None: no limit
+        # a server of several processes: its bid for the background work (held() and ask(),
+        # orgkit.http.leader.Leadership); None: a single process, which always runs it
+        self.leader: Any = None
         self._warm: dict[tuple[str, str], Warm] = {}
         self._lock = threading.Lock()
 
