@@ -45,7 +45,7 @@ def resume_memory(ctx: OpContext) -> None:
     from ..memory.store import in_use
 
     if in_use(ctx.config):
-        ctx.process.catch_ups.start(ctx.config, ctx.embedder)
+        ctx.process.catch_ups.start(ctx.config, ctx.embedder, ctx.held.memo)
 
 
 def _options(func):

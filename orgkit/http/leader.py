@@ -101,6 +101,6 @@ class Leadership:
 
                 self._woken = woken
                 if in_use(ctx.config):
-                    ctx.process.catch_ups.start(ctx.config, ctx.embedder)
+                    ctx.process.catch_ups.start(ctx.config, warm.embedder, warm.memo)
         except Exception as exc:  # noqa: BLE001 - the calls that follow say why (background_error)
             warm.background_error = f"background work failed: {exc}"

@@ -55,11 +55,11 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
     if ctx.warm:
         _repaired(ctx, store)
         if ctx.may_work_in_background():
-            ctx.process.catch_ups.start(ctx.config, ctx.embedder)
+            ctx.process.catch_ups.start(ctx.config, ctx.embedder, ctx.held.memo)
         else:
             ctx.hand_over()  # a worker of several that does not lead: the one that does runs it
         return
-    for message in worker.catch_up(store, only=only, embedder=ctx.embedder).messages:
+    for message in worker.catch_up(store, only=only, embedder=ctx.embedder, memo=ctx.held.memo).messages:
         ctx.warn(message)
 
 
