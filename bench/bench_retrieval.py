@@ -188,7 +188,7 @@ class Runs:
         with index.snapshot() as conn:
             vectors = cache.get(index, embedder.fingerprint, conn)
             for item in queries:
-                lex = lexical_ranking(conn, item["query"], POOL)
+                lex = lexical_ranking(conn, item["query"], POOL, backend=index.backend, memo=index.memo)
                 den = dense_ranking(vectors, embedder.embed_query(item["query"]), POOL)
                 self.rankings[item["query"]] = (lex, den, title_match(conn, lex, item["query"]))
         rows = {n for lex, den, _ in self.rankings.values() for n, _, _ in lex + den}
@@ -279,7 +279,7 @@ def hybrid_before(index: Index, embedder: Embedder, cache: VectorCache) -> Calla
     def ranked(item: dict) -> list[str]:
         query = item["query"]
         with index.snapshot() as conn:
-            exact = [Term(t.word, t.stem, t.docs) for t in lexical_terms(conn, query)]
+            exact = [Term(t.word, t.stem, t.docs) for t in lexical_terms(conn, query, index.backend, index.memo)]
             lex = lexical_ranking(conn, query, POOL, exact)
             vectors = cache.get(index, embedder.fingerprint, conn)
             den = dense_ranking(vectors, embedder.embed_query(query), POOL)

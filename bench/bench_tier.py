@@ -85,7 +85,7 @@ def rankings(index: Index, static: Embedder, reranker: Reranker, query: str, poo
     """
     with index.snapshot() as conn:
         vectors = cache.get(index, static.fingerprint, conn)
-        lexical = lexical_ranking(conn, query, POOL)
+        lexical = lexical_ranking(conn, query, POOL, backend=index.backend, memo=index.memo)
         first = fuse(lexical, dense_ranking(vectors, static.embed_query(query), POOL),
                      title_match(conn, lexical, query))
         top = first[:pool]

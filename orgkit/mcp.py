@@ -461,7 +461,7 @@ def run_stdio(ctx: OpContext) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
-    if ctx.warming():
+    if ctx.held.warming():
         # The client hung up while the warm-up embeds: leave without waiting for it. Stopping
         # the interpreter under a running model call aborts the process; every index write
         # is one transaction, so the next start finishes the work.

@@ -24,10 +24,15 @@ from .patterns import linear
 from .vault import follow_roots, is_org_file, iter_org_files, read_org_text, reachable
 
 
-@lru_cache(maxsize=1)
 def find_rg() -> str | None:
     """Path of the rg binary to use, or None when there is none."""
-    explicit = os.environ.get(RG_VARIABLE)
+    return _located(os.environ.get(RG_VARIABLE) or None)
+
+
+@lru_cache(maxsize=4)
+def _located(explicit: str | None) -> str | None:
+    """Where rg is, for a value of the variable: looked up once per value (a pure function of it
+    while the installation stays as it is), so a change of the variable is seen at once."""
     if explicit:
         return explicit if Path(explicit).is_file() or shutil.which(explicit) else None
     beside = os.path.join(os.path.dirname(sys.executable), "rg")

@@ -107,9 +107,9 @@ def test_skills_are_prompts_and_notes_are_resources(notes: Path, tiny_model: Pat
 
 def test_a_search_before_the_model_is_ready_ranks_by_words_and_says_so(notes: Path, tiny_model: Path) -> None:
     async def scenario(client, ctx):
-        ctx.model_ready.clear()  # as while the background thread loads the model
+        ctx.held.model_ready.clear()  # as while the background thread loads the model
         early = answer(await client.call_tool("search", {"query": "compost"}))
-        ctx.model_ready.set()
+        ctx.held.model_ready.set()
         late = answer(await client.call_tool("search", {"query": "loyal canine", "mode": "dense"}))
         return early, late
 

@@ -129,15 +129,9 @@ def test_human_output(cli, notes: Path) -> None:
 
 
 def test_same_notes_without_ripgrep(cli, notes: Path, monkeypatch) -> None:
-    from orgkit.rg import find_rg
-
     _, with_rg = read_json(cli, notes, ID["root"], "--depth", "2")
     monkeypatch.setenv("ORGKIT_RG", str(notes / "no-such-rg"))
-    find_rg.cache_clear()
-    try:
-        _, without = read_json(cli, notes, ID["root"], "--depth", "2")
-    finally:
-        find_rg.cache_clear()
+    _, without = read_json(cli, notes, ID["root"], "--depth", "2")
     assert without == with_rg
 
 

@@ -90,7 +90,7 @@ def test_the_default_scope_is_a_setting(cli, notes: Path, ids, tiny_model, monke
 
 def test_recall_while_the_model_loads_gives_one_true_warning(notes: Path, ids, tiny_model) -> None:
     ctx = OpContext(notes, {"state_dir": notes.parent / "state"}, warm=True)
-    ctx.model_ready.clear()  # as while the background thread loads the model
+    ctx.held.model_ready.clear()  # as while the background thread loads the model
     outcome = call(ctx, "recall", {"query": " ".join(QUERY)}, identity=STDIO)
     ctx.close()
     assert [w for w in outcome.warnings if "model" in w] == [

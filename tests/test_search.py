@@ -193,7 +193,7 @@ def _named(tmp_path: Path, files: dict[str, str], queries: list[str]) -> dict[st
         named = {}
         with index.snapshot() as conn:
             for query in queries:
-                terms = lexical_terms(conn, query, index.backend)
+                terms = lexical_terms(conn, query, index.backend, index.memo)
                 node = title_match(conn, lexical_ranking(conn, query, 10, terms, index.backend), query, terms)
                 named[query] = index.nodes_by_rowid([node])[node]["id"] if node is not None else None
         return named
@@ -257,16 +257,16 @@ def test_a_query_with_two_typos_finds_its_note_and_says_how_it_was_read(cli, tmp
     assert "corrected" not in search(cli, notes, "photosynthesis")[0]  # nothing to correct: nothing said
 
 
-def test_remembered_stems_are_the_tokenizers_and_stay_bounded(monkeypatch) -> None:
+def test_remembered_stems_are_the_tokenizers_and_stay_bounded() -> None:
     """A warm server remembers each text's stems rather than tokenizing it again for every call;
-    what it remembers is what the tokenizer gives, and no more than STEMS_KEPT texts are kept."""
+    what it remembers is what the tokenizer gives, and no more than its limit of texts are kept."""
     from orgkit.index import vocab
+    from orgkit.index.memo import Kept
     from orgkit.storage.terms import tokenizer
 
-    monkeypatch.setattr(vocab, "STEMS_KEPT", 2)
-    monkeypatch.setattr(vocab, "_stems", type(vocab._stems)())
+    kept: Kept[str, frozenset[str]] = Kept(2)
     texts = {1: "Spaced repetition schedules", 2: "Running runners ran", 3: "Bayesian inference"}
     fresh = {key: frozenset(stems) for key, stems in tokenizer().stems(texts).items()}
-    assert vocab.stems_of(texts) == fresh
-    assert vocab.stems_of({7: texts[2], 8: texts[3]}) == {7: fresh[2], 8: fresh[3]}  # remembered, keyed anew
-    assert len(vocab._stems) == 2
+    assert vocab.stems_of(texts, kept) == fresh
+    assert vocab.stems_of({7: texts[2], 8: texts[3]}, kept) == {7: fresh[2], 8: fresh[3]}  # remembered, keyed anew
+    assert len(kept) == 2 and kept.get(texts[3]) == fresh[3] and kept.get(texts[1]) is None

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..ops import OpContext
+from ..ops.warm import ProcessState
 from .common import handle_errors
 
 
@@ -18,7 +19,8 @@ def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after
     """A warm context whose relative paths start at the notes directory; a bad notes dir fails now.
     With `resume`, deposits left unprocessed are picked up (a server of several processes leaves
     that to the worker that leads)."""
-    ctx = OpContext(notes_dir, {"state_dir": state_dir, "serve.recheck_after": recheck_after}, warm=True)
+    ctx = OpContext(notes_dir, {"state_dir": state_dir, "serve.recheck_after": recheck_after}, warm=True,
+                    process=ProcessState())  # held for the server's life: what its calls keep between them
     ctx.base = ctx.root
     if resume:
         resume_memory(ctx)
@@ -43,9 +45,7 @@ def resume_memory(ctx: OpContext) -> None:
     from ..memory.store import in_use
 
     if in_use(ctx.config):
-        from ..memory.worker import in_background
-
-        in_background(ctx.config, ctx.embedder)
+        ctx.process.catch_ups.start(ctx.config, ctx.embedder, ctx.held.memo)
 
 
 def _options(func):

@@ -125,7 +125,7 @@ class Server:
 
         ctx = self.make_context()
         leadership = Leadership(ctx)
-        ctx.leader = leadership
+        ctx.process.leader = leadership
         return OneCallPerConnection(self.app(ctx, leadership))
 
     def app(self, ctx: OpContext, leadership: Any = None) -> Any:
@@ -134,7 +134,7 @@ class Server:
         from .guard import Allowed
 
         cfg = ctx.config
-        ctx.limits = RateLimits.from_config(cfg, self.workers)
+        ctx.process.limits = RateLimits.from_config(cfg, self.workers)
         configured(cfg["http.idle_timeout"], cfg["http.max_unauthenticated"])
         allowed = Allowed.for_address(self.host, self.port, cfg["http.allowed_hosts"], cfg["http.allowed_origins"])
         return build_app(ctx, _tokens(cfg), allowed, max_body=cfg["http.max_body_bytes"], leadership=leadership)

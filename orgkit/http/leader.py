@@ -86,21 +86,21 @@ class Leadership:
     def _work(self, index) -> None:
         """Start what waits: the embedding backlog, the librarian's work when asked (or just taken over)."""
         ctx = self.ctx
+        warm = ctx.held  # the server checked its config at start
         try:
-            if ctx.words_ready.is_set() and ctx.model_ready.is_set() and not ctx.background.running:
+            if warm.words_ready.is_set() and warm.model_ready.is_set() and not warm.background.running:
                 generation = index.generation()
                 if generation != self._generation:
                     from ..index.embedding import pending_count
 
-                    ctx.background.start(pending_count(index, ctx.embedder.fingerprint))
+                    warm.background.start(pending_count(index, warm.embedder.fingerprint))
                     self._generation = generation
             woken = self.wake.stat().st_mtime_ns if self.wake.exists() else 0
             if woken != self._woken:
                 from ..memory.store import in_use
-                from ..memory.worker import in_background
 
                 self._woken = woken
                 if in_use(ctx.config):
-                    in_background(ctx.config, ctx.embedder)
+                    ctx.process.catch_ups.start(ctx.config, warm.embedder, warm.memo)
         except Exception as exc:  # noqa: BLE001 - the calls that follow say why (background_error)
-            ctx.background_error = f"background work failed: {exc}"
+            warm.background_error = f"background work failed: {exc}"

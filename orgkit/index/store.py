@@ -19,6 +19,7 @@ from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
 from ..storage.backend import DB_NAME, IndexBackend, backend_for
 from ..storage.db import Connection, in_slices
+from .memo import IndexMemo
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -51,17 +52,21 @@ class Index:
     root: Path
     state_dir: Path
     database: str | None = None
+    # what calls remember of this index (a warm process gives every connection to one notes dir the same)
+    memo: IndexMemo = field(default_factory=IndexMemo, repr=False, compare=False)
     _conn: Connection | None = field(default=None, repr=False)
     _backend: IndexBackend | None = field(default=None, repr=False)
 
     @classmethod
-    def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None) -> "Index":
-        return cls(root, state_dir if state_dir is not None else default_state_dir(root), database)
+    def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None,
+           memo: IndexMemo | None = None) -> "Index":
+        return cls(root, state_dir if state_dir is not None else default_state_dir(root), database,
+                   memo if memo is not None else IndexMemo())
 
     @classmethod
-    def of(cls, config: "Config", state_dir: Path | None = None) -> "Index":
+    def of(cls, config: "Config", state_dir: Path | None = None, memo: IndexMemo | None = None) -> "Index":
         """The index a configuration names: its state dir, and its database when one is set."""
-        return cls.at(config.notes, state_dir or config.state_dir, config["database.url"])
+        return cls.at(config.notes, state_dir or config.state_dir, config["database.url"], memo)
 
     @property
     def backend(self) -> IndexBackend:

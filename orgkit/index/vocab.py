@@ -14,13 +14,11 @@ exactly as before.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
-from . import lexicon
+from .memo import IndexMemo, Stems
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
 from .store import generation, passage_text
@@ -29,10 +27,6 @@ from .words import WORD
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
-_ranges_lock = threading.Lock()
-_ranges: dict = {}  # "key": (index file, generation); first letter -> [(stem, documents)]
-_counts: dict = {}  # "" (no stem): (index file, generation); stem -> documents (0: none holds it)
-COUNTS_KEPT = 100_000  # stems whose counts a process keeps for one generation of the index
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,48 +39,39 @@ class Term:
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
 
 
-def stems_of(texts: dict[int, str]) -> dict[int, frozenset[str]]:
+def stems_of(texts: dict[int, str], kept: Stems | None = None) -> dict[int, frozenset[str]]:
     """The stems each text holds, keyed as given (the passage index's tokenizer, in memory).
 
-    Remembered by text (the last STEMS_KEPT texts): a warm server's searches judge
-    the same passages again and again, and tokenizing them afresh for every call,
-    one call at a time through the one tokenizer, was the largest cost of a search
-    under load that was not its own work.
+    Remembered by text in `kept` (an index's memo: `IndexMemo.stems`): a warm
+    server's searches judge the same passages again and again, and tokenizing
+    them afresh for every call, one call at a time through the one tokenizer,
+    was the largest cost of a search under load that was not its own work.
     """
     out: dict[int, frozenset[str]] = {}
     todo: dict[int, str] = {}
-    with _stems_lock:
-        for key, text in texts.items():
-            known = _stems.get(text)
-            if known is None:
-                todo[key] = text
-            else:
-                _stems.move_to_end(text)
-                out[key] = known
+    for key, text in texts.items():
+        known = kept.get(text) if kept is not None else None
+        if known is None:
+            todo[key] = text
+        else:
+            out[key] = known
     if todo:
         found = {key: frozenset(stems) for key, stems in tokenizer().stems(todo).items()}
         out |= found
-        with _stems_lock:
+        if kept is not None:
             for key, stems in found.items():
-                _stems[todo[key]] = stems
-            while len(_stems) > STEMS_KEPT:
-                _stems.popitem(last=False)
+                kept.put(todo[key], stems)
     return out
 
 
-STEMS_KEPT = 20_000  # texts whose stems are remembered (braindump has 3,126 passages)
-_stems_lock = threading.Lock()
-_stems: OrderedDict[str, frozenset[str]] = OrderedDict()
-
-
-def stem(words: list[str]) -> list[str]:
+def stem(words: list[str], kept: Stems | None = None) -> list[str]:
     """Each word as the passage index's tokenizer stores it (the word itself when it has no token)."""
-    found = stems_of(dict(enumerate(words)))
+    found = stems_of(dict(enumerate(words)), kept)
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, *, names: frozenset[str] = frozenset(),
-          correct: bool = True) -> list[Term]:
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, memo: IndexMemo, *,
+          names: frozenset[str] = frozenset(), correct: bool = True) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be.
 
     A word is corrected only when it is a slip: neither the notes nor the
@@ -94,17 +79,19 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, *, names: 
     case here); with `correct` False (`--exact`) none is.
     """
     out = []
-    stems = stem(words)
-    counts = _documents(conn, set(stems), vocabulary)
+    stems = stem(words, memo.stems)
+    counts = _documents(conn, set(stems), vocabulary, memo)
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
-        slip = correct and not docs and len(word) >= SHORTEST and not lexicon.is_real(word, capitalised=word in names)
-        fixes = (nearest(conn, stemmed, vocabulary) or one_slip_away(conn, word, vocabulary)) if slip else ()
+        slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(
+            word, capitalised=word in names)
+        fixes = (nearest(conn, stemmed, vocabulary, memo) or one_slip_away(conn, word, vocabulary, memo)) \
+            if slip else ()
         out.append(Term(word, stemmed, docs, fixes))
     return out
 
 
-def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
     """The stems the notes hold of the words one edit from `word` as typed, commonest first.
 
     The stemmer reads a slip its own way ("keyys" keeps its "yy", "rnage" is
@@ -117,47 +104,42 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary) -> tuple[
     edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
     edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
     edits = {e for e in edits if len(e) >= SHORTEST and e[0] == word[0]}
-    counts = _documents(conn, set(stem(sorted(edits))), vocabulary)
+    counts = _documents(conn, set(stem(sorted(edits), memo.stems)), vocabulary, memo)
     return tuple(sorted(counts, key=lambda s: (-counts[s], s))[:MAX_ALTERNATIVES])
 
 
-def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary) -> dict[str, int]:
-    """How many passages hold each of `stems`: counted once per generation of the index in a process
+def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> dict[str, int]:
+    """How many passages hold each of `stems`: counted once per generation of the index in the memo
     (fts5vocab reads a term's whole list to count it), the others asked of the database."""
     key = (vocabulary.key, generation(conn))
-    with _ranges_lock:
-        if _counts.get("") != key or len(_counts) > COUNTS_KEPT:
-            _counts.clear()
-            _counts[""] = key
-        known = {s: _counts[s] for s in stems if s in _counts}
+    known = memo.counts.known(key, stems)
     missing = stems - known.keys()
     if missing:
         found = vocabulary.documents(conn, missing)
-        with _ranges_lock:
-            if _counts.get("") == key:
-                _counts.update({s: found.get(s, 0) for s in missing})
+        memo.counts.learn(key, {s: found.get(s, 0) for s in missing})
         known |= found
     return {s: n for s, n in known.items() if n}
 
 
-def corrected(conn: Connection, query: str, terms: list[Term], backend: Any) -> str | None:
+def corrected(conn: Connection, query: str, terms: list[Term], backend: Any, memo: IndexMemo) -> str | None:
     """The query (lower case) with each mistyped word replaced by the word the notes use for what it
     was taken for, so a person sees what was searched and the model embeds real words (None: no word
     was corrected)."""
-    fixes = {t.word: surface(conn, t.word, t.corrections[0], backend) for t in terms if not t.docs and t.corrections}
+    fixes = {t.word: surface(conn, t.word, t.corrections[0], backend, memo) for t in terms
+             if not t.docs and t.corrections}
     if not fixes:
         return None
     return WORD.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
 
 
-def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
+def surface(conn: Connection, typed: str, stemmed: str, backend: Any, memo: IndexMemo) -> str:
     """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
     best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
     found = backend.lexical(conn, [stemmed], 1.0, 1)
     if not found:
         return stemmed
     words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, found[0][1]))))
-    stems = stems_of(dict(enumerate(words)))
+    stems = stems_of(dict(enumerate(words)), memo.stems)
     same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
     return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
 
@@ -169,7 +151,7 @@ def allowed_distance(stemmed: str) -> int:
     return 1 if len(stemmed) < 8 else 2
 
 
-def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
     """The corpus stems closest to `stemmed` (same first letter), at most MAX_ALTERNATIVES.
 
     Among equally close stems, one with the same letters comes first (two
@@ -183,7 +165,7 @@ def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str
     shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
     found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
     letters = set(stemmed)
-    for term, docs in _starting_with(conn, stemmed[0], vocabulary):
+    for term, docs in _starting_with(conn, stemmed[0], vocabulary, memo):
         if not shortest <= len(term) <= longest:
             continue
         tail = len(stemmed) - len(term)
@@ -198,22 +180,16 @@ def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary) -> tuple[str
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
 
 
-def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
+def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary, memo: IndexMemo) -> list[tuple[str, int]]:
     """The index's stems that start with `first`, with their document counts.
 
     fts5vocab counts a term's documents by reading its whole list, so a range
-    of terms costs more the larger the index: a long-lived process keeps each
-    range it read until the index changes (its generation moves on).
+    of terms costs more the larger the index: the memo keeps each range read
+    until the index changes (its generation moves on).
     """
     key = (vocabulary.key, generation(conn))
-    with _ranges_lock:
-        if _ranges.get("key") != key:
-            _ranges.clear()
-            _ranges["key"] = key
-        if first not in _ranges:
-            _ranges[first] = conn.execute(vocabulary.range_sql,
-                                          (first, chr(ord(first) + 1))).fetchall()
-        return _ranges[first]
+    return memo.counts.range(key, first, lambda: conn.execute(vocabulary.range_sql,
+                                                              (first, chr(ord(first) + 1))).fetchall())
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

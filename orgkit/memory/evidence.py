@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..index.store import note_passage_bodies, passage_words_in, passages_of_notes
+from ..index.memo import Stems
 from ..index.vocab import stems_of
 from ..storage.backend import IndexBackend
 from ..storage.vocabulary import Vocabulary
@@ -71,22 +72,22 @@ class NoteEvidence:
 
 
 def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]],
-           exclude: set[str]) -> list[NoteEvidence]:
+           exclude: set[str], kept: Stems | None = None) -> list[NoteEvidence]:
     """Evidence for every note a chunk of the deposit reaches, strongest first; notes whose
     ID or file is in `exclude` (the deposit itself) are left out. `conn` reads the index,
-    whose `backend` knows its words."""
+    whose `backend` knows its words; `kept` remembers texts' stems (the index's memo)."""
     chunks = chunks[:MAX_CHUNKS]
     if not chunks:
         return []
     vocabulary = backend.vocabulary(conn)
-    own = stems_of(passage_words_in(conn, sorted(exclude)))
-    chunk_terms = stems_of(dict(chunks))
+    own = stems_of(passage_words_in(conn, sorted(exclude)), kept)
+    chunk_terms = stems_of(dict(chunks), kept)
     total = backend.passage_count(conn)
     idf, known = _idf(total, conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
     hits = _passages_for(conn, backend, chunk_terms, idf, known)
     rows = passages_of_notes(conn, sorted({p for ps in hits.values() for p in ps}))
     rows = {p: r for p, r in rows.items() if r.id not in exclude and r.file not in exclude}
-    passage_terms = stems_of({p: f"{r.heading}\n{r.body}" for p, r in rows.items()})
+    passage_terms = stems_of({p: f"{r.heading}\n{r.body}" for p, r in rows.items()}, kept)
     idf |= _idf(total, conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(),
                 own)[0]
     notes: dict[str, NoteEvidence] = {}

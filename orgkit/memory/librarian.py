@@ -35,6 +35,7 @@ from ..embed import Embedder
 from ..errors import OrgkitError
 from ..index import Index, refresh
 from ..index.embedding import embed_small_backlog
+from ..index.memo import IndexMemo
 from ..org.drawers import body_text
 from ..retrieve.locate import index_locator
 from ..retrieve.read import read
@@ -114,10 +115,11 @@ def numbered_chunks(body: str) -> list[tuple[int, str]]:
 
 def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
                   chunks: list[tuple[int, str]], embedder: Embedder | None,
-                  with_related: bool) -> tuple[list[Related], list[NoteEvidence], list[str]]:
+                  with_related: bool, memo: IndexMemo | None = None
+                  ) -> tuple[list[Related], list[NoteEvidence], list[str]]:
     """The index brought up to date, then the passage evidence for the deposit's chunks and
     (for the model) the notes most related to it by hybrid search (words only without a model)."""
-    index = Index.of(cfg, ensure_state_dir(cfg))
+    index = Index.of(cfg, ensure_state_dir(cfg), memo)
     try:
         warnings = list(refresh(index).warnings)
         if embedder is not None and with_related:
@@ -126,7 +128,7 @@ def consult_index(cfg: Config, deposit_id: str, rel: str, title: str, body: str,
             backlog = embed_small_backlog(index, embedder, cfg["search.inline_embed_limit"])
             warnings += [line for line in [backlog.warning()] if line]
         with index.snapshot() as conn:
-            evidence = gather(conn, index.backend, chunks, {deposit_id, rel})
+            evidence = gather(conn, index.backend, chunks, {deposit_id, rel}, index.memo.stems)
         query = f"{title}\n{body[:QUERY_CHARS]}"[:QUERY_CHARS]
         if not with_related or not query_terms(query):
             return [], evidence, warnings
@@ -288,7 +290,8 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, actor: str = "librarian") -> Outcome:
+def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, actor: str = "librarian",
+        memo: IndexMemo | None = None) -> Outcome:
     """One librarian pass over a deposit; the caller holds the deposit's processing lock."""
     cfg = store.cfg
     dep = store.deposit_note(deposit_id)
@@ -312,7 +315,7 @@ def run(store: Store, deposit_id: str, *, embedder: Embedder | None = None, acto
     body = body_text(text)
     chunks = numbered_chunks(body)
     related, evidence, warnings = consult_index(cfg, deposit_id, rel, dep.title, body, chunks, embedder,
-                                                with_related=target is not None)
+                                                with_related=target is not None, memo=memo)
     no_link = None
     if target is None:
         items, rests_on, no_link = deterministic(deposit_id, chunks, evidence, _demoted(cfg))

@@ -19,6 +19,7 @@ from ..config import Config
 from ..embed import Embedder
 from ..errors import OrgkitError
 from ..files import LockBusy
+from ..index.memo import IndexMemo
 from . import librarian, watch
 from .admission import admit_by_policy
 from .deposit import repair_deposits
@@ -59,8 +60,10 @@ def waiting(store: Store) -> int:
     return store.unfinished_count()
 
 
-def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> librarian.Outcome | None:
-    """One librarian run for the deposit, unless another process is on it (None then)."""
+def process(store: Store, deposit_id: str, embedder: Embedder | None = None,
+            memo: IndexMemo | None = None) -> librarian.Outcome | None:
+    """One librarian run for the deposit, unless another process is on it (None then); `memo`: what
+    the process remembers of the notes' index (None: a memo of this run's)."""
     try:
         with store.subject_lock(f"process-{deposit_id}", wait=False):
             if store.deposit_status(deposit_id) not in UNFINISHED:
@@ -68,7 +71,7 @@ def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> 
             with store.tx() as conn:
                 store.mark_processing(conn, deposit_id)
             try:
-                return librarian.run(store, deposit_id, embedder=embedder)
+                return librarian.run(store, deposit_id, embedder=embedder, memo=memo)
             except OrgkitError as exc:
                 librarian.record_failure(store, deposit_id, "", str(exc), "librarian")
                 return librarian.Outcome("failed", error=str(exc))
@@ -76,7 +79,8 @@ def process(store: Store, deposit_id: str, embedder: Embedder | None = None) -> 
         return None
 
 
-def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None = None) -> CatchUp:
+def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None = None,
+             memo: IndexMemo | None = None) -> CatchUp:
     """Repair, take in watched notes, run the librarian on unfinished deposits (or just
     `only`), admit by policy."""
     result = CatchUp(repaired=repair(store))
@@ -90,15 +94,22 @@ def catch_up(store: Store, *, only: str | None = None, embedder: Embedder | None
         except OrgkitError as exc:  # a shipped database's row: named, left as it is
             result.repaired.append(str(exc))
             continue
-        outcome = process(store, dep, embedder)
+        outcome = process(store, dep, embedder, memo)
         if outcome is not None:
             result.processed[dep] = outcome
     result.admitted = admit_by_policy(store)
     return result
 
 
-class _Background:
-    """One catch-up thread per notes directory; asked again while it runs, it runs once more."""
+class CatchUps:
+    """`catch_up` in daemon threads, each with its own connection (a server's deposits, a server start):
+    one thread per notes directory; asked again while it runs, it runs once more.
+
+    A process holds one (ops/warm.py `ProcessState.catch_ups`). `errors` keeps each
+    notes directory's last failure until its next run succeeds: that run is what
+    makes it stale. A run is handed its notes' index memo, so the librarian's
+    searches share what the process's calls remember of that index.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -106,24 +117,24 @@ class _Background:
         self.again: set[str] = set()
         self.errors: dict[str, str] = {}
 
-    def start(self, cfg: Config, embedder: Embedder | None) -> threading.Thread:
+    def start(self, cfg: Config, embedder: Embedder | None = None, memo: IndexMemo | None = None) -> threading.Thread:
         key = str(cfg.notes.resolve())
         with self.lock:
             running = self.threads.get(key)
             if running is not None and running.is_alive():
                 self.again.add(key)
                 return running
-            thread = threading.Thread(target=self.work, args=(key, cfg, embedder), name="orgkit-librarian",
+            thread = threading.Thread(target=self.work, args=(key, cfg, embedder, memo), name="orgkit-librarian",
                                       daemon=True)
             self.threads[key] = thread
             thread.start()
             return thread
 
-    def work(self, key: str, cfg: Config, embedder: Embedder | None) -> None:
+    def work(self, key: str, cfg: Config, embedder: Embedder | None, memo: IndexMemo | None) -> None:
         while True:
             try:
                 with Store(cfg) as store:
-                    catch_up(store, embedder=embedder)
+                    catch_up(store, embedder=embedder, memo=memo)
                 self.errors.pop(key, None)
             except OrgkitError as exc:  # a deposit's own failure is on its record; this is the rest
                 self.errors[key] = str(exc)
@@ -132,14 +143,6 @@ class _Background:
                     return
                 self.again.discard(key)
 
-
     def last_error(self, cfg: Config) -> str | None:
         return self.errors.get(str(cfg.notes.resolve()))
 
-
-BACKGROUND = _Background()
-
-
-def in_background(cfg: Config, embedder: Embedder | None = None) -> threading.Thread:
-    """`catch_up` in a daemon thread with its own connection (a server's deposits, a server start)."""
-    return BACKGROUND.start(cfg, embedder)

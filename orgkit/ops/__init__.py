@@ -206,8 +206,9 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
                           f"{', '.join(sorted(FROM_DATABASE))} from the database")
     args = enforce(ctx, op, validate(op, given, from_text=from_text, surface=ctx.surface))
     _authorize(op, identity, args)
-    if ctx.limits is not None:  # a server's caller: its rate, after its role
-        ctx.limits.take(op.rate, identity.name)
+    limits = ctx.process.limits
+    if limits is not None:  # a server's caller: its rate, after its role
+        limits.take(op.rate, identity.name)
     if op.writes:
         return _run(ctx, op, args, identity, progress)
     try:

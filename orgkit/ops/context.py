@@ -1,11 +1,14 @@
-"""What operations share: the resolved Config and the warm things, loaded when first needed.
+"""What a call needs: the resolved Config, its caller, its index connection, its progress.
 
-A one-shot command builds an `OpContext`, runs one operation and exits; `serve`
-and `orgkit mcp` keep one for their whole life, so the index, the embedding
-model, the vectors and the skills registry are loaded once. Both run the same
-operation code: only `warm` differs (a long-lived context re-checks the files
-at most every `serve.recheck_after` seconds and always keeps an index; a
-one-shot one checks them once, and reads by ID without building an index).
+A one-shot command builds an `OpContext`, runs one operation and exits; `serve`,
+`orgkit mcp` and the team server's workers keep one for their whole life. What a
+process keeps between calls (the index connections, the embedding model, the
+vectors, the note files, the skills) is not the context's: it belongs to the
+process's `ProcessState` (ops/warm.py), which the context holds a reference to
+and which a one-shot context makes for itself. Both run the same operation
+code: only `warm` differs (a long-lived context re-checks the files at most
+every `serve.recheck_after` seconds and always keeps an index; a one-shot one
+checks them once, and reads by ID without building an index).
 
 A long-lived context serves calls at the same time, from worker threads: what
 belongs to one call (its warnings, errors, caller and index connection) lives
@@ -16,9 +19,6 @@ index through a connection of its own, taken from a pool and given back.
 from __future__ import annotations
 
 import contextvars
-import math
-import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +28,11 @@ from .. import config as config_module
 from ..config import Config
 from ..errors import DatabaseUnavailable, OrgkitError
 from ..redact import redact
+from .warm import ProcessState, Warm
 
 if TYPE_CHECKING:
     from ..embed import Embedder
     from ..index import Index
-    from ..index.embedding import BackgroundEmbedder
     from ..retrieve.search import VectorCache
     from ..skills import Registry
     from ..texts import KeptFiles
@@ -54,11 +54,11 @@ _CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("orgkit_call
 
 
 class OpContext:
-    """The Config, the warm index/model/vectors/skills, and the current call's warnings and errors."""
+    """The Config, the process's state, and the current call's caller, index, warnings and errors."""
 
     def __init__(self, notes: Path | None = None, flags: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, *, base: Path | None = None,
-                 warm: bool = False, config: Config | None = None) -> None:
+                 warm: bool = False, config: Config | None = None, process: ProcessState | None = None) -> None:
         self._notes, self._flags, self._env = notes, dict(flags or {}), env
         self._config = config
         self.base = base  # relative paths in parameters start here; None: the working directory
@@ -67,26 +67,8 @@ class OpContext:
         self._progress: Callable[[Any], None] | None = None  # the context's own (the command line's bar)
         self.on_wait: Callable[[], None] | None = None
         self._outside = Call()  # warnings of work done outside any call (a one-shot command's own)
-        self._pool: list[Index] = []  # idle index connections of a warm context, one per call at a time
-        self._pool_lock = threading.Lock()
-        self._refreshing = threading.Lock()  # one check of the files at a time; the others wait for it
-        self.limits: Any = None  # the team server's per-token rates (ops/rates.py RateLimits); None: no limit
-        self.leader: Any = None  # a server of several processes: its bid for the background work
-        # (held() and ask(), orgkit.http.leader.Leadership); None: a single process, which always runs it
-        # Cleared while a background warm-up runs: first the word index, then the model and vectors.
-        self.words_ready = threading.Event()
-        self.model_ready = threading.Event()
-        self.words_ready.set()
-        self.model_ready.set()
-        self._warming: threading.Thread | None = None
-        self.background_error: str | None = None
-        self._index: Index | None = None
-        self._embedder: Embedder | None = None
-        self._cache: VectorCache | None = None
-        self._kept: KeptFiles | None = None
-        self._skills: Registry | None = None
-        self._checked: dict[bool, float] = {}  # embed? -> when the files were last checked
-        self._background: BackgroundEmbedder | None = None
+        self.process = process if process is not None else ProcessState()  # what the process keeps between calls
+        self._index: Index | None = None  # a one-shot context's one connection
 
     @property
     def trusted(self) -> bool:
@@ -109,23 +91,14 @@ class OpContext:
         try:
             yield state
         except DatabaseUnavailable:
-            self._drop_pool(state)  # every idle connection went with the server: the next call connects afresh
+            # every idle connection went with the server: the next call connects afresh
+            lost, state.index = state.index, None
+            self.held.drop_pool(*([lost] if lost is not None else []))
             raise
         finally:
             _CALL.reset(token)
             if state.index is not None:
-                with self._pool_lock:
-                    self._pool.append(state.index)
-
-    def _drop_pool(self, state: Call) -> None:
-        with self._pool_lock:
-            lost = self._pool + ([state.index] if state.index is not None else [])
-            self._pool, state.index = [], None
-        for index in lost:
-            try:
-                index.close()
-            except Exception:  # noqa: BLE001 - closing a connection the server already dropped
-                pass
+                self.held.give_back(state.index)
 
     @property
     def identity(self) -> Any:
@@ -160,12 +133,13 @@ class OpContext:
     def may_work_in_background(self) -> bool:
         """Whether this process runs background embedding and the librarian (in a server of
         several processes, only the one holding the leader lock does)."""
-        return self.leader is None or self.leader.held()
+        leader = self.process.leader
+        return leader is None or leader.held()
 
     def hand_over(self) -> None:
         """Ask the process that leads to pick up waiting work (the librarian's), as a start would."""
-        if self.leader is not None:
-            self.leader.ask()
+        if self.process.leader is not None:
+            self.process.leader.ask()
 
     def warn(self, message: str) -> None:
         message = redact(message)
@@ -214,7 +188,12 @@ class OpContext:
         base = self.base if self.base is not None or self.trusted else self.root
         return path if path.is_absolute() or base is None else base / path
 
-    # -- warm things ----------------------------------------------------
+    # -- what the process keeps -------------------------------------------
+
+    @property
+    def held(self) -> Warm:
+        """What the process keeps for this context's notes (ops/warm.py)."""
+        return self.process.warm(self.config)
 
     @property
     def index(self) -> "Index":
@@ -222,137 +201,44 @@ class OpContext:
         call = _CALL.get()
         if self.warm and call is not None:
             if call.index is None:
-                call.index = self._pooled_index()
+                call.index = self.held.take()
             return call.index
         if self._index is None:
-            from ..index import Index
-
-            self._index = Index.of(self.config)
+            self._index = self.held.index()
         return self._index
-
-    def _pooled_index(self) -> "Index":
-        with self._pool_lock:
-            if self._pool:
-                return self._pool.pop()
-        from ..index import Index
-
-        return Index.of(self.config)
 
     @property
     def embedder(self) -> "Embedder":
-        if self._embedder is None:
-            from ..embed import Embedder
-
-            self._embedder = Embedder.from_config(self.config)
-        return self._embedder
+        return self.held.embedder
 
     @property
     def cache(self) -> "VectorCache":
-        if self._cache is None:
-            from ..retrieve.search import VectorCache
-
-            self._cache = VectorCache()
-        return self._cache
+        return self.held.vectors
 
     @property
     def kept(self) -> "KeptFiles | None":
         """A warm context's note files, kept read and parsed between calls (one-shot: None, each file is
         read once anyway)."""
-        if not self.warm or not self.config.has_notes:
-            return None
-        if self._kept is None:
-            from ..texts import KeptFiles
-
-            self._kept = KeptFiles(self.root)
-        return self._kept
+        return self.held.kept if self.warm else None
 
     def skills(self) -> "Registry":
-        """The skills registry, loaded on first use, its warnings reported once."""
-        if self._skills is None:
-            from ..skills import load_registry
-
-            self._skills = load_registry(self.root, self.config)
-        for message in self._skills.warnings:
+        """The skills registry, loaded on first use, its warnings reported to every call that asks."""
+        registry = self.held.skills()
+        for message in registry.warnings:
             self.warn(message)
-        return self._skills
+        return registry
 
     def query_embedder(self) -> "Embedder | None":
         """The model for a query, or None (with a warning) while it is still loading."""
-        if not self.model_ready.is_set():
+        if not self.held.model_ready.is_set():
             self.warn("the embedding model is still loading; these results rank by words only")
             return None
         return self.embedder
 
-    # -- keeping the index fresh ----------------------------------------
-
     def refresh(self, embed: bool = True) -> None:
-        """Bring the index up to date: once for a one-shot call, at most every few seconds when warm.
-
-        The words always; then, with `embed`, the passages that lack a vector:
-        a backlog of at most `search.inline_embed_limit` texts is embedded now,
-        a larger one is left to `orgkit index` (one-shot: a warning says so) or
-        to the background thread (warm), and queries answer from what is
-        embedded meanwhile. No call embeds a corpus unannounced.
-        """
-        from ..config import ensure_state_dir
-        from ..index import IndexBusy, update
-
-        if not self.config.has_notes:
-            return  # no files to bring the shared index up to date with: it is as their writer left it
-        self.words_ready.wait()  # while a warm-up builds the word index (a short pass), there is nothing to use
-        if self.background_error:
-            self.warn(self.background_error)
-        if not self.model_ready.is_set():
-            embed = False  # words only until the model is loaded
-        recheck = self.config["serve.recheck_after"] if self.warm else math.inf
-        with self._refreshing:
-            last = max(self._checked.get(embed, -math.inf), self._checked.get(True, -math.inf))
-            if last > -math.inf and time.monotonic() - last < recheck:
-                if embed and self.warm:
-                    self._embedding_status()
-                return
-            ensure_state_dir(self.config)
-            try:
-                stats = update(self.index, embedder=None, wait=False)
-            except IndexBusy:  # another process writes: use the index as it is
-                self.warn("another orgkit process is updating the index; using it as it is")
-                stats = None
-            self._checked[embed] = time.monotonic()
-            for message in stats.warnings if stats is not None else []:
-                self.warn(message)
-            if embed:
-                self._embed_backlog()
-
-    def _embed_backlog(self) -> None:
-        """Embed a small backlog now; a larger one in the background (warm) or by `orgkit index`."""
-        from ..index.embedding import embed_small_backlog
-
-        limit = self.config["search.inline_embed_limit"]
-        if self.warm and not self.may_work_in_background():
-            return  # the process leading a server of several embeds; queries answer from what is embedded
-        if self.warm:
-            for line in self.background.catch_up(self.index, limit):
-                self.warn(line)
-            return
-        backlog = embed_small_backlog(self.index, self.embedder, limit)
-        pending = backlog.warning() if backlog.embedded else None  # with no vectors at all, search says why
-        if pending:
-            self.warn(pending)
-
-    def _embedding_status(self) -> None:
-        line = self._background.status() if self._background is not None else None
-        if line:
-            self.warn(line)
-
-    @property
-    def background(self) -> "BackgroundEmbedder":
-        """The warm context's background embedding run (one at a time)."""
-        if self._background is None:
-            from ..index.embedding import BackgroundEmbedder
-
-            self._background = BackgroundEmbedder(self.root, self.config.state_dir, self.embedder,
-                                                  self.config["database.url"])
-        return self._background
+        """Bring the index up to date (Warm.refresh), the call's warnings to the call."""
+        self.held.refresh(self.index, embed=embed, long_lived=self.warm, warn=self.warn,
+                          leads=self.may_work_in_background)
 
     def lookup_index(self) -> "Index | None":
         """The index for lookups by ID, brought up to date; None when a one-shot call finds none built.
@@ -366,60 +252,13 @@ class OpContext:
         return self.index
 
     def start_warm_up(self) -> None:
-        """Build the word index, then load the model and embed, in background threads (once).
-
-        Until the words are indexed, calls wait for them (a short pass); until
-        the model is loaded, searches rank by words and say so; then they rank
-        by meaning over what is embedded, while the backlog is embedded in the
-        background batch by batch.
-        """
-        if self._warming is not None:
-            return
-        self.embedder  # made here, so that no call makes a second one while the thread loads it
-        self.words_ready.clear()
-        self.model_ready.clear()
-        self._warming = threading.Thread(target=self._warm_up, name="orgkit-warm-up", daemon=True)
-        self._warming.start()
-
-    def warming(self) -> bool:
-        """Whether the background warm-up is still running."""
-        return self._warming is not None and self._warming.is_alive()
-
-    def _warm_up(self) -> None:
-        from ..config import ensure_state_dir
-        from ..embed import ModelUnavailable
-        from ..index import Index, update
-        from ..index.embedding import pending_count
-
-        own = None
-        try:
-            if not self.config.has_notes:  # a reader of a shared database: nothing to index or embed here
-                self.embedder.load()
-                return
-            ensure_state_dir(self.config)
-            own = Index.of(self.config)  # its own connection: calls go on meanwhile
-            update(own, embedder=None)
-            self.words_ready.set()
-            self.embedder.load()
-            self.model_ready.set()
-            if self.may_work_in_background():
-                self.background.start(pending_count(own, self.embedder.fingerprint))
-        except ModelUnavailable:
-            pass  # searches say so, and rank by words
-        except Exception as exc:  # noqa: BLE001 - the calls that follow report the index's own errors
-            self.background_error = f"background indexing failed: {exc}"
-        finally:
-            if own is not None:
-                own.close()
-            self.words_ready.set()
-            self.model_ready.set()
+        """Index the words, then load the model and embed, in the background (Warm.start_warm_up)."""
+        self.held.start_warm_up(self.may_work_in_background)
 
     def close(self) -> None:
-        if self._background is not None:
-            self._background.stop()
+        """Close the one-shot connection and what the process keeps for these notes."""
         if self._index is not None:
             self._index.close()
-        with self._pool_lock:
-            for index in self._pool:
-                index.close()
-            self._pool.clear()
+            self._index = None
+        if self._config is not None and not self._config.problems:
+            self.process.release(self._config)

@@ -55,11 +55,11 @@ def _catch_up(ctx: OpContext, store, only: str | None = None) -> None:
     if ctx.warm:
         _repaired(ctx, store)
         if ctx.may_work_in_background():
-            worker.in_background(ctx.config, ctx.embedder)
+            ctx.process.catch_ups.start(ctx.config, ctx.embedder, ctx.held.memo)
         else:
             ctx.hand_over()  # a worker of several that does not lead: the one that does runs it
         return
-    for message in worker.catch_up(store, only=only, embedder=ctx.embedder).messages:
+    for message in worker.catch_up(store, only=only, embedder=ctx.embedder, memo=ctx.held.memo).messages:
         ctx.warn(message)
 
 
@@ -106,7 +106,7 @@ def _repaired(ctx: OpContext, store) -> None:
     for message in worker.repair(store):
         ctx.warn(message)
     if ctx.warm:
-        failed = worker.BACKGROUND.last_error(ctx.config)
+        failed = ctx.process.catch_ups.last_error(ctx.config)
         if failed:
             ctx.warn(f"the background librarian failed: {failed}")
 

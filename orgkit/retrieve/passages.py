@@ -15,12 +15,11 @@ counts at BACK_MATTER_WEIGHT, after the passages that say something.
 from __future__ import annotations
 
 import bisect
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 
 from ..embed import Embedder
+from ..index.memo import Kept
 from ..index.store import Index
 from ..org import syntax as sx
 from ..org.outline import Outline
@@ -35,7 +34,6 @@ NEAR_BEST = 0.7  # a piece scoring under this share of the note's best is not wo
 GAP = "\n…\n"  # between passages that are not neighbours in the note
 BACK_MATTER = frozenset({"footnotes", "references", "bibliography", "sources", "further reading", "see also"})
 BACK_MATTER_WEIGHT = 0.5
-CUT_CHARS = 4_000_000  # note text whose pieces a process keeps (each call excerpts the same notes again)
 
 
 @dataclass(slots=True)
@@ -73,40 +71,19 @@ class Excerpt:
 _Cuts = tuple[tuple[int, int, tuple[str, ...], str], ...]
 
 
-class _KeptCuts:
-    """Notes' pieces by (file, first line, text, cuts), the least recently used dropped past CUT_CHARS
-    of text: an unchanged note is not cut again, and a changed one is a new key."""
+def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset(), kept: Kept | None = None) -> list[Piece]:
+    """The note cut at its headings and at `cuts` (file lines where a passage starts), in file order.
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.chars = limit, 0
-        self._cuts: OrderedDict[tuple[str, int, str, frozenset[int]], _Cuts] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, doc: ReadDoc, cuts: frozenset[int]) -> _Cuts:
-        key = (doc.file, doc.line, doc.content, cuts)
-        with self._lock:
-            found = self._cuts.get(key)
-            if found is not None:
-                self._cuts.move_to_end(key)
-                return found
-        made = _cut(doc.content, doc.line, cuts)
-        if 2 * len(doc.content) <= self.limit:  # the text and its pieces' text
-            with self._lock:
-                if key not in self._cuts:
-                    self._cuts[key] = made
-                    self.chars += 2 * len(doc.content)
-                while self.chars > self.limit:
-                    (_, _, text, _), _ = self._cuts.popitem(last=False)
-                    self.chars -= 2 * len(text)
-        return made
-
-
-_kept_cuts = _KeptCuts(CUT_CHARS)
-
-
-def pieces(doc: ReadDoc, cuts: AbstractSet[int] = frozenset()) -> list[Piece]:
-    """The note cut at its headings and at `cuts` (file lines where a passage starts), in file order."""
-    return [Piece(first, last, list(olp), text) for first, last, olp, text in _kept_cuts.get(doc, frozenset(cuts))]
+    With `kept` (an index's memo: `IndexMemo.cuts`), an unchanged note is not cut
+    again: its text is part of the key, so a changed one is a new key.
+    """
+    key = (doc.file, doc.line, doc.content, frozenset(cuts))
+    made: _Cuts | None = kept.get(key) if kept is not None else None
+    if made is None:
+        made = _cut(doc.content, doc.line, key[3])
+        if kept is not None:
+            kept.put(key, made)
+    return [Piece(first, last, list(olp), text) for first, last, olp, text in made]
 
 
 def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
@@ -184,7 +161,7 @@ def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
     if room < MIN_TOKENS:
         return None
     score_at = scores.of(doc)
-    cut = [p for p in pieces(doc, set(score_at)) if not _covered(p, skip) and p.text.strip()]
+    cut = [p for p in pieces(doc, set(score_at), scores.index.memo.cuts) if not _covered(p, skip) and p.text.strip()]
     scored = sorted(score_at)
     for piece in cut:
         inside = scored[bisect.bisect_left(scored, piece.first):bisect.bisect_right(scored, piece.last)]

@@ -34,6 +34,7 @@ from ..storage.db import Connection
 from ..index.store import headings
 from ..index.store import Index
 from ..index.vectors import VectorSet, load_vectors
+from ..index.memo import IndexMemo, Stems
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
 from ..index.words import WORD, query_terms
@@ -185,8 +186,8 @@ def search(
     result = SearchResult(mode=mode)
     pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
     with index.snapshot() as conn:
-        terms = lexical_terms(conn, query, index.backend, exact=exact)
-        result.corrected = vocab.corrected(conn, query, terms, index.backend)
+        terms = lexical_terms(conn, query, index.backend, index.memo, exact=exact)
+        result.corrected = vocab.corrected(conn, query, terms, index.backend, index.memo)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
@@ -198,9 +199,9 @@ def search(
         total = index.backend.passage_count(conn)
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            trust = fusion.trust(_top_evidence(conn, terms, lexical, total),
+            trust = fusion.trust(_top_evidence(conn, terms, lexical, total, index.memo.stems),
                                  floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
-            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms), trust)
+            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms, index.memo.stems), trust)
         else:
             fused = lexical if lexical is not None else dense or []
         fused = scoped(conn, fused, scope)
@@ -212,7 +213,8 @@ def search(
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total,
+                                index.memo.stems)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -233,17 +235,18 @@ def _read_as(corrected: str | None, embedder: Embedder | None):
     return embedder.embed_query(corrected) if corrected and embedder is not None else None
 
 
-def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int) -> float:
+def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int, kept: Stems) -> float:
     """The idf-weighted share of the query's words BM25's top passage holds (0 with no match)."""
     if not lexical or not terms:
         return 0.0
     top = lexical[0][1]
-    return _coverages(conn, terms, [top], total)[top]
+    return _coverages(conn, terms, [top], total, kept)[top]
 
 
-def _coverages(conn: Connection, terms: list[Term], passages: list[int], total: int) -> dict[int, float]:
+def _coverages(conn: Connection, terms: list[Term], passages: list[int], total: int,
+               kept: Stems) -> dict[int, float]:
     """Each passage's share of the query's word weight (idf, a corrected word at its credit) that it holds."""
-    held = _words_held(conn, terms, passages)
+    held = _words_held(conn, terms, passages, kept)
     weights = [floor.idf(t.docs, total) for t in terms]
     credit = [_credit(t) for t in terms]
     return {p: floor.coverage([(w, credit[i] if p in held[i] else 0.0) for i, w in enumerate(weights)])
@@ -263,7 +266,8 @@ def _credit(term: Term) -> float:
 
 
 def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
+           kept: Stems) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -277,7 +281,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
         return None
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
-    covered = _coverages(conn, terms, sorted(set(passages.values())), total)
+    covered = _coverages(conn, terms, sorted(set(passages.values())), total, kept)
     signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
@@ -291,7 +295,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     return best
 
 
-def _words_held(conn: Connection, terms: list[Term], passages: list[int]) -> list[set[int]]:
+def _words_held(conn: Connection, terms: list[Term], passages: list[int], kept: Stems) -> list[set[int]]:
     """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
 
     The passages' text (heading and body, as BM25 reads them) is stemmed once
@@ -299,7 +303,7 @@ def _words_held(conn: Connection, terms: list[Term], passages: list[int]) -> lis
     """
     rows = conn.execute(f"SELECT rowid, heading || ' ' || body FROM chunk_text "
                         f"WHERE rowid IN ({','.join('?' * len(passages))})", passages).fetchall()
-    held = vocab.stems_of(dict(rows))
+    held = vocab.stems_of(dict(rows), kept)
     return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
             for t in terms]
 
@@ -345,25 +349,25 @@ def fts_match(query: str) -> str | None:
 
 
 def lexical_ranking(conn: Connection, query: str, pool: int, terms: list[Term] | None = None,
-                    backend: IndexBackend = backend_for(None)) -> Ranking:
+                    backend: IndexBackend = backend_for(None), memo: IndexMemo | None = None) -> Ranking:
     """Nodes by their best passage's BM25 (any query word may match, or what a mistyped one meant).
 
     The heading column (the note's title, outline path and aliases) weighs
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
-    note that mentions it.
+    note that mentions it. Without `terms`, the query's are found through `memo` (None: a memo of this call's).
     """
-    wanted = wanted_words(terms if terms is not None else lexical_terms(conn, query, backend))
+    wanted = wanted_words(terms if terms is not None else lexical_terms(conn, query, backend, memo or IndexMemo()))
     if not wanted:
         return []
     return _best_per_node(backend.lexical(conn, wanted, HEADING_WEIGHT, pool * 8), pool)
 
 
-def lexical_terms(conn: Connection, query: str, backend: IndexBackend = backend_for(None),
+def lexical_terms(conn: Connection, query: str, backend: IndexBackend, memo: IndexMemo,
                   exact: bool = False) -> list[Term]:
     """The query's meaningful words as the passage index knows them (mistyped ones corrected, unless `exact`;
     a word typed capitalised is taken for a name, not for a slip)."""
     names = frozenset(w.lower() for w in WORD.findall(query) if w[:1].isupper())
-    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), names=names, correct=not exact)
+    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), memo, names=names, correct=not exact)
 
 
 def wanted_words(terms: list[Term]) -> list[str]:
@@ -453,7 +457,8 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     return [(n, best[n][2], scores[n]) for n in order]
 
 
-def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term]) -> int | None:
+def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term],
+                kept: Stems | None = None) -> int | None:
     """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
@@ -474,7 +479,7 @@ def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term
         f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
     named = []
     for node in top:
-        stems = set(vocab.stem(query_terms(titles.get(node) or "")))
+        stems = set(vocab.stem(query_terms(titles.get(node) or ""), kept))
         if len(stems) == len(wanted) and all(any(_same_word(s, alternatives) for s in stems)
                                              for alternatives in wanted):
             named.append(node)
