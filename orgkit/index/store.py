@@ -244,6 +244,55 @@ class Index:
         return {"files": files, "files_with_id": files - without, "files_without_id": without,
                 "headings_with_id": rows.get((1, 0), 0), "headings_without_id": rows.get((1, 1), 0)}
 
+    def passage_words(self, rowids: list[int]) -> dict[int, str]:
+        """The text BM25 reads of each passage of `rowids` (its heading, a space, its body), by row."""
+        with self.snapshot() as conn:
+            return dict(self.backend.in_slices(conn, "SELECT rowid, heading || ' ' || body FROM chunk_text "
+                                                     "WHERE rowid IN ({})", rowids))
+
+    def node_titles(self, rowids: list[int]) -> dict[int, str]:
+        """The title of each node (or unit) of `rowids`, by row."""
+        with self.snapshot() as conn:
+            return dict(self.backend.in_slices(conn, "SELECT rowid, title FROM nodes WHERE rowid IN ({})", rowids))
+
+    def hit_passages(self, rowids: list[int]) -> dict[int, "HitPassage"]:
+        """What a search hit shows of each passage of `rowids`: its heading path, text and first line."""
+        if not rowids:
+            return {}
+        with self.snapshot() as conn:
+            rows = self.backend.in_slices(conn, "SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c "
+                                                "JOIN files f ON f.path = c.file WHERE c.rowid IN ({})", rowids)
+            paths = headings(conn, [(title, outline) for _, title, outline, _, _ in rows])
+        return {r[0]: HitPassage(heading, r[3], r[4]) for r, heading in zip(rows, paths)}
+
+    def node_kinds(self, keys: list, *, by: str = "rowid") -> list["NodeKind"]:
+        """What a scope decides a node by, for each node of `keys` (rows, or IDs with `by="id"`: every
+        node holding one), in no order."""
+        assert by in ("rowid", "id")
+        with self.snapshot() as conn:
+            return [NodeKind(*row) for row in self.backend.in_slices(
+                conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys)]
+
+
+class NodeKind(NamedTuple):
+    """A node's kind, properties (JSON), tags (JSON) and TODO state, under the key it was asked by."""
+
+    key: int | str
+    id: str
+    file: str
+    kind: str
+    properties: str
+    tags: str
+    todo: str | None
+
+
+class HitPassage(NamedTuple):
+    """A passage as a search hit shows it: "File title > Heading" path, its text, its first line."""
+
+    heading: str
+    body: str
+    line: int
+
 
 @dataclass
 class StoredTexts(TextCache):
@@ -334,17 +383,6 @@ def bump_generation(conn: Connection) -> None:
     """Say that the index changed (inside the writer's transaction): processes' caches of it check the number."""
     conn.execute("INSERT INTO meta VALUES ('generation', '1') "
                  "ON CONFLICT (key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1")
-
-
-def store_vectors(conn: Connection, rows: list[tuple[str, str, object]]) -> None:
-    """Keep (model, text hash, vector) rows, a text's earlier vector from the model replaced."""
-    conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
-                     "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
-
-
-def vector_count(conn: Connection, fingerprint: str) -> int:
-    """How many distinct passage texts have a vector from this model."""
-    return conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (fingerprint,)).fetchone()[0]
 
 
 def passage_text(conn: Connection, rowid: int) -> str:

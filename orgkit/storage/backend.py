@@ -21,12 +21,12 @@ import sqlite3
 from collections import Counter
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock, made_dir
-from .db import IN_SLICE, Connection, in_slices, sqlite_file
+from .db import IN_SLICE, Connection, Cursor, in_slices, sqlite_file
 from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
@@ -61,6 +61,7 @@ class IndexBackend(Protocol):
     """
 
     name: str
+    P: str  # the engine's placeholder (its DB-API paramstyle): a statement both engines share is written with it
     dense_in_database: bool
     stores_text: bool
     shares_embedding: bool
@@ -69,6 +70,11 @@ class IndexBackend(Protocol):
     missing_texts_sql: str
 
     def connect(self, index: Index) -> Connection: ...
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]: ...
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None: ...
     def status(self, index: Index) -> dict: ...
     def pending_migrations(self, index: Index) -> list[Step]: ...
     def writer_lock(self, index: Index, *, wait: bool,
@@ -125,6 +131,7 @@ class SqliteBackend:
     """The embedded default: `index.sqlite` in the state dir, FTS5, vectors as blobs."""
 
     name = "sqlite"
+    P = "?"  # sqlite3's paramstyle, "qmark"
     dense_in_database = False  # the caller's in-memory matrix ranks faster than a scan here
     stores_text = False  # the notes are beside the index
     shares_embedding = False  # one process embeds, under the writer lock
@@ -140,6 +147,23 @@ class SqliteBackend:
         except (OSError, sqlite3.Error) as exc:
             raise OrgkitError(f"cannot open the index at {index.path}: {exc}") from None
         return conn
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written with `P`, as sqlite3 takes it."""
+        return conn.execute(sql, params)
+
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        conn.executemany(sql, rows)
+
+    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is an IN list of `values` (see `db.in_slices`)."""
+        return in_slices(conn, sql, values, before)
+
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table`: one prepared INSERT run for each."""
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                         rows)
 
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
@@ -343,6 +367,7 @@ class PostgresBackend:
     """One PostgreSQL database (with pgvector) shared by every process that sets its URL."""
 
     name = "postgres"
+    P = "%s"  # psycopg's paramstyle, "format" (a literal % in such a statement is written %%)
     dense_in_database = True
     stores_text = True  # for machines without the notes
     shares_embedding = True  # the embed_queue table hands out batches (`claim_batch`, orgkit.index.queue)
@@ -355,6 +380,22 @@ class PostgresBackend:
         from .postgres import prepared
 
         return prepared(self.url, "index", MIGRATIONS, "the index")
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written with `P`, sent as it is (prepared once psycopg has seen it a few times)."""
+        return _native(conn).run(sql, params)
+
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        _native(conn).run_many(sql, rows)
+
+    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is an IN list of `values` (see `db.in_slices`), each slice sent as it is."""
+        return in_slices(conn, sql, values, before, p=self.P, run=_native(conn).run)
+
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table` through COPY: one stream instead of a statement each."""
+        _native(conn).copy(table, columns, rows)
 
     def status(self, index: "Index") -> dict:
         """The server, its pgvector, and the schema version, read without migrating anything.

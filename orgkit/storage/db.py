@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from ..confine import SQLITE_SIDE_FILES, writable
 from ..files import made_dir
@@ -40,13 +40,19 @@ def sqlite_file(path: Path) -> Path:
 IN_SLICE = 500  # values per IN list, under SQLite's variable limit
 
 
-def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+Run = Callable[[str, Sequence[Any]], Cursor]  # sends one statement written for its engine
+
+
+def in_slices(conn: Connection, sql: str, values: list, before: tuple = (), *, p: str = "?",
+              run: Run | None = None) -> list[tuple]:
     """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
-    limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
+    limit; `before` are the parameters ahead of the list. `p` is the engine's placeholder and
+    `run` how a statement is sent (a backend's `in_slices` gives both; the default is sqlite3's)."""
+    send: Run = run or conn.execute
     out: list[tuple] = []
     for start in range(0, len(values), IN_SLICE):
         part = list(values[start:start + IN_SLICE])
-        out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
+        out.extend(send(sql.format(",".join([p] * len(part))), (*before, *part)).fetchall())
     return out
 
 

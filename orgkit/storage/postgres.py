@@ -88,6 +88,15 @@ class PgConnection:
                 cursor = self.raw.execute(sql, params)
             return cursor
 
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """`run` for each of many rows, in one pipeline (psycopg's executemany): no rewriting."""
+        batch = [tuple(r) for r in rows]
+        if not batch:
+            return
+        with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
+            cur.executemany(sql, batch)
+
     def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
         """Many rows into `table` through COPY: one stream instead of a statement each."""
         with self._lost(), self.raw.cursor() as cur:
