@@ -156,7 +156,7 @@ def surface(conn: Connection, typed: str, stemmed: str, backend: Any) -> str:
     found = backend.lexical(conn, [stemmed], 1.0, 1)
     if not found:
         return stemmed
-    words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, found[0][1]))))
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, backend, found[0][1]))))
     stems = stems_of(dict(enumerate(words)))
     same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
     return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
@@ -211,8 +211,7 @@ def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary) -> list
             _ranges.clear()
             _ranges["key"] = key
         if first not in _ranges:
-            _ranges[first] = conn.execute(vocabulary.range_sql,
-                                          (first, chr(ord(first) + 1))).fetchall()
+            _ranges[first] = vocabulary.starting_with(conn, first)
         return _ranges[first]
 
 

@@ -1,13 +1,17 @@
 """The index's storage seam: what SQLite and PostgreSQL do differently, and nothing else.
 
-Every query the index, search and the feedback loop run is written once, in
-SQL both engines accept. A backend answers the rest: opening a connection,
+A query both engines accept is written once, with the engine's placeholder
+(`P`, its DB-API paramstyle: `?` for sqlite3, `%s` for psycopg) composed in
+where the statement is written, and sent by the backend's `run`, `run_many`
+or `in_slices` as it is: PostgreSQL receives statements written for it, never
+SQLite's rewritten. A backend answers the rest: opening a connection,
 the single-writer lock (a file lock beside a SQLite file, an advisory lock in
 PostgreSQL, released by the server when the writer's session dies), keeping
 the word index (FTS5, or the terms table `orgkit.storage.terms` ranks with
 FTS5's BM25), storing vectors (blobs read into one matrix, or pgvector ranked
-in the database with HNSW above `EXACT_BELOW` vectors), and the two queries
-whose SQLite form relies on SQLite's bare columns in GROUP BY.
+in the database with HNSW above `EXACT_BELOW` vectors), many rows at once
+(`insert_rows`: executemany, or COPY), and the two queries whose SQLite form
+relies on SQLite's bare columns in GROUP BY.
 
 `IndexBackend` is the interface both implement completely; a feature asks it
 what the engine can do (`dense_in_database`, `stores_text`,
@@ -292,7 +296,7 @@ class SqliteBackend:
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
-                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})")
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})", self.run, self.in_slices)
 
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
@@ -561,9 +565,10 @@ class PostgresBackend:
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
-        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= ? AND term < ? "
+        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= %s AND term < %s "
                                     "AND passages > 0",
-                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0")
+                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0",
+                          self.run, self.in_slices)
 
     def vector_value(self, vector: Any) -> str:
         from .postgres import vector_literal

@@ -20,8 +20,9 @@ class Cursor(Protocol):
 
 class Connection(Protocol):
     """What flows through `Index.conn` and the memory store: a `sqlite3.Connection` opened with
-    `isolation_level=None`, or `postgres.PgConnection`, which speaks the same calls (`?`
-    placeholders, explicit BEGIN ... COMMIT)."""
+    `isolation_level=None`, or `postgres.PgConnection`, which takes the same calls (explicit
+    BEGIN ... COMMIT; a statement with parameters is sent through its engine's backend, written
+    with that engine's placeholder)."""
 
     def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
     def executemany(self, sql: str, rows: Iterable[Any], /) -> Any: ...

@@ -1,8 +1,11 @@
-"""PostgreSQL through psycopg 3, in the call shape the index's SQL is written for.
+"""PostgreSQL through psycopg 3, in the call shape of orgkit's sqlite3 connections.
 
-The index's queries are plain SQL that both engines accept; what differs is
-the placeholder (`?` against `%s`), how a transaction starts, and the driver.
-`PgConnection` takes care of those three, so a query is written once. The
+What differs between the engines besides SQL is how a transaction starts and
+the driver: `PgConnection` takes care of those. Statements are PostgreSQL's
+own, written with psycopg's `%s` placeholder (the index's backend composes
+them with its `P`), and go out through `run`, `run_many` and `copy` as they
+are. `execute` with parameters still rewrites sqlite3's `?` (`translate`) for
+the callers whose statements are not written for their engine yet. The
 password never comes from a notes folder: the URL is a trust-granting
 setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
 """
