@@ -70,8 +70,8 @@ class FileStore:
 
     def first_seen(self, files: list[str]) -> dict[tuple[str, str], int]:
         """The first-seen number of each (ID, file) the index holds of `files`."""
-        return {(node_id, file): number for node_id, file, number in self.backend.in_slices(
-            self.conn, "SELECT id, file, min(seen) FROM nodes WHERE file IN ({}) GROUP BY id, file", files)}
+        return {(node_id, file): number for node_id, file, number in self.backend.among(
+            self.conn, "SELECT id, file, min(seen) FROM nodes WHERE file {} GROUP BY id, file", files)}
 
     def last_seen(self) -> int:
         """The largest first-seen number given so far (0 in an empty index)."""
@@ -79,7 +79,7 @@ class FileStore:
 
     def duplicate_ids(self, files: list[str]) -> list[DuplicateId]:
         """Each node of `files` whose ID a node seen before it holds, by file and line."""
-        return [DuplicateId(*row) for row in self.backend.in_slices(self.conn, self.backend.duplicate_ids_sql, files)]
+        return [DuplicateId(*row) for row in self.backend.among(self.conn, self.backend.duplicate_ids_sql, files)]
 
     def remove(self, file: str) -> None:
         """Take every row of `file` out of the index (its words first, read from its passages)."""

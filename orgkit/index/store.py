@@ -118,7 +118,7 @@ class Index:
         ID's files come in first-seen order, so its first file holds the node it resolves to."""
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
-            rows = self.backend.in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) "
+            rows = self.backend.among(conn, "SELECT id, file, min(seen) FROM nodes WHERE id {} "
                                                 "AND unit = 0 GROUP BY id, file", ids)
             for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
@@ -199,8 +199,8 @@ class Index:
         """id, title, file, line, level (and the outline path) of nodes and units by row; a unit's `id` is
         its locator."""
         with self.snapshot() as conn:
-            rows = self.backend.in_slices(conn, "SELECT rowid, id, title, file, line, level, outline, unit "
-                                                "FROM nodes WHERE rowid IN ({})", rowids)
+            rows = self.backend.among(conn, "SELECT rowid, id, title, file, line, level, outline, unit "
+                                                "FROM nodes WHERE rowid {}", rowids)
             paths = olps(conn, self.backend, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
@@ -210,9 +210,9 @@ class Index:
         unit's locator), file, line}, each once, in file order."""
         found: dict[str, dict[str, dict]] = {}
         with self.snapshot() as conn:
-            rows = self.backend.in_slices(conn, "SELECT title, id, file, line FROM nodes WHERE title IN ({})", names)
-            rows += self.backend.in_slices(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
-                                                 "ON n.rowid = a.node WHERE a.alias IN ({})", names)
+            rows = self.backend.among(conn, "SELECT title, id, file, line FROM nodes WHERE title {}", names)
+            rows += self.backend.among(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
+                                                 "ON n.rowid = a.node WHERE a.alias {}", names)
         for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
             found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
         return {name: list(held.values()) for name, held in found.items()}
@@ -254,21 +254,21 @@ class Index:
     def passage_words(self, rowids: list[int]) -> dict[int, str]:
         """The text BM25 reads of each passage of `rowids` (its heading, a space, its body), by row."""
         with self.snapshot() as conn:
-            return dict(self.backend.in_slices(conn, "SELECT rowid, heading || ' ' || body FROM chunk_text "
-                                                     "WHERE rowid IN ({})", rowids))
+            return dict(self.backend.among(conn, "SELECT rowid, heading || ' ' || body FROM chunk_text "
+                                                     "WHERE rowid {}", rowids))
 
     def node_titles(self, rowids: list[int]) -> dict[int, str]:
         """The title of each node (or unit) of `rowids`, by row."""
         with self.snapshot() as conn:
-            return dict(self.backend.in_slices(conn, "SELECT rowid, title FROM nodes WHERE rowid IN ({})", rowids))
+            return dict(self.backend.among(conn, "SELECT rowid, title FROM nodes WHERE rowid {}", rowids))
 
     def hit_passages(self, rowids: list[int]) -> dict[int, "HitPassage"]:
         """What a search hit shows of each passage of `rowids`: its heading path, text and first line."""
         if not rowids:
             return {}
         with self.snapshot() as conn:
-            rows = self.backend.in_slices(conn, "SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c "
-                                                "JOIN files f ON f.path = c.file WHERE c.rowid IN ({})", rowids)
+            rows = self.backend.among(conn, "SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c "
+                                                "JOIN files f ON f.path = c.file WHERE c.rowid {}", rowids)
             paths = headings(conn, self.backend, [(title, outline) for _, title, outline, _, _ in rows])
         return {r[0]: HitPassage(heading, r[3], r[4]) for r, heading in zip(rows, paths)}
 
@@ -277,8 +277,8 @@ class Index:
         node holding one), in no order."""
         assert by in ("rowid", "id")
         with self.snapshot() as conn:
-            return [NodeKind(*row) for row in self.backend.in_slices(
-                conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys)]
+            return [NodeKind(*row) for row in self.backend.among(
+                conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} {{}}", keys)]
 
 
 class NodeKind(NamedTuple):
@@ -340,8 +340,8 @@ def outline_rows(conn: Connection, backend: IndexBackend, rowids: list[int]) -> 
     todo = sorted(set(rowids))
     while todo:
         found: list[int] = []
-        for rowid, parent, title, label in backend.in_slices(
-                conn, "SELECT rowid, parent, title, label FROM outlines WHERE rowid IN ({})", todo):
+        for rowid, parent, title, label in backend.among(
+                conn, "SELECT rowid, parent, title, label FROM outlines WHERE rowid {}", todo):
             known[rowid] = OutlineRow(parent, title, label if label is not None else title)
             if parent is not None and parent not in known:
                 found.append(parent)
@@ -382,7 +382,7 @@ def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
     """(hash, text) of the passage texts with these hashes, sorted by hash (gone ones left out):
     what embedding and its work queue embed."""
     conn = index.conn
-    rows = index.backend.in_slices(conn, index.backend.missing_texts_sql, sorted(hashes))
+    rows = index.backend.among(conn, index.backend.missing_texts_sql, sorted(hashes))
     paths = headings(conn, index.backend, [(title, outline) for _, title, outline, _ in rows])
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 

@@ -117,6 +117,6 @@ class VectorStore:
 
     def vectors_of(self, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
         """The stored vectors of `hashes` under this model, as raw float32 bytes."""
-        return dict(self.backend.in_slices(
-            self.conn, f"SELECT hash, vector FROM vectors WHERE model = {self.backend.P} AND hash IN ({{}})",
+        return dict(self.backend.among(
+            self.conn, f"SELECT hash, vector FROM vectors WHERE model = {self.backend.P} AND hash {{}}",
             sorted(hashes), (fingerprint,)))

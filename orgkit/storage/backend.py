@@ -3,7 +3,7 @@
 A query both engines accept is written once, with the engine's placeholder
 (`P`, its DB-API paramstyle: `?` for sqlite3, `%s` for psycopg) composed in
 where the statement is written, and sent by the backend's `run`, `run_many`
-or `in_slices` as it is: PostgreSQL receives statements written for it, never
+or `among` as it is: PostgreSQL receives statements written for it, never
 SQLite's rewritten. A backend answers the rest: opening a connection,
 the single-writer lock (a file lock beside a SQLite file, an advisory lock in
 PostgreSQL, released by the server when the writer's session dies), keeping
@@ -76,7 +76,7 @@ class IndexBackend(Protocol):
     def connect(self, index: Index) -> Connection: ...
     def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
     def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
-    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]: ...
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]: ...
     def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
                     rows: Iterable[Sequence[Any]]) -> None: ...
     def status(self, index: Index) -> dict: ...
@@ -159,9 +159,10 @@ class SqliteBackend:
     def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         conn.executemany(sql, rows)
 
-    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
-        """Rows of `sql` whose `{}` is an IN list of `values` (see `db.in_slices`)."""
-        return in_slices(conn, sql, values, before)
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is where a column is tested against `values`: an IN list, sent in
+        slices under SQLite's variable limit (`db.in_slices`); `before` are the parameters ahead of it."""
+        return in_slices(conn, sql.format("IN ({})"), values, before)
 
     def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
                     rows: Iterable[Sequence[Any]]) -> None:
@@ -296,7 +297,7 @@ class SqliteBackend:
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
-                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})", self.run, self.in_slices)
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term {{}}", self.run, self.among)
 
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
@@ -354,9 +355,9 @@ class SqliteBackend:
     duplicate_ids_sql = """SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
         ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
             (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
-        WHERE n.file IN ({}) GROUP BY n.rowid ORDER BY n.file, n.line"""
+        WHERE n.file {} GROUP BY n.rowid ORDER BY n.file, n.line"""
     missing_texts_sql = """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-        WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
+        WHERE c.hash {} GROUP BY c.hash ORDER BY c.hash"""
 
 
 RUN_GAP = 64  # rows further apart than this are read as two FTS5 ranges rather than one wider one
@@ -392,9 +393,12 @@ class PostgresBackend:
     def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         _native(conn).run_many(sql, rows)
 
-    def in_slices(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
-        """Rows of `sql` whose `{}` is an IN list of `values` (see `db.in_slices`), each slice sent as it is."""
-        return in_slices(conn, sql, values, before, p=self.P, run=_native(conn).run)
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is where a column is tested against `values`: `= ANY(%s)`, the
+        values one array, so the statement is one whatever their number, and prepared once it recurs."""
+        if not values:
+            return []
+        return _native(conn).run(sql.format("= ANY(%s)"), (*before, list(values))).fetchall()
 
     def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
                     rows: Iterable[Sequence[Any]]) -> None:
@@ -567,8 +571,8 @@ class PostgresBackend:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
         return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= %s AND term < %s "
                                     "AND passages > 0",
-                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0",
-                          self.run, self.in_slices)
+                          "SELECT term, passages FROM term_passages WHERE term {} AND passages > 0",
+                          self.run, self.among)
 
     def vector_value(self, vector: Any) -> str:
         from .postgres import vector_literal
@@ -667,9 +671,9 @@ class PostgresBackend:
         FROM nodes n JOIN nodes o
         ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
             (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
-        WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
+        WHERE n.file {} ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
     missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
-        FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+        FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash {} ORDER BY c.hash, c.rowid"""
 
 
 def _runs(rowids: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:

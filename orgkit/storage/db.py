@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol
 
 from ..confine import SQLITE_SIDE_FILES, writable
 from ..files import made_dir
@@ -21,8 +21,7 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """What flows through `Index.conn` and the memory store: a `sqlite3.Connection` opened with
     `isolation_level=None`, or `postgres.PgConnection`, which takes the same calls (explicit
-    BEGIN ... COMMIT; a statement with parameters is sent through its engine's backend, written
-    with that engine's placeholder)."""
+    BEGIN ... COMMIT), and sends statements written for PostgreSQL as they are through `run`."""
 
     def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
     def executemany(self, sql: str, rows: Iterable[Any], /) -> Any: ...
@@ -41,19 +40,13 @@ def sqlite_file(path: Path) -> Path:
 IN_SLICE = 500  # values per IN list, under SQLite's variable limit
 
 
-Run = Callable[[str, Sequence[Any]], Cursor]  # sends one statement written for its engine
-
-
-def in_slices(conn: Connection, sql: str, values: list, before: tuple = (), *, p: str = "?",
-              run: Run | None = None) -> list[tuple]:
+def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
     """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
-    limit; `before` are the parameters ahead of the list. `p` is the engine's placeholder and
-    `run` how a statement is sent (a backend's `in_slices` gives both; the default is sqlite3's)."""
-    send: Run = run or conn.execute
+    limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
     out: list[tuple] = []
     for start in range(0, len(values), IN_SLICE):
         part = list(values[start:start + IN_SLICE])
-        out.extend(send(sql.format(",".join([p] * len(part))), (*before, *part)).fetchall())
+        out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
     return out
 
 
