@@ -119,7 +119,7 @@ class Index:
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
             rows = self.backend.among(conn, "SELECT id, file, min(seen) FROM nodes WHERE id {} "
-                                                "AND unit = 0 GROUP BY id, file", ids)
+                                            "AND unit = 0 GROUP BY id, file", ids)
             for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
         return found
@@ -200,7 +200,7 @@ class Index:
         its locator."""
         with self.snapshot() as conn:
             rows = self.backend.among(conn, "SELECT rowid, id, title, file, line, level, outline, unit "
-                                                "FROM nodes WHERE rowid {}", rowids)
+                                            "FROM nodes WHERE rowid {}", rowids)
             paths = olps(conn, self.backend, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
@@ -212,7 +212,7 @@ class Index:
         with self.snapshot() as conn:
             rows = self.backend.among(conn, "SELECT title, id, file, line FROM nodes WHERE title {}", names)
             rows += self.backend.among(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
-                                                 "ON n.rowid = a.node WHERE a.alias {}", names)
+                                             "ON n.rowid = a.node WHERE a.alias {}", names)
         for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
             found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
         return {name: list(held.values()) for name, held in found.items()}
@@ -255,7 +255,7 @@ class Index:
         """The text BM25 reads of each passage of `rowids` (its heading, a space, its body), by row."""
         with self.snapshot() as conn:
             return dict(self.backend.among(conn, "SELECT rowid, heading || ' ' || body FROM chunk_text "
-                                                     "WHERE rowid {}", rowids))
+                                                 "WHERE rowid {}", rowids))
 
     def node_titles(self, rowids: list[int]) -> dict[int, str]:
         """The title of each node (or unit) of `rowids`, by row."""
@@ -268,7 +268,7 @@ class Index:
             return {}
         with self.snapshot() as conn:
             rows = self.backend.among(conn, "SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c "
-                                                "JOIN files f ON f.path = c.file WHERE c.rowid {}", rowids)
+                                            "JOIN files f ON f.path = c.file WHERE c.rowid {}", rowids)
             paths = headings(conn, self.backend, [(title, outline) for _, title, outline, _, _ in rows])
         return {r[0]: HitPassage(heading, r[3], r[4]) for r, heading in zip(rows, paths)}
 
