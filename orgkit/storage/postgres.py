@@ -24,7 +24,6 @@ from ..redact import redact
 from .migrations import RECORD, Migration, Step, named, plan
 
 SCHEMES = ("postgresql", "postgres")
-_PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
 _PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?|%")  # a `?` inside a string literal is not a placeholder
 
 
@@ -58,7 +57,6 @@ class PgConnection:
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
-        self._columns: dict[str, list[str]] = {}
         self._begin: str | None = None  # a BEGIN not yet sent
         self.pool: Pool | None = None  # where close() gives it back (`pooled`); None: close() closes it
 
@@ -131,29 +129,9 @@ class PgConnection:
             raise DatabaseUnavailable(f"the database is unavailable ({first_line(exc)}); try again shortly") from None
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        """Many rows: a plain `INSERT ... VALUES (?, ...)` goes through COPY (a file's
-        thousands of terms in one stream instead of a statement each), anything else row by row."""
-        batch = [tuple(r) for r in rows]
-        if not batch:
-            return
-        plain = _PLAIN_INSERT.fullmatch(sql)
-        with self._lost(), self.raw.cursor() as cur:
-            self._send_begin()
-            if plain is None:
-                cur.executemany(translate(sql), batch)
-                return
-            table, named = plain.group(1), plain.group(2)
-            columns = [c.strip() for c in named.split(",")] if named else self._table_columns(table)[:len(batch[0])]
-            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                for row in batch:
-                    copy.write_row(row)
-
-    def _table_columns(self, table: str) -> list[str]:
-        if table not in self._columns:
-            self._columns[table] = [name for (name,) in self.raw.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
-        return self._columns[table]
+        """`execute` for each of many rows: sqlite3's `?` rewritten, as `execute` does (see `run_many`
+        for statements written for PostgreSQL)."""
+        self.run_many(translate(sql), [tuple(r) for r in rows])
 
     @property
     def in_transaction(self) -> bool:
