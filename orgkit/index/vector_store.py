@@ -85,6 +85,9 @@ class VectorStore:
         self.backend.run_many(self.conn, f"INSERT INTO vectors VALUES ({P}, {P}, {P}) "
                                          "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
 
+    # The reads below build the in-memory matrix (`orgkit.index.vectors`), for a backend whose vectors
+    # are float32 blobs and are ranked in the caller's memory (not `dense_in_database`).
+
     def dimensions(self, fingerprint: str) -> int | None:
         """The size of this model's stored float32 vectors (length() reads no blob), None with none."""
         row = self.backend.run(self.conn, f"SELECT length(vector) FROM vectors WHERE model = {self.backend.P} "
