@@ -53,7 +53,7 @@ class Reranker:
             rows = conn.execute(
                 f"SELECT c.rowid, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file "
                 f"WHERE c.rowid IN ({','.join('?' * len(chunks))})", chunks).fetchall()
-            paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+            paths = headings(conn, self.index.backend, [(title, outline) for _, title, outline, _ in rows])
         return {r[0]: (f"{h}: {r[3]}" if r[3] else h) for r, h in zip(rows, paths)}
 
     def embed(self, chunks: list[int]) -> None:

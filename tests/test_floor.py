@@ -167,10 +167,9 @@ def test_a_query_whose_words_one_passage_holds_passes_whatever_its_cosine(tmp_pa
         with index.snapshot() as conn:
             terms = lexical_terms(conn, query, index.backend, index.memo)
             lexical = lexical_ranking(conn, query, 10, terms, index.backend)
-            hits = _hits(conn, index, lexical, query, 10)
+            hits = _hits(index, lexical, query, 10)
             total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            best = _judge(conn, hits, terms, lexical, Cosines(cosine, lambda node: cosine), dense, total,
-                          index.memo.stems)
+            best = _judge(index, hits, terms, lexical, Cosines(cosine, lambda node: cosine), dense, total)
         assert best is not None
         return floor.judge(best, dense).relevant, {hit.title: hit.relevant for hit in hits}
 

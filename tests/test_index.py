@@ -16,6 +16,7 @@ from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.chunks import MAX_CHARS, chunk_file
 from orgkit.index.store import headings, olps
+from orgkit.storage.backend import SqliteBackend
 from orgkit.storage.schema import MIGRATIONS
 from orgkit.org import parse_org
 
@@ -62,10 +63,10 @@ def dump(index: Index) -> dict:
         node_ids = dict(conn.execute("SELECT rowid, id FROM nodes"))
         nodes = conn.execute("SELECT id, file, level, pos, line, end_line, title, todo, "
                              "priority, outline, tags, refs, properties FROM nodes").fetchall()
-        paths = olps(conn, [r[9] for r in nodes])
+        paths = olps(conn, SqliteBackend(), [r[9] for r in nodes])
         chunks = conn.execute("SELECT c.node, c.file, c.line, f.title, c.outline, c.body, c.hash "
                               "FROM chunks c JOIN files f ON f.path = c.file").fetchall()
-        heads = headings(conn, [(r[3], r[4]) for r in chunks])
+        heads = headings(conn, SqliteBackend(), [(r[3], r[4]) for r in chunks])
         return {
             "files": sorted(conn.execute("SELECT path, size, hash, title FROM files")),
             "nodes": sorted(r[:9] + (json.dumps(paths.get(r[9], [])),) + r[10:] for r in nodes),

@@ -467,3 +467,43 @@ def test_the_pool_opens_at_most_its_bound_and_a_caller_past_it_waits_for_one_giv
     assert third is not second and third.execute("SELECT 1").fetchone()[0] == 1
     for conn in (first, third):
         conn.close()
+
+
+def test_the_index_sends_postgresql_statements_written_for_it(pg_url: str, tmp_path: Path, tiny_model: Path) -> None:
+    """Indexing, updating, embedding, every lookup, search in each mode (a typo corrected) and context
+    send PostgreSQL its own statements (its connection refuses one written with sqlite3's placeholders)."""
+    from conftest import write_notes
+    from orgkit.config import load
+    from orgkit.embed import Embedder
+    from orgkit.index import Index, update
+    from orgkit.index.store import StoredTexts
+    from orgkit.retrieve.context import context
+    from orgkit.retrieve.scope import Scope
+    from orgkit.retrieve.search import search
+
+    notes = write_notes(tmp_path / "notes", {
+        "cats.org": ":PROPERTIES:\n:ID: cats\n:ROAM_ALIASES: Felines\n:END:\n#+title: Cats\n\n"
+                    "Cats are small feline pets. See [[id:dogs][Dogs]].\n\n* Kittens\n:PROPERTIES:\n:ID: kittens\n"
+                    ":END:\nA kitten is a young cat that sleeps.\n",
+        "dogs.org": ":PROPERTIES:\n:ID: dogs\n:END:\n#+title: Dogs\n\nDogs are loyal pets. Unlike [[id:cats][cats]].\n",
+        "tomatoes.org": ":PROPERTIES:\n:ID: tomatoes\n:END:\n#+title: Tomatoes\n\nTomatoes need water and compost.\n",
+    })
+    embedder = Embedder.from_config(load(notes))
+    index = Index.at(notes, tmp_path / "state", pg_url)
+    update(index, embedder=embedder)
+    (notes / "dogs.org").write_text((notes / "dogs.org").read_text() + "\nDogs fetch sticks.\n")
+    (notes / "tomatoes.org").unlink()
+    (notes / "again.org").write_text(":PROPERTIES:\n:ID: cats\n:END:\n#+title: Cats again\n\nA second cat note.\n")
+    stats = update(index, embedder=embedder)
+    assert stats.removed == 1 and any("duplicate ID cats" in w for w in stats.warnings)
+    assert [n["id"] for n in index.nodes()] == ["cats", "cats", "kittens", "dogs"]
+    assert index.backlinks("dogs")[0]["source"] == "cats" and index.links("cats")[0]["dest"] == "dogs"
+    assert index.locate(["cats"]) == {"cats": ["cats.org", "again.org"]} and index.title_of("kittens") == "Kittens"
+    assert index.named(["Felines"])["Felines"][0]["id"] == "cats" and index.passage_counts(embedder.fingerprint)[1]
+    assert "sticks" in (StoredTexts(notes, index=index).text("dogs.org") or "")
+    for mode in ("lexical", "dense", "hybrid"):
+        assert search(index, "kitens sleep", mode=mode, embedder=embedder, scope=Scope()).hits
+    found = search(index, "kitens sleep", mode="lexical", embedder=embedder)
+    assert found.corrected == "kittens sleep" and found.hits[0].id == "kittens"
+    assert context(index, "loyal dogs", embedder=embedder, scope=Scope(), budget=500).included
+    index.close()

@@ -194,7 +194,7 @@ def _named(tmp_path: Path, files: dict[str, str], queries: list[str]) -> dict[st
         with index.snapshot() as conn:
             for query in queries:
                 terms = lexical_terms(conn, query, index.backend, index.memo)
-                node = title_match(conn, lexical_ranking(conn, query, 10, terms, index.backend), query, terms)
+                node = title_match(index, lexical_ranking(conn, query, 10, terms, index.backend), query, terms)
                 named[query] = index.nodes_by_rowid([node])[node]["id"] if node is not None else None
         return named
     finally:

@@ -13,6 +13,7 @@ from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index import vectors
+from orgkit.index.vector_store import VectorStore
 from orgkit.index.vectors import VectorSet, cache_path
 from test_index import NOTES
 
@@ -51,7 +52,7 @@ def assert_equals_full_rebuild(index: Index, embedder: Embedder) -> VectorSet:
     """The cache is exactly what a rebuild from SQLite gives, row for row and bit for bit."""
     got = cached(index, embedder)
     with index.snapshot() as conn:
-        want = _full(conn, embedder.fingerprint, index.generation(conn))
+        want = _full(VectorStore(conn, index.backend), embedder.fingerprint, index.generation(conn))
     assert len(want.chunks) > 0
     np.testing.assert_array_equal(got.chunks, want.chunks)
     np.testing.assert_array_equal(got.nodes, want.nodes)
@@ -173,7 +174,7 @@ def test_a_cache_that_cannot_be_trusted_is_rebuilt(notes: Path, tmp_path: Path, 
     update(index, embedder=embedder)  # the writer rebuilds an unreadable file; a small change leaves the rest
     with index.snapshot() as conn:
         got = vectors.load_vectors(index, embedder.fingerprint, conn)
-        want = _full(conn, embedder.fingerprint, index.generation(conn))
+        want = _full(VectorStore(conn, index.backend), embedder.fingerprint, index.generation(conn))
     assert rebuilds == [1]  # the writer or the reader, whichever met the damage, read SQLite instead
     assert got.matrix.tobytes() == want.matrix.tobytes() and got.chunks.tolist() == want.chunks.tolist()
     vectors.refresh_cache(index, embedder.fingerprint)

@@ -20,7 +20,8 @@ import threading
 from typing import Callable
 
 from ..embed import Embedder
-from .store import Index, bump_generation, missing_texts, store_vectors
+from .store import Index, bump_generation, missing_texts
+from .vector_store import VectorStore
 
 CLAIM = 64  # texts a worker claims at once: one embedding batch, one transaction
 
@@ -52,7 +53,7 @@ def work(index: Index, embedder: Embedder, on_batch: Callable[[int, int], None],
                     rows += [(fingerprint, todo[i][0], index.backend.vector_value(v))
                              for i, v in zip(picked, vectors)]
                     tokens += batch_tokens
-            store_vectors(conn, rows)
+            VectorStore(conn, index.backend).store(rows)
             index.backend.unqueue(conn, fingerprint, hashes)
             if todo:
                 bump_generation(conn)

@@ -18,7 +18,7 @@ from ..errors import NotFound
 from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
 from ..storage.backend import DB_NAME, IndexBackend, backend_for
-from ..storage.db import Connection, in_slices
+from ..storage.db import Connection
 from .memo import IndexMemo
 
 if TYPE_CHECKING:
@@ -123,22 +123,23 @@ class Index:
         ID's files come in first-seen order, so its first file holds the node it resolves to."""
         found: dict[str, list[str]] = {}
         with self.snapshot() as conn:
-            rows = in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE id IN ({}) AND unit = 0 "
-                                   "GROUP BY id, file", ids)
+            rows = self.backend.among(conn, "SELECT id, file, min(seen) FROM nodes WHERE id {} "
+                                            "AND unit = 0 GROUP BY id, file", ids)
             for node_id, file, _ in sorted(rows, key=lambda r: (r[2], r[1])):
                 found.setdefault(node_id, []).append(file)
         return found
 
     def backlinks(self, node_id: str) -> list[dict]:
         """The id links pointing at `node_id`, as `orgkit backlinks` prints them."""
+        P = self.backend.P
         with self.snapshot() as conn:
-            if conn.execute("SELECT 1 FROM nodes WHERE id = ? AND unit = 0", (node_id,)).fetchone() is None:
-                raise NotFound(f"unknown ID: {node_id}")
-            rows = conn.execute(
-                """SELECT l.source, l.dest, l.type, l.pos, l.file, l.line,
+            self._known(conn, node_id)
+            rows = self.backend.run(
+                conn,
+                f"""SELECT l.source, l.dest, l.type, l.pos, l.file, l.line,
                           (SELECT n.title FROM nodes n WHERE n.id = l.source
                            ORDER BY n.seen, n.file, n.pos LIMIT 1)
-                   FROM links l WHERE l.dest = ? AND l.type = 'id'
+                   FROM links l WHERE l.dest = {P} AND l.type = 'id'
                    ORDER BY l.file, l.pos""",
                 (node_id,),
             ).fetchall()
@@ -154,11 +155,17 @@ class Index:
             rows = conn.execute(
                 "SELECT rowid, id, file, level, pos, line, title, todo, priority, outline, tags, refs, "
                 "properties FROM nodes WHERE unit = 0 ORDER BY file, pos").fetchall()
-            paths = olps(conn, [r[9] for r in rows])
+            paths = olps(conn, self.backend, [r[9] for r in rows])
         return [{"id": r[1], "file": r[2], "level": r[3], "pos": r[4], "line": r[5], "title": r[6],
                  "todo": r[7], "priority": r[8], "olp": paths.get(r[9], []), "tags": json.loads(r[10]),
                  "aliases": aliases.get(r[0], []), "refs": json.loads(r[11]),
                  "properties": json.loads(r[12])} for r in rows]
+
+    def _known(self, conn: Connection, node_id: str) -> None:
+        """Refuse an ID no node has (units have none)."""
+        if self.backend.run(conn, f"SELECT 1 FROM nodes WHERE id = {self.backend.P} AND unit = 0",
+                            (node_id,)).fetchone() is None:
+            raise NotFound(f"unknown ID: {node_id}")
 
     def links(self, source: str | None = None) -> list[dict]:
         """Links as `orgkit links [ID] --json` shows them: all, or those out of `source`."""
@@ -166,10 +173,9 @@ class Index:
             if source is None:
                 rows = conn.execute("SELECT source, dest, type, pos FROM links ORDER BY file, pos")
             else:
-                if conn.execute("SELECT 1 FROM nodes WHERE id = ? AND unit = 0", (source,)).fetchone() is None:
-                    raise NotFound(f"unknown ID: {source}")
-                rows = conn.execute("SELECT source, dest, type, pos FROM links WHERE source = ? "
-                                    "ORDER BY file, pos", (source,))
+                self._known(conn, source)
+                rows = self.backend.run(conn, f"SELECT source, dest, type, pos FROM links WHERE source = "
+                                              f"{self.backend.P} ORDER BY file, pos", (source,))
             return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
 
     def file_states(self) -> dict[str, FileState]:
@@ -182,24 +188,25 @@ class Index:
         """The passages, and (given a model's fingerprint) how many have its vector."""
         with self.snapshot() as conn:
             passages = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            embedded = None if fingerprint is None else conn.execute(
-                "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
-                "WHERE v.model = ? AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]
+            embedded = None if fingerprint is None else self.backend.run(
+                conn, "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM vectors v "
+                      f"WHERE v.model = {self.backend.P} AND v.hash = c.hash)", (fingerprint,)).fetchone()[0]
         return PassageCounts(passages, embedded)
 
     def title_of(self, node_id: str) -> str | None:
         """The title of the node `node_id` (of its first file by path, for a duplicate ID), or None."""
         with self.snapshot() as conn:
-            row = conn.execute("SELECT title FROM nodes WHERE id = ? ORDER BY file LIMIT 1", (node_id,)).fetchone()
+            row = self.backend.run(conn, f"SELECT title FROM nodes WHERE id = {self.backend.P} ORDER BY file LIMIT 1",
+                                   (node_id,)).fetchone()
         return row[0] if row else None
 
     def nodes_by_rowid(self, rowids: list[int]) -> dict[int, dict]:
         """id, title, file, line, level (and the outline path) of nodes and units by row; a unit's `id` is
         its locator."""
         with self.snapshot() as conn:
-            rows = in_slices(conn, "SELECT rowid, id, title, file, line, level, outline, unit FROM nodes "
-                                    "WHERE rowid IN ({})", rowids)
-            paths = olps(conn, [r[6] for r in rows])
+            rows = self.backend.among(conn, "SELECT rowid, id, title, file, line, level, outline, unit "
+                                            "FROM nodes WHERE rowid {}", rowids)
+            paths = olps(conn, self.backend, [r[6] for r in rows])
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
 
@@ -208,9 +215,9 @@ class Index:
         unit's locator), file, line}, each once, in file order."""
         found: dict[str, dict[str, dict]] = {}
         with self.snapshot() as conn:
-            rows = in_slices(conn, "SELECT title, id, file, line FROM nodes WHERE title IN ({})", names)
-            rows += in_slices(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
-                                    "ON n.rowid = a.node WHERE a.alias IN ({})", names)
+            rows = self.backend.among(conn, "SELECT title, id, file, line FROM nodes WHERE title {}", names)
+            rows += self.backend.among(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
+                                             "ON n.rowid = a.node WHERE a.alias {}", names)
         for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
             found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
         return {name: list(held.values()) for name, held in found.items()}
@@ -249,6 +256,55 @@ class Index:
         return {"files": files, "files_with_id": files - without, "files_without_id": without,
                 "headings_with_id": rows.get((1, 0), 0), "headings_without_id": rows.get((1, 1), 0)}
 
+    def passage_words(self, rowids: list[int]) -> dict[int, str]:
+        """The text BM25 reads of each passage of `rowids` (its heading, a space, its body), by row."""
+        with self.snapshot() as conn:
+            return dict(self.backend.among(conn, "SELECT rowid, heading || ' ' || body FROM chunk_text "
+                                                 "WHERE rowid {}", rowids))
+
+    def node_titles(self, rowids: list[int]) -> dict[int, str]:
+        """The title of each node (or unit) of `rowids`, by row."""
+        with self.snapshot() as conn:
+            return dict(self.backend.among(conn, "SELECT rowid, title FROM nodes WHERE rowid {}", rowids))
+
+    def hit_passages(self, rowids: list[int]) -> dict[int, "HitPassage"]:
+        """What a search hit shows of each passage of `rowids`: its heading path, text and first line."""
+        if not rowids:
+            return {}
+        with self.snapshot() as conn:
+            rows = self.backend.among(conn, "SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c "
+                                            "JOIN files f ON f.path = c.file WHERE c.rowid {}", rowids)
+            paths = headings(conn, self.backend, [(title, outline) for _, title, outline, _, _ in rows])
+        return {r[0]: HitPassage(heading, r[3], r[4]) for r, heading in zip(rows, paths)}
+
+    def node_kinds(self, keys: list, *, by: str = "rowid") -> list["NodeKind"]:
+        """What a scope decides a node by, for each node of `keys` (rows, or IDs with `by="id"`: every
+        node holding one), in no order."""
+        assert by in ("rowid", "id")
+        with self.snapshot() as conn:
+            return [NodeKind(*row) for row in self.backend.among(
+                conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} {{}}", keys)]
+
+
+class NodeKind(NamedTuple):
+    """A node's kind, properties (JSON), tags (JSON) and TODO state, under the key it was asked by."""
+
+    key: int | str
+    id: str
+    file: str
+    kind: str
+    properties: str
+    tags: str
+    todo: str | None
+
+
+class HitPassage(NamedTuple):
+    """A passage as a search hit shows it: "File title > Heading" path, its text, its first line."""
+
+    heading: str
+    body: str
+    line: int
+
 
 @dataclass
 class StoredTexts(TextCache):
@@ -258,8 +314,9 @@ class StoredTexts(TextCache):
 
     def text(self, rel: str) -> str | None:
         if rel not in self.texts:
+            backend = self.index.backend
             with self.index.snapshot() as conn:
-                row = conn.execute("SELECT content FROM file_texts WHERE path = ?", (rel,)).fetchone()
+                row = backend.run(conn, f"SELECT content FROM file_texts WHERE path = {backend.P}", (rel,)).fetchone()
             self.texts[rel] = row[0] if row else None
             if row is None:
                 self.warnings.append(f"{rel}: not in the database")
@@ -280,7 +337,7 @@ class OutlineRow(NamedTuple):
     label: str
 
 
-def outline_rows(conn: Connection, rowids: list[int]) -> dict[int, OutlineRow]:
+def outline_rows(conn: Connection, backend: IndexBackend, rowids: list[int]) -> dict[int, OutlineRow]:
     """The heading rows `rowids` and every ancestor of theirs, a level of the outline a query (per
     500 rows). One recursive query would read them all, but PostgreSQL joins each of its steps
     against the whole table: 5.4 ms a lookup at 10k files, against 2.7 level by level."""
@@ -288,8 +345,8 @@ def outline_rows(conn: Connection, rowids: list[int]) -> dict[int, OutlineRow]:
     todo = sorted(set(rowids))
     while todo:
         found: list[int] = []
-        for rowid, parent, title, label in in_slices(
-                conn, "SELECT rowid, parent, title, label FROM outlines WHERE rowid IN ({})", todo):
+        for rowid, parent, title, label in backend.among(
+                conn, "SELECT rowid, parent, title, label FROM outlines WHERE rowid {}", todo):
             known[rowid] = OutlineRow(parent, title, label if label is not None else title)
             if parent is not None and parent not in known:
                 found.append(parent)
@@ -297,9 +354,9 @@ def outline_rows(conn: Connection, rowids: list[int]) -> dict[int, OutlineRow]:
     return known
 
 
-def olps(conn: Connection, rowids: list[int | None]) -> dict[int, list[str]]:
+def olps(conn: Connection, backend: IndexBackend, rowids: list[int | None]) -> dict[int, list[str]]:
     """The outline path above each heading row: its ancestors' titles, outermost first."""
-    known = outline_rows(conn, [r for r in rowids if r is not None])
+    known = outline_rows(conn, backend, [r for r in rowids if r is not None])
     out: dict[int, list[str]] = {}
     for rowid in rowids:
         if rowid is None or rowid in out:
@@ -313,9 +370,9 @@ def olps(conn: Connection, rowids: list[int | None]) -> dict[int, list[str]]:
     return out
 
 
-def headings(conn: Connection, rows: list[tuple[str, int | None]]) -> list[str]:
+def headings(conn: Connection, backend: IndexBackend, rows: list[tuple[str, int | None]]) -> list[str]:
     """Passage headings ("File title > Parent > Child") of (file title, heading row) pairs."""
-    known = outline_rows(conn, [r for _, r in rows if r is not None])
+    known = outline_rows(conn, backend, [r for _, r in rows if r is not None])
     out = []
     for file_title, rowid in rows:
         labels = []
@@ -330,8 +387,8 @@ def missing_texts(index: Index, hashes: list[str]) -> list[tuple[str, str]]:
     """(hash, text) of the passage texts with these hashes, sorted by hash (gone ones left out):
     what embedding and its work queue embed."""
     conn = index.conn
-    rows = in_slices(conn, index.backend.missing_texts_sql, sorted(hashes))
-    paths = headings(conn, [(title, outline) for _, title, outline, _ in rows])
+    rows = index.backend.among(conn, index.backend.missing_texts_sql, sorted(hashes))
+    paths = headings(conn, index.backend, [(title, outline) for _, title, outline, _ in rows])
     return [(h, f"{heading}: {body}" if body else heading) for (h, _, _, body), heading in zip(rows, paths)]
 
 
@@ -341,40 +398,13 @@ def bump_generation(conn: Connection) -> None:
                  "ON CONFLICT (key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1")
 
 
-def store_vectors(conn: Connection, rows: list[tuple[str, str, object]]) -> None:
-    """Keep (model, text hash, vector) rows, a text's earlier vector from the model replaced."""
-    conn.executemany("INSERT INTO vectors VALUES (?, ?, ?) "
-                     "ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector", rows)
-
-
-def vector_count(conn: Connection, fingerprint: str) -> int:
-    """How many distinct passage texts have a vector from this model."""
-    return conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (fingerprint,)).fetchone()[0]
-
-
-def passage_text(conn: Connection, rowid: int) -> str:
+def passage_text(conn: Connection, backend: IndexBackend, rowid: int) -> str:
     """A passage's heading and text as its words are indexed ("" for a passage gone meanwhile)."""
-    row = conn.execute("SELECT heading || ' ' || body FROM chunk_text WHERE rowid = ?", (rowid,)).fetchone()
+    row = backend.run(conn, f"SELECT heading || ' ' || body FROM chunk_text WHERE rowid = {backend.P}",
+                      (rowid,)).fetchone()
     return row[0] if row else ""
 
 
-class ScopeRow(NamedTuple):
-    """What a scope asks of a node: its ID, file, kind, properties (JSON), tags (JSON) and TODO state."""
-
-    key: Any  # the row or ID it was asked by
-    id: str
-    file: str
-    kind: str
-    properties: str
-    tags: str
-    todo: str | None
-
-
-def scope_rows(conn: Connection, keys: list, by: str) -> list[ScopeRow]:
-    """The nodes whose `by` column ("rowid" or "id") is one of `keys`, as a scope judges them."""
-    assert by in ("rowid", "id")
-    return [ScopeRow(*row) for row in in_slices(
-        conn, f"SELECT {by}, id, file, kind, properties, tags, todo FROM nodes WHERE {by} IN ({{}})", keys)]
 
 # What the librarian's evidence reads of the index (`orgkit.memory.evidence`), inside its snapshot.
 
@@ -389,21 +419,21 @@ class PassageOfNote(NamedTuple):
     tags: list[str]
 
 
-def passage_words_in(conn: Connection, files: list[str]) -> dict[int, str]:
+def passage_words_in(conn: Connection, backend: IndexBackend, files: list[str]) -> dict[int, str]:
     """The indexed text (heading, then body) of every passage of `files`, by passage row."""
-    return {rowid: f"{heading}\n{body}" for rowid, heading, body in in_slices(
-        conn, "SELECT rowid, heading, body FROM chunk_text WHERE file IN ({})", sorted(files))}
+    return {rowid: f"{heading}\n{body}" for rowid, heading, body in backend.among(
+        conn, "SELECT rowid, heading, body FROM chunk_text WHERE file {}", sorted(files))}
 
 
-def passages_of_notes(conn: Connection, rowids: list[int]) -> dict[int, PassageOfNote]:
+def passages_of_notes(conn: Connection, backend: IndexBackend, rowids: list[int]) -> dict[int, PassageOfNote]:
     """Each passage of `rowids` with the note it is of, by passage row (gone ones left out)."""
-    rows = in_slices(conn, "SELECT t.rowid, t.heading, t.body, n.id, n.title, n.file, n.tags FROM chunk_text t "
-                           "JOIN chunks c ON c.rowid = t.rowid JOIN nodes n ON n.rowid = c.node "
-                           "WHERE t.rowid IN ({})", sorted(rowids))
+    rows = backend.among(conn, "SELECT t.rowid, t.heading, t.body, n.id, n.title, n.file, n.tags FROM chunk_text t "
+                               "JOIN chunks c ON c.rowid = t.rowid JOIN nodes n ON n.rowid = c.node "
+                               "WHERE t.rowid {}", sorted(rowids))
     return {r[0]: PassageOfNote(r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows}
 
 
-def note_passage_bodies(conn: Connection, node_id: str) -> list[str]:
+def note_passage_bodies(conn: Connection, backend: IndexBackend, node_id: str) -> list[str]:
     """The text of each passage of the note `node_id` (of every file holding the ID)."""
-    return [body for (body,) in conn.execute(
-        "SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = ?", (node_id,))]
+    return [body for (body,) in backend.run(
+        conn, f"SELECT c.body FROM chunks c JOIN nodes n ON n.rowid = c.node WHERE n.id = {backend.P}", (node_id,))]

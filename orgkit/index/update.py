@@ -25,9 +25,10 @@ from ..org.acyclic import collector_paused
 from ..vault import decode_note, iter_org_files, read_org_bytes, require_dir
 from ..storage.backend import IndexBusy
 from .chunks import Chunk, chunk_file
-from ..storage.db import in_slices, write_transaction
+from ..storage.db import write_transaction
 from .kinds import NOTE, node_kinds
 from .embedding import Progress, embed_pending, pending_count
+from .file_store import FileRows, FileStore
 from .outlines import section_rows
 from .store import Index, bump_generation
 
@@ -141,30 +142,27 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
     stats.removed = sum(1 for p in gone if p in known)
     if not (touched or changed or stats.removed):
         return
-    backend = index.backend
-    with backend.bulk(conn), write_transaction(conn):
-        conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", touched)
-        seen = _first_seen(conn, changed, known)
+    store = FileStore(conn, index.backend)
+    with index.backend.bulk(conn), write_transaction(conn):
+        store.touch(touched)
+        seen = _first_seen(store, changed, known)
         for rel in [p.path for p in changed if p.path in known] + [p for p in gone if p in known]:
-            _delete_file(conn, backend, rel)
-        stats.chunks += _insert_files(conn, backend, changed, seen)
-        stats.warnings.extend(_duplicate_ids(conn, backend, [item.path for item in changed]))
+            store.remove(rel)
+        stats.chunks += _insert_files(store, changed, seen)
+        stats.warnings.extend(f"{d.file}:{d.line}: duplicate ID {d.id} (also at {d.other_file}:{d.other_line})"
+                              for d in store.duplicate_ids([item.path for item in changed]))
         if changed or stats.removed:
-            conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
+            store.drop_unused_vectors()
             bump_generation(conn)
 
 
-def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, str], int]:
+def _first_seen(store: FileStore, changed: list[_Parsed], known: dict) -> dict[tuple[str, str], int]:
     """The first-seen number of each (ID, file) of the changed files: kept from the index
     while the file still holds the ID, else new, in order of file mtime, then path (so a
     full rebuild ranks the older file first, and a file that brings an ID later never
     takes it from the node that held it)."""
-    seen: dict[tuple[str, str], int] = {}
-    before = [p.path for p in changed if p.path in known]
-    for node_id, file, number in in_slices(conn, "SELECT id, file, min(seen) FROM nodes WHERE file IN ({}) "
-                                                 "GROUP BY id, file", before):
-        seen[(node_id, file)] = number
-    number = conn.execute("SELECT coalesce(max(seen), 0) FROM nodes").fetchone()[0]
+    seen = store.first_seen([p.path for p in changed if p.path in known])
+    number = store.last_seen()
     for item in sorted(changed, key=lambda p: (p.modified_ns, p.path)):
         number += 1
         for node in item.parsed.nodes + item.parsed.units:
@@ -172,23 +170,7 @@ def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, st
     return seen
 
 
-def _duplicate_ids(conn, backend, files: list[str]) -> list[str]:
-    """`file:line: duplicate ID ...` for each node of `files` whose ID a node seen before it has."""
-    return [f"{file}:{line}: duplicate ID {node_id} (also at {other}:{other_line})"
-            for node_id, file, line, other, other_line in in_slices(conn, backend.duplicate_ids_sql, files)]
-
-
-def _delete_file(conn, backend, rel: str) -> None:
-    backend.unindex_words(conn, rel)
-    conn.execute("DELETE FROM chunks WHERE file = ?", (rel,))
-    conn.execute("DELETE FROM outlines WHERE file = ?", (rel,))
-    conn.execute("DELETE FROM aliases WHERE node IN (SELECT rowid FROM nodes WHERE file = ?)", (rel,))
-    conn.execute("DELETE FROM nodes WHERE file = ?", (rel,))
-    conn.execute("DELETE FROM links WHERE file = ?", (rel,))
-    conn.execute("DELETE FROM files WHERE path = ?", (rel,))
-
-
-def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str], int]) -> int:
+def _insert_files(store: FileStore, items: list[_Parsed], seen: dict[tuple[str, str], int]) -> int:
     """Insert parsed files, one statement per table for all of them; returns their number of passages.
 
     Row ids are numbered here as SQLite numbers them (the largest plus one),
@@ -196,44 +178,32 @@ def _insert_files(conn, backend, items: list[_Parsed], seen: dict[tuple[str, str
     """
     if not items:
         return 0
-    outline_row, node_row, chunk_row = (
-        conn.execute(f"SELECT coalesce(max(rowid), 0) + 1 FROM {table}").fetchone()[0]
-        for table in ("outlines", "nodes", "chunks"))
-    files, outlines, nodes, aliases, links, chunks = [], [], [], [], [], []
+    outline_row, node_row, chunk_row = store.next_rows()
+    rows = FileRows([], [], [], [], [], [])
     for item in items:
         parsed = item.parsed
-        files.append((item.path, item.size, item.mtime_ns, item.hash, parsed.title))
-        sections, rows = section_rows(item.path, item.chunks, outline_row)
-        outline_row += len(rows)
-        outlines += rows
+        rows.files.append((item.path, item.size, item.mtime_ns, item.hash, parsed.title))
+        sections, outlines = section_rows(item.path, item.chunks, outline_row)
+        outline_row += len(outlines)
+        rows.outlines += outlines
         entries = parsed.nodes + parsed.units
         rowids = {id(node): node_row + k for k, node in enumerate(entries)}
         node_row += len(entries)
         kinds = node_kinds(parsed)
-        nodes += [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line, node.title,
-                   node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
-                   _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
-                   seen[(node.id, item.path)], kinds[k] if k < len(kinds) else NOTE, int(k >= len(kinds)))
-                  for k, node in enumerate(entries)]
-        aliases += [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases]
-        links += [(item.path, link.source, link.dest, link.type, link.pos, link.line) for link in parsed.links]
-        chunks += [(chunk_row + k, rowids[id(chunk.node)], item.path, chunk.line,
-                    sections[chunk.section.line] if chunk.section is not None else None, chunk.body, chunk.hash)
-                   for k, chunk in enumerate(item.chunks)]
+        rows.nodes += [(rowids[id(node)], node.id, node.file, node.level, node.pos, node.line, node.end_line,
+                        node.title, node.todo, node.priority, sections.get(node.line - 1) if node.level else None,
+                        _json_strings(node.tags), _json_strings(node.refs), _json_object(node.properties),
+                        seen[(node.id, item.path)], kinds[k] if k < len(kinds) else NOTE, int(k >= len(kinds)))
+                       for k, node in enumerate(entries)]
+        rows.aliases += [(rowids[id(node)], a) for node in parsed.nodes for a in node.aliases]
+        rows.links += [(item.path, link.source, link.dest, link.type, link.pos, link.line) for link in parsed.links]
+        rows.passages += [(chunk_row + k, rowids[id(chunk.node)], item.path, chunk.line,
+                           sections[chunk.section.line] if chunk.section is not None else None, chunk.body,
+                           chunk.hash)
+                          for k, chunk in enumerate(item.chunks)]
         chunk_row += len(item.chunks)
-    conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
-    conn.executemany("INSERT INTO outlines (rowid, file, parent, title, label) VALUES (?, ?, ?, ?, ?)", outlines)
-    conn.executemany(
-        "INSERT INTO nodes (rowid, id, file, level, pos, line, end_line, title, todo, priority, outline, "
-        "tags, refs, properties, seen, kind, unit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        nodes)
-    conn.executemany("INSERT INTO aliases VALUES (?, ?)", aliases)
-    conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)", links)
-    conn.executemany("INSERT INTO chunks (rowid, node, file, line, outline, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     chunks)
-    backend.index_words(conn, [item.path for item in items])
-    backend.store_texts(conn, [(item.path, item.text) for item in items if item.text is not None])
-    return len(chunks)
+    store.insert(rows, [(item.path, item.text) for item in items if item.text is not None])
+    return len(rows.passages)
 
 
 def _json_strings(items: list[str]) -> str:

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import replace_file
-from ..storage.db import Connection, in_slices
+from ..storage.db import Connection
 from .store import Index
+from .vector_store import VectorStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -78,6 +79,7 @@ def load_vectors(index: Index, fingerprint: str, conn: Connection) -> VectorSet:
     """
     import numpy as np
 
+    store = VectorStore(conn, index.backend)
     generation = index.generation(conn)
     path = cache_path(index, fingerprint)
     stamp = _cache_generation(path, fingerprint)
@@ -87,11 +89,11 @@ def load_vectors(index: Index, fingerprint: str, conn: Connection) -> VectorSet:
             return cached
     elif stamp is not None and stamp < generation:
         old = _read_cache(path, fingerprint, stamp, mapped=True)
-        content = _patched(conn, fingerprint, generation, old) if old is not None else None
+        content = _patched(store, fingerprint, generation, old) if old is not None else None
         if content is not None:
             matrix = np.concatenate(content.blocks) if len(content.blocks) > 1 else np.array(content.blocks[0])
             return VectorSet(generation, content.chunks, content.nodes, content.hashes, matrix)
-    return _from_database(conn, fingerprint, generation)
+    return _from_database(store, fingerprint, generation)
 
 
 def cache_is_worth_rewriting(index: Index, fingerprint: str, changed: int) -> bool:
@@ -111,6 +113,7 @@ def refresh_cache(index: Index, fingerprint: str) -> None:
     """
     path = cache_path(index, fingerprint)
     with index.snapshot() as conn:
+        store = VectorStore(conn, index.backend)
         generation = index.generation(conn)
         stamp = _cache_generation(path, fingerprint)
         if stamp == generation:
@@ -118,9 +121,9 @@ def refresh_cache(index: Index, fingerprint: str) -> None:
         content = None
         if stamp is not None and stamp < generation:
             old = _read_cache(path, fingerprint, stamp, mapped=True)
-            content = _patched(conn, fingerprint, generation, old) if old is not None else None
+            content = _patched(store, fingerprint, generation, old) if old is not None else None
         if content is None:
-            full = _from_database(conn, fingerprint, generation)
+            full = _from_database(store, fingerprint, generation)
             content = _Content(full.generation, full.chunks, full.nodes, full.hashes, [full.matrix])
     _write_cache(path, fingerprint, content)
 
@@ -140,7 +143,7 @@ class _Content:
     blocks: list["np.ndarray"]
 
 
-def _from_database(conn: Connection, fingerprint: str, generation: int) -> VectorSet:
+def _from_database(store: VectorStore, fingerprint: str, generation: int) -> VectorSet:
     """Every passage's vector from SQLite, written row by row into one matrix.
 
     Streaming the rows keeps memory at the matrix itself: holding the blobs and
@@ -148,9 +151,8 @@ def _from_database(conn: Connection, fingerprint: str, generation: int) -> Vecto
     """
     import numpy as np
 
-    dims = _stored_dimensions(conn, fingerprint)
-    count = conn.execute("SELECT count(*) FROM chunks c JOIN vectors v ON v.model = ? AND v.hash = c.hash",
-                         (fingerprint,)).fetchone()[0] if dims else 0
+    dims = store.dimensions(fingerprint)
+    count = store.passages_with_vectors(fingerprint) if dims else 0
     if not count or not dims:
         empty = np.zeros(0, dtype=np.int64)
         return VectorSet(generation, empty, empty, np.zeros(0, dtype="S1"), np.zeros((0, 0), dtype=np.float32))
@@ -158,20 +160,15 @@ def _from_database(conn: Connection, fingerprint: str, generation: int) -> Vecto
     nodes = np.empty(count, dtype=np.int64)
     matrix = np.empty((count, dims), dtype=np.float32)
     hashes: list[str] = []
-    rows = conn.execute(
-        """SELECT c.rowid, c.node, c.hash, v.vector FROM chunks c
-           JOIN vectors v ON v.model = ? AND v.hash = c.hash ORDER BY c.rowid""",
-        (fingerprint,),
-    )
-    for i, (chunk, node, digest, blob) in enumerate(rows):
+    for i, (chunk, node, digest, blob) in enumerate(store.passage_vectors(fingerprint)):
         chunks[i], nodes[i] = chunk, node
         matrix[i] = np.frombuffer(blob, dtype=np.float32)
         hashes.append(digest)
     return VectorSet(generation, chunks, nodes, np.array(hashes, dtype="S"), matrix)
 
 
-def _patched(conn: Connection, fingerprint: str, generation: int, old: VectorSet) -> _Content | None:
-    """The vectors as of `conn`, reusing `old`'s rows; None when `old` cannot be trusted.
+def _patched(store: VectorStore, fingerprint: str, generation: int, old: VectorSet) -> _Content | None:
+    """The vectors as of `store`'s connection, reusing `old`'s rows; None when `old` cannot be trusted.
 
     Row ids only find the old row cheaply (both are sorted by them); the text
     hash decides whether its vector still applies, since SQLite gives the row
@@ -182,9 +179,9 @@ def _patched(conn: Connection, fingerprint: str, generation: int, old: VectorSet
     dims = old.matrix.shape[1]
     if len(old.chunks) == 0 or np.any(np.diff(old.chunks) <= 0):
         return None
-    if _stored_dimensions(conn, fingerprint) != dims:
+    if store.dimensions(fingerprint) != dims:
         return None
-    rows = _passages_with_vectors(conn, fingerprint)
+    rows = store.vector_passages(fingerprint)
     if not rows:
         return None
     chunk_list, node_list, hash_list = zip(*rows)
@@ -195,7 +192,7 @@ def _patched(conn: Connection, fingerprint: str, generation: int, old: VectorSet
     kept = (old.chunks[at] == chunks) & (old.hashes[at] == hashes)
     changed = np.flatnonzero(~kept)
     wanted = {hash_list[i] for i in changed}
-    fresh = _vectors_by_hash(conn, fingerprint, wanted)
+    fresh = store.vectors_of(fingerprint, wanted)
     if fresh.keys() != wanted or any(len(blob) != 4 * dims for blob in fresh.values()):
         return None
     blocks = [old.matrix[at[start]:at[start] + stop - start] if kept[start]
@@ -211,29 +208,6 @@ def _runs(at: "np.ndarray", kept: "np.ndarray") -> list[tuple[int, int]]:
     cuts = np.flatnonzero((kept[1:] != kept[:-1]) | (kept[1:] & (np.diff(at) != 1))) + 1
     bounds = [0, *cuts.tolist(), len(kept)]
     return list(zip(bounds[:-1], bounds[1:]))
-
-
-def _passages_with_vectors(conn: Connection, fingerprint: str) -> list[tuple[int, int, str]]:
-    """(row id, node, hash) of the passages `_from_database` returns, in its order, without blobs.
-
-    Two scans and a set cost less than the join, which looks a vector up in
-    the other table for every passage.
-    """
-    present = {h for (h,) in conn.execute("SELECT hash FROM vectors WHERE model = ?", (fingerprint,))}
-    rows = conn.execute("SELECT rowid, node, hash FROM chunks ORDER BY rowid")
-    return [row for row in rows if row[2] in present]
-
-
-def _stored_dimensions(conn: Connection, fingerprint: str) -> int | None:
-    """The size of this model's vectors in SQLite (length() reads no blob)."""
-    row = conn.execute("SELECT length(vector) FROM vectors WHERE model = ? LIMIT 1", (fingerprint,)).fetchone()
-    return row[0] // 4 if row else None
-
-
-def _vectors_by_hash(conn: Connection, fingerprint: str, hashes: set[str]) -> dict[str, bytes]:
-    """The stored vectors of `hashes` under this model, as raw float32 bytes."""
-    return dict(in_slices(conn, "SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({})",
-                          sorted(hashes), (fingerprint,)))
 
 
 def _model_stamp(fingerprint: str) -> bytes:

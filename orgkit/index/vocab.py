@@ -138,7 +138,7 @@ def surface(conn: Connection, typed: str, stemmed: str, backend: Any, memo: Inde
     found = backend.lexical(conn, [stemmed], 1.0, 1)
     if not found:
         return stemmed
-    words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, found[0][1]))))
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, backend, found[0][1]))))
     stems = stems_of(dict(enumerate(words)), memo.stems)
     same = [w for i, w in enumerate(words) if stems[i] == {stemmed}]
     return min(same, key=lambda w: edit_distance(typed, w, len(w) + len(typed))) if same else stemmed
@@ -188,8 +188,7 @@ def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary, memo: I
     until the index changes (its generation moves on).
     """
     key = (vocabulary.key, generation(conn))
-    return memo.counts.range(key, first, lambda: conn.execute(vocabulary.range_sql,
-                                                              (first, chr(ord(first) + 1))).fetchall())
+    return memo.counts.range(key, first, lambda: vocabulary.starting_with(conn, first))
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

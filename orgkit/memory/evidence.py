@@ -80,12 +80,12 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
     if not chunks:
         return []
     vocabulary = backend.vocabulary(conn)
-    own = stems_of(passage_words_in(conn, sorted(exclude)), kept)
+    own = stems_of(passage_words_in(conn, backend, sorted(exclude)), kept)
     chunk_terms = stems_of(dict(chunks), kept)
     total = backend.passage_count(conn)
     idf, known = _idf(total, conn, vocabulary, {t for terms in chunk_terms.values() for t in terms}, own)
     hits = _passages_for(conn, backend, chunk_terms, idf, known)
-    rows = passages_of_notes(conn, sorted({p for ps in hits.values() for p in ps}))
+    rows = passages_of_notes(conn, backend, sorted({p for ps in hits.values() for p in ps}))
     rows = {p: r for p, r in rows.items() if r.id not in exclude and r.file not in exclude}
     passage_terms = stems_of({p: f"{r.heading}\n{r.body}" for p, r in rows.items()}, kept)
     idf |= _idf(total, conn, vocabulary, {t for terms in passage_terms.values() for t in terms} - idf.keys(),
@@ -107,7 +107,7 @@ def gather(conn: Connection, backend: IndexBackend, chunks: list[tuple[int, str]
     deposit_shingles = {n: _shingles(text) for n, text in chunks}
     for note in notes.values():
         note.named_in = [n for n, text in chunks if _names(text, note.title)]
-        note.overlap = _overlap(deposit_shingles, _note_shingles(conn, note.id))
+        note.overlap = _overlap(deposit_shingles, _note_shingles(conn, backend, note.id))
     return sorted(notes.values(), key=lambda e: (-e.best, e.id))
 
 
@@ -165,9 +165,9 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + SHINGLE]) for i in range(max(0, len(words) - SHINGLE + 1))}
 
 
-def _note_shingles(conn: Connection, node_id: str) -> set[tuple[str, ...]]:
+def _note_shingles(conn: Connection, backend: IndexBackend, node_id: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
-    for body in note_passage_bodies(conn, node_id):
+    for body in note_passage_bodies(conn, backend, node_id):
         out |= _shingles(body)
     return out
 

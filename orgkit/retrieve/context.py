@@ -211,8 +211,7 @@ class _Gatherer:
             for dest in t.entry["links"]:
                 if dest not in seen and dest in relevant:
                     first_via.setdefault(dest, t.doc.id)
-        with self.index.snapshot() as conn:
-            inside = narrow(conn, [*seen, *first_via], self.scope, by="id")
+        inside = narrow(self.index, [*seen, *first_via], self.scope, by="id")
         linked = [(dest, via) for dest, via in first_via.items() if dest in inside]
         if not linked or result.tokens >= self.budget:
             if linked:

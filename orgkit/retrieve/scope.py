@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import OrgkitError
-from ..storage.db import Connection
-from ..index.store import scope_rows
 from ..index.kinds import DEPOSIT, EXTRACTION_KINDS, NOTE
 from .filters import Filters
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..index.store import Index
 
 SCOPES = ("notes", "extractions", "pending", "all")
 DEFAULT = "notes"
@@ -69,13 +68,13 @@ def resolve(name: str | None, config: "Config", pending: Callable[["Config"], fr
                  root=config.notes)
 
 
-def scoped(conn: Connection, ranking: list[tuple], scope: Scope | None) -> list[tuple]:
+def scoped(index: "Index", ranking: list[tuple], scope: Scope | None) -> list[tuple]:
     """A search's ranking (node row first in each entry) without the nodes outside `scope`."""
-    kept = narrow(conn, [entry[0] for entry in ranking], scope)
+    kept = narrow(index, [entry[0] for entry in ranking], scope)
     return [entry for entry in ranking if entry[0] in kept]
 
 
-def narrow(conn: Connection, keys: Iterable, scope: Scope | None, *, by: str = "rowid") -> set:
+def narrow(index: "Index", keys: Iterable, scope: Scope | None, *, by: str = "rowid") -> set:
     """The `keys` (node rows, or IDs with `by="id"`), in rank order, that `scope` keeps.
 
     A claim after its quote, or a quote after its claim, is dropped; a key the
@@ -85,10 +84,10 @@ def narrow(conn: Connection, keys: Iterable, scope: Scope | None, *, by: str = "
     if scope is None or not keys:
         return set(keys)
     known: dict = {}
-    for row in scope_rows(conn, keys, by):
-        quote = json.loads(row.properties).get("QUOTE") if row.kind == "claim" else None
-        passes = not scope.filters or scope.filters.admits(scope.root, row.file, json.loads(row.tags), row.todo)
-        known.setdefault(row.key, (row.id, row.file, row.kind, quote, passes))
+    for key, node_id, file, kind, properties, tags, todo in index.node_kinds(keys, by=by):
+        quote = json.loads(properties).get("QUOTE") if kind == "claim" else None
+        passes = not scope.filters or scope.filters.admits(scope.root, file, json.loads(tags), todo)
+        known.setdefault(key, (node_id, file, kind, quote, passes))
     kept: set = set()
     said: set[str] = set()  # the quote IDs whose claim or quote already has a place
     for key in keys:

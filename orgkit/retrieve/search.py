@@ -31,10 +31,10 @@ from ..errors import OrgkitError
 from ..index import vocab
 from ..storage.backend import IndexBackend, any_phrase, backend_for
 from ..storage.db import Connection
-from ..index.store import headings
-from ..index.store import Index
+from ..index.store import HitPassage, Index
+from ..index.vector_store import VectorStore
 from ..index.vectors import VectorSet, load_vectors
-from ..index.memo import IndexMemo, Stems
+from ..index.memo import IndexMemo
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
 from ..index.words import WORD, query_terms
@@ -199,13 +199,13 @@ def search(
         total = index.backend.passage_count(conn)
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            trust = fusion.trust(_top_evidence(conn, terms, lexical, total, index.memo.stems),
+            trust = fusion.trust(_top_evidence(index, terms, lexical, total),
                                  floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
-            fused = fuse(lexical, dense, title_match(conn, lexical, query, terms, index.memo.stems), trust)
+            fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust)
         else:
             fused = lexical if lexical is not None else dense or []
-        fused = scoped(conn, fused, scope)
-        result.hits = _hits(conn, index, fused, query, limit)
+        fused = scoped(index, fused, scope)
+        result.hits = _hits(index, fused, query, limit)
         cosines = None
         read_as = _read_as(result.corrected, embedder) if vectors is not None else None
         if scores is not None and vectors is not None:
@@ -213,8 +213,7 @@ def search(
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total,
-                                index.memo.stems)
+        result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -235,18 +234,17 @@ def _read_as(corrected: str | None, embedder: Embedder | None):
     return embedder.embed_query(corrected) if corrected and embedder is not None else None
 
 
-def _top_evidence(conn: Connection, terms: list[Term], lexical: Ranking, total: int, kept: Stems) -> float:
+def _top_evidence(index: Index, terms: list[Term], lexical: Ranking, total: int) -> float:
     """The idf-weighted share of the query's words BM25's top passage holds (0 with no match)."""
     if not lexical or not terms:
         return 0.0
     top = lexical[0][1]
-    return _coverages(conn, terms, [top], total, kept)[top]
+    return _coverages(index, terms, [top], total)[top]
 
 
-def _coverages(conn: Connection, terms: list[Term], passages: list[int], total: int,
-               kept: Stems) -> dict[int, float]:
+def _coverages(index: Index, terms: list[Term], passages: list[int], total: int) -> dict[int, float]:
     """Each passage's share of the query's word weight (idf, a corrected word at its credit) that it holds."""
-    held = _words_held(conn, terms, passages, kept)
+    held = _words_held(index, terms, passages)
     weights = [floor.idf(t.docs, total) for t in terms]
     credit = [_credit(t) for t in terms]
     return {p: floor.coverage([(w, credit[i] if p in held[i] else 0.0) for i, w in enumerate(weights)])
@@ -265,9 +263,8 @@ def _credit(term: Term) -> float:
     return 1.0 if term.docs else floor.CORRECTED_WEIGHT
 
 
-def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
-           kept: Stems) -> floor.Signals | None:
+def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -281,7 +278,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
         return None
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
-    covered = _coverages(conn, terms, sorted(set(passages.values())), total, kept)
+    covered = _coverages(index, terms, sorted(set(passages.values())), total)
     signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
@@ -295,15 +292,13 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     return best
 
 
-def _words_held(conn: Connection, terms: list[Term], passages: list[int], kept: Stems) -> list[set[int]]:
+def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
     """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
 
     The passages' text (heading and body, as BM25 reads them) is stemmed once
     in memory: one query and one tokenizer pass instead of a search per word.
     """
-    rows = conn.execute(f"SELECT rowid, heading || ' ' || body FROM chunk_text "
-                        f"WHERE rowid IN ({','.join('?' * len(passages))})", passages).fetchall()
-    held = vocab.stems_of(dict(rows), kept)
+    held = vocab.stems_of(index.passage_words(passages), index.memo.stems)
     return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
             for t in terms]
 
@@ -319,7 +314,7 @@ def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder
         return _words_only(result, "no embedding model configured")
     backend = index.backend
     if backend.dense_in_database:
-        count = conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (embedder.fingerprint,)).fetchone()[0]
+        count = VectorStore(conn, backend).count(embedder.fingerprint)
         vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, embedder.fingerprint, count)
     else:
         cached = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
@@ -457,8 +452,7 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     return [(n, best[n][2], scores[n]) for n in order]
 
 
-def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term],
-                kept: Stems | None = None) -> int | None:
+def title_match(index: Index, lexical: Ranking, query: str, terms: list[Term]) -> int | None:
     """The best of BM25's top TITLE_WINDOW nodes whose title is the query's words, in any order.
 
     A query that names a note is a request for that note, whatever else means
@@ -475,11 +469,10 @@ def title_match(conn: Connection, lexical: Ranking, query: str, terms: list[Term
     wanted = [{t.stem} if t.docs else set(t.corrections) for t in terms]
     if not all(wanted):
         return None
-    titles = dict(conn.execute(
-        f"SELECT rowid, title FROM nodes WHERE rowid IN ({','.join('?' * len(top))})", top).fetchall())
+    titles = index.node_titles(top)
     named = []
     for node in top:
-        stems = set(vocab.stem(query_terms(titles.get(node) or ""), kept))
+        stems = set(vocab.stem(query_terms(titles.get(node) or ""), index.memo.stems))
         if len(stems) == len(wanted) and all(any(_same_word(s, alternatives) for s in stems)
                                              for alternatives in wanted):
             named.append(node)
@@ -502,10 +495,10 @@ def _same_word(stem: str, alternatives: set[str]) -> bool:
                for a in alternatives)
 
 
-def _hits(conn: Connection, index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
+def _hits(index: Index, ranking: Ranking, query: str, limit: int) -> list[SearchHit]:
     """Ranked nodes as hits; a node ID held by two files counts once."""
     nodes = index.nodes_by_rowid([n for n, _, _ in ranking[: limit * 2]])
-    passages = _passages(conn, [c for _, c, _ in ranking[: limit * 2]])
+    passages = index.hit_passages([c for _, c, _ in ranking[: limit * 2]])
     terms = query_terms(query)
     hits: list[SearchHit] = []
     seen: set[str] = set()
@@ -514,24 +507,13 @@ def _hits(conn: Connection, index: Index, ranking: Ranking, query: str, limit: i
         if node is None or node["id"] in seen:
             continue
         seen.add(node["id"])
-        heading, body, line = passages.get(chunk, ("", "", 0))
+        heading, body, line = passages.get(chunk, HitPassage("", "", 0))
         hits.append(SearchHit(id=node["id"], title=node["title"], file=node["file"], line=max(node["line"], line),
                               level=node["level"], score=score, snippet=snippet(body or heading, terms),
                               chunk=chunk, node=node_row, unit=node["unit"], olp=node["olp"]))
         if len(hits) >= limit:
             break
     return hits
-
-
-def _passages(conn: Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
-    """(heading, body, first line in the file) of passages by row."""
-    if not rowids:
-        return {}
-    rows = conn.execute(
-        f"SELECT c.rowid, f.title, c.outline, c.body, c.line FROM chunks c JOIN files f ON f.path = c.file "
-        f"WHERE c.rowid IN ({','.join('?' * len(rowids))})", rowids).fetchall()
-    paths = headings(conn, [(title, outline) for _, title, outline, _, _ in rows])
-    return {r[0]: (heading, r[3], r[4]) for r, heading in zip(rows, paths)}
 
 
 def snippet(text: str, terms: list[str]) -> str:

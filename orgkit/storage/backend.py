@@ -1,13 +1,17 @@
 """The index's storage seam: what SQLite and PostgreSQL do differently, and nothing else.
 
-Every query the index, search and the feedback loop run is written once, in
-SQL both engines accept. A backend answers the rest: opening a connection,
+A query both engines accept is written once, with the engine's placeholder
+(`P`, its DB-API paramstyle: `?` for sqlite3, `%s` for psycopg) composed in
+where the statement is written, and sent by the backend's `run`, `run_many`
+or `among` as it is: PostgreSQL receives statements written for it, never
+SQLite's rewritten. A backend answers the rest: opening a connection,
 the single-writer lock (a file lock beside a SQLite file, an advisory lock in
 PostgreSQL, released by the server when the writer's session dies), keeping
 the word index (FTS5, or the terms table `orgkit.storage.terms` ranks with
 FTS5's BM25), storing vectors (blobs read into one matrix, or pgvector ranked
-in the database with HNSW above `EXACT_BELOW` vectors), and the two queries
-whose SQLite form relies on SQLite's bare columns in GROUP BY.
+in the database with HNSW above `EXACT_BELOW` vectors), many rows at once
+(`insert_rows`: executemany, or COPY), and the two queries whose SQLite form
+relies on SQLite's bare columns in GROUP BY.
 
 `IndexBackend` is the interface both implement completely; a feature asks it
 what the engine can do (`dense_in_database`, `stores_text`,
@@ -21,12 +25,12 @@ import sqlite3
 from collections import Counter
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from ..errors import OrgkitError
 from ..redact import redact
 from ..files import LockBusy, file_lock, made_dir
-from .db import IN_SLICE, Connection, in_slices, sqlite_file
+from .db import IN_SLICE, Connection, Cursor, in_slices, sqlite_file
 from .migrations import Step, sqlite_pending
 from .schema import MIGRATIONS, migrate as migrate_sqlite
 from .vocabulary import VOCAB_TABLE, Vocabulary, ensure_vocab
@@ -61,6 +65,7 @@ class IndexBackend(Protocol):
     """
 
     name: str
+    P: str  # the engine's placeholder (its DB-API paramstyle): a statement both engines share is written with it
     dense_in_database: bool
     stores_text: bool
     shares_embedding: bool
@@ -69,6 +74,11 @@ class IndexBackend(Protocol):
     missing_texts_sql: str
 
     def connect(self, index: Index) -> Connection: ...
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]: ...
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None: ...
     def status(self, index: Index) -> dict: ...
     def pending_migrations(self, index: Index) -> list[Step]: ...
     def writer_lock(self, index: Index, *, wait: bool,
@@ -125,6 +135,7 @@ class SqliteBackend:
     """The embedded default: `index.sqlite` in the state dir, FTS5, vectors as blobs."""
 
     name = "sqlite"
+    P = "?"  # sqlite3's paramstyle, "qmark"
     dense_in_database = False  # the caller's in-memory matrix ranks faster than a scan here
     stores_text = False  # the notes are beside the index
     shares_embedding = False  # one process embeds, under the writer lock
@@ -140,6 +151,24 @@ class SqliteBackend:
         except (OSError, sqlite3.Error) as exc:
             raise OrgkitError(f"cannot open the index at {index.path}: {exc}") from None
         return conn
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written with `P`, as sqlite3 takes it."""
+        return conn.execute(sql, params)
+
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        conn.executemany(sql, rows)
+
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is where a column is tested against `values`: an IN list, sent in
+        slices under SQLite's variable limit (`db.in_slices`); `before` are the parameters ahead of it."""
+        return in_slices(conn, sql.format("IN ({})"), values, before)
+
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table`: one prepared INSERT run for each."""
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                         rows)
 
     @contextmanager
     def writer_lock(self, index: "Index", *, wait: bool, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
@@ -268,7 +297,7 @@ class SqliteBackend:
         ensure_vocab(conn)
         return Vocabulary(conn.execute("PRAGMA database_list").fetchone()[2],
                           f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term >= ? AND term < ?",
-                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({{}})")
+                          f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term {{}}", self.run, self.among)
 
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
@@ -326,9 +355,9 @@ class SqliteBackend:
     duplicate_ids_sql = """SELECT n.id, n.file, n.line, o.file, o.line FROM nodes n JOIN nodes o
         ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
             (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
-        WHERE n.file IN ({}) GROUP BY n.rowid ORDER BY n.file, n.line"""
+        WHERE n.file {} GROUP BY n.rowid ORDER BY n.file, n.line"""
     missing_texts_sql = """SELECT c.hash, f.title, c.outline, c.body FROM chunks c JOIN files f ON f.path = c.file
-        WHERE c.hash IN ({}) GROUP BY c.hash ORDER BY c.hash"""
+        WHERE c.hash {} GROUP BY c.hash ORDER BY c.hash"""
 
 
 RUN_GAP = 64  # rows further apart than this are read as two FTS5 ranges rather than one wider one
@@ -343,6 +372,7 @@ class PostgresBackend:
     """One PostgreSQL database (with pgvector) shared by every process that sets its URL."""
 
     name = "postgres"
+    P = "%s"  # psycopg's paramstyle, "format" (a literal % in such a statement is written %%)
     dense_in_database = True
     stores_text = True  # for machines without the notes
     shares_embedding = True  # the embed_queue table hands out batches (`claim_batch`, orgkit.index.queue)
@@ -355,6 +385,25 @@ class PostgresBackend:
         from .postgres import prepared
 
         return prepared(self.url, "index", MIGRATIONS, "the index")
+
+    def run(self, conn: Connection, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """One statement written with `P`, sent as it is (prepared once psycopg has seen it a few times)."""
+        return _native(conn).run(sql, params)
+
+    def run_many(self, conn: Connection, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        _native(conn).run_many(sql, rows)
+
+    def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
+        """Rows of `sql` whose `{}` is where a column is tested against `values`: `= ANY(%s)`, the
+        values one array, so the statement is one whatever their number, and prepared once it recurs."""
+        if not values:
+            return []
+        return _native(conn).run(sql.format("= ANY(%s)"), (*before, list(values))).fetchall()
+
+    def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
+                    rows: Iterable[Sequence[Any]]) -> None:
+        """Many rows into `table` through COPY: one stream instead of a statement each."""
+        _native(conn).copy(table, columns, rows)
 
     def status(self, index: "Index") -> dict:
         """The server, its pgvector, and the schema version, read without migrating anything.
@@ -520,9 +569,10 @@ class PostgresBackend:
 
     def vocabulary(self, conn: Connection) -> Vocabulary:
         """The stems and their passage counts from the terms table (the same stems FTS5 keeps)."""
-        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= ? AND term < ? "
+        return Vocabulary(self.url, "SELECT term, passages FROM term_passages WHERE term >= %s AND term < %s "
                                     "AND passages > 0",
-                          "SELECT term, passages FROM term_passages WHERE term IN ({}) AND passages > 0")
+                          "SELECT term, passages FROM term_passages WHERE term {} AND passages > 0",
+                          self.run, self.among)
 
     def vector_value(self, vector: Any) -> str:
         from .postgres import vector_literal
@@ -621,9 +671,9 @@ class PostgresBackend:
         FROM nodes n JOIN nodes o
         ON o.id = n.id AND (o.seen < n.seen OR (o.seen = n.seen AND
             (o.file < n.file OR (o.file = n.file AND o.line < n.line))))
-        WHERE n.file IN ({}) ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
+        WHERE n.file {} ORDER BY n.rowid, o.file, o.line) d ORDER BY file, line"""
     missing_texts_sql = """SELECT DISTINCT ON (c.hash) c.hash, f.title, c.outline, c.body
-        FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash IN ({}) ORDER BY c.hash, c.rowid"""
+        FROM chunks c JOIN files f ON f.path = c.file WHERE c.hash {} ORDER BY c.hash, c.rowid"""
 
 
 def _runs(rowids: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:

@@ -20,8 +20,8 @@ class Cursor(Protocol):
 
 class Connection(Protocol):
     """What flows through `Index.conn` and the memory store: a `sqlite3.Connection` opened with
-    `isolation_level=None`, or `postgres.PgConnection`, which speaks the same calls (`?`
-    placeholders, explicit BEGIN ... COMMIT)."""
+    `isolation_level=None`, or `postgres.PgConnection`, which takes the same calls (explicit
+    BEGIN ... COMMIT), and sends statements written for PostgreSQL as they are through `run`."""
 
     def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
     def executemany(self, sql: str, rows: Iterable[Any], /) -> Any: ...

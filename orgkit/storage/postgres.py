@@ -1,8 +1,11 @@
-"""PostgreSQL through psycopg 3, in the call shape the index's SQL is written for.
+"""PostgreSQL through psycopg 3, in the call shape of orgkit's sqlite3 connections.
 
-The index's queries are plain SQL that both engines accept; what differs is
-the placeholder (`?` against `%s`), how a transaction starts, and the driver.
-`PgConnection` takes care of those three, so a query is written once. The
+What differs between the engines besides SQL is how a transaction starts and
+the driver: `PgConnection` takes care of those. Statements are PostgreSQL's
+own, written with psycopg's `%s` placeholder (the index's backend composes
+them with its `P`), and go out through `run`, `run_many` and `copy` as they
+are: nothing is rewritten. `execute` takes only statements without
+parameters (BEGIN, COMMIT, DDL); one with parameters is refused. The
 password never comes from a notes folder: the URL is a trust-granting
 setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
 """
@@ -10,10 +13,8 @@ setting, and libpq also reads `PGPASSWORD`, `~/.pgpass` and service files.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from contextlib import contextmanager
-from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import DatabaseUnavailable, OrgkitError, first_line
@@ -21,20 +22,12 @@ from ..redact import redact
 from .migrations import RECORD, Migration, Step, named, plan
 
 SCHEMES = ("postgresql", "postgres")
-_PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+)\s*(?:\(([^)]*)\))?\s*VALUES\s*\([?,\s]*\)\s*", re.I)
-_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\?|%")  # a `?` inside a string literal is not a placeholder
 
 
 def is_postgres_url(url: str | None) -> bool:
     """Whether `url` names PostgreSQL: by its scheme alone, since a malformed rest is libpq's to report."""
     scheme, sep, _ = (url or "").partition("://")
     return bool(sep) and scheme.lower() in SCHEMES
-
-
-@lru_cache(maxsize=512)
-def translate(sql: str) -> str:
-    """sqlite3's `?` placeholders as psycopg's `%s` (and a literal `%` doubled)."""
-    return _PLACEHOLDER.sub(lambda m: "%s" if m.group() == "?" else m.group().replace("%", "%%"), sql)
 
 
 class PgConnection:
@@ -55,7 +48,6 @@ class PgConnection:
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
-        self._columns: dict[str, list[str]] = {}
         self._begin: str | None = None  # a BEGIN not yet sent
         self.pool: Pool | None = None  # where close() gives it back (`pooled`); None: close() closes it
 
@@ -73,7 +65,7 @@ class PgConnection:
                 # Without parameters psycopg sends the text as it is (several statements allowed).
                 self._send_begin()
                 return self.raw.execute(text, None, prepare=False)
-        return self.run(translate(text), params)
+        raise TypeError("a statement with parameters goes to PostgreSQL through `run`, written with %s")
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """A statement written for PostgreSQL (`%s` placeholders), sent as it is: no rewriting, and
@@ -87,6 +79,15 @@ class PgConnection:
                 self.raw.execute(begin, prepare=False)
                 cursor = self.raw.execute(sql, params)
             return cursor
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """`run` for each of many rows, in one pipeline (psycopg's executemany): no rewriting."""
+        batch = [tuple(r) for r in rows]
+        if not batch:
+            return
+        with self._lost(), self.raw.cursor() as cur:
+            self._send_begin()
+            cur.executemany(sql, batch)
 
     def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
         """Many rows into `table` through COPY: one stream instead of a statement each."""
@@ -119,29 +120,8 @@ class PgConnection:
             raise DatabaseUnavailable(f"the database is unavailable ({first_line(exc)}); try again shortly") from None
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        """Many rows: a plain `INSERT ... VALUES (?, ...)` goes through COPY (a file's
-        thousands of terms in one stream instead of a statement each), anything else row by row."""
-        batch = [tuple(r) for r in rows]
-        if not batch:
-            return
-        plain = _PLAIN_INSERT.fullmatch(sql)
-        with self._lost(), self.raw.cursor() as cur:
-            self._send_begin()
-            if plain is None:
-                cur.executemany(translate(sql), batch)
-                return
-            table, named = plain.group(1), plain.group(2)
-            columns = [c.strip() for c in named.split(",")] if named else self._table_columns(table)[:len(batch[0])]
-            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                for row in batch:
-                    copy.write_row(row)
-
-    def _table_columns(self, table: str) -> list[str]:
-        if table not in self._columns:
-            self._columns[table] = [name for (name,) in self.raw.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
-        return self._columns[table]
+        """sqlite3's call, refused: statements for PostgreSQL go out through `run_many` as written."""
+        raise TypeError("many rows go to PostgreSQL through `run_many` or `copy`, written with %s")
 
     @property
     def in_transaction(self) -> bool:

@@ -8,26 +8,34 @@ them, so `orgkit.index.vocab` corrects words the same way on both.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
-from .db import Connection, in_slices
+from .db import Connection, Cursor
 
 VOCAB_TABLE = "temp.chunks_vocab"
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Where a backend keeps the index's stems: a key for caches, and the queries that read them
-    (the stems in a range, with their counts; the counts of a list of stems, `{}` standing for
-    its placeholders)."""
+    """Where a backend keeps the index's stems: a key for caches, the queries that read them (the
+    stems in a range, with their counts; the counts of a list of stems, `{}` standing for the
+    test against it), written for the engine, and how the engine sends them (its backend's `run` and
+    `among`)."""
 
     key: str
     range_sql: str
     counts_sql: str
+    run: Callable[[Connection, str, Sequence[Any]], Cursor]
+    among: Callable[[Connection, str, list], list[tuple]]
+
+    def starting_with(self, conn: Connection, first: str) -> list[tuple[str, int]]:
+        """The stems that start with the letter `first`, with how many passages hold each."""
+        return self.run(conn, self.range_sql, (first, chr(ord(first) + 1))).fetchall()
 
     def documents(self, conn: Connection, stems: set[str]) -> dict[str, int]:
         """How many passages hold each of `stems` (a stem none holds is left out), in one query
         per 500 stems rather than one per stem (a deposit brings thousands)."""
-        return dict(in_slices(conn, self.counts_sql, sorted(stems)))
+        return dict(self.among(conn, self.counts_sql, sorted(stems)))
 
 
 def ensure_vocab(conn: Connection) -> None:
