@@ -137,6 +137,36 @@ def test_incremental_add_change_rename_delete(notes: Path, tmp_path: Path, tiny_
     assert_same_index(dump(index), fresh_dump(notes, tmp_path, embedder))
 
 
+def test_file_states_are_kept_until_the_index_changes(notes: Path) -> None:
+    """A warm process reads the files' rows once per generation of the index: its own writes and
+    another process's are seen, and a stale row only costs a file's hash."""
+    for path in notes.rglob("*.org"):  # not written a moment ago, when a row's mtime waits for the next check
+        os.utime(path, ns=(10**9, 10**9))
+    index, other = Index.at(notes), Index.at(notes)
+    update(index)
+    states = index.file_states()
+    assert index.file_states() is states and update(index).parsed == 0
+
+    os.utime(notes / "cats.org", ns=(1, 1))  # touched: its row changes, the generation does not
+    assert update(index).parsed == 0
+    assert index.file_states()["cats.org"].mtime_ns == 1
+
+    path = notes / "dogs.org"
+    path.write_text(path.read_text() + "\nDogs dig.\n")
+    os.utime(path, ns=(2 * 10**9, 2 * 10**9))
+    assert update(other).parsed == 1  # another process changes a file: the generation moves on
+    assert index.file_states()["dogs.org"] == other.file_states()["dogs.org"] != states["dogs.org"]
+    assert update(index).parsed == 0
+
+    os.utime(notes / "garden" / "tomatoes.org", ns=(5, 5))
+    assert update(other).parsed == 0  # touched by the other process: this one's row is stale...
+    assert index.file_states()["garden/tomatoes.org"].mtime_ns != 5
+    assert update(index).parsed == 0  # ...so the file is hashed again, not parsed
+    assert index.file_states()["garden/tomatoes.org"].mtime_ns == 5
+    index.close()
+    other.close()
+
+
 def test_model_change_reembeds_and_switching_back_is_free(notes: Path, tmp_path: Path,
                                                           tiny_model: Path, monkeypatch) -> None:
     from tiny_model import build_tiny_model

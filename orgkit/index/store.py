@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple
 
 from ..errors import NotFound
 from ..texts import TextCache
@@ -53,6 +53,7 @@ class Index:
     database: str | None = None
     _conn: Connection | None = field(default=None, repr=False)
     _backend: IndexBackend | None = field(default=None, repr=False)
+    _states: tuple[int, dict[str, "FileState"]] | None = field(default=None, repr=False)  # (generation, states)
 
     @classmethod
     def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None) -> "Index":
@@ -86,6 +87,7 @@ class Index:
         return self._conn
 
     def close(self) -> None:
+        self._states = None
         if self._conn is not None:
             conn, self._conn = self._conn, None
             conn.close()
@@ -167,11 +169,29 @@ class Index:
                                     "ORDER BY file, pos", (source,))
             return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
 
-    def file_states(self) -> dict[str, FileState]:
-        """Every indexed file's size, mtime and hash, by path."""
+    def file_states(self) -> Mapping[str, FileState]:
+        """Every indexed file's size, mtime and hash, by path (shared: not to be changed).
+
+        Read once per generation of the index and kept: a warm server looks for
+        changed files every second or so, and at 10k files reading their rows
+        each time cost more than walking the notes. A writer that changes rows
+        without moving the generation (a touched file's mtime) forgets them
+        (`forget_file_states`); another process's such change only makes the
+        next check hash that file again.
+        """
         with self.snapshot() as conn:
-            return {path: FileState(size, mtime, digest)
-                    for path, size, mtime, digest in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            now = generation(conn)
+            kept = self._states
+            if kept is not None and kept[0] == now:
+                return kept[1]
+            states = {path: FileState(size, mtime, digest)
+                      for path, size, mtime, digest in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+        self._states = (now, states)
+        return states
+
+    def forget_file_states(self) -> None:
+        """Read the files' states afresh next time (this process changed them)."""
+        self._states = None
 
     def passage_counts(self, fingerprint: str | None) -> PassageCounts:
         """The passages, and (given a model's fingerprint) how many have its vector."""

@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _json_string
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
@@ -79,6 +79,7 @@ def update(
     with index.backend.writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
             index.backend.clear(index)
+            index.forget_file_states()
         _sync_files(index, stats)
         if embedder is not None:
             _embed(index, embedder, stats, progress, workers)
@@ -152,9 +153,10 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         if changed or stats.removed:
             conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")
             bump_generation(conn)
+    index.forget_file_states()
 
 
-def _first_seen(conn, changed: list[_Parsed], known: dict) -> dict[tuple[str, str], int]:
+def _first_seen(conn, changed: list[_Parsed], known: Mapping) -> dict[tuple[str, str], int]:
     """The first-seen number of each (ID, file) of the changed files: kept from the index
     while the file still holds the ID, else new, in order of file mtime, then path (so a
     full rebuild ranks the older file first, and a file that brings an ID later never
