@@ -160,6 +160,37 @@ def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path
     assert kept_and_counted() == (counted, counted)
 
 
+def test_a_list_of_any_length_is_one_array_on_postgres(pg_url: str) -> None:
+    """`in_slices` finds the same rows on both engines, past a slice too; on PostgreSQL the list is
+    one array, so every length sends one statement text (prepared once, not parsed per length)."""
+    import sqlite3
+
+    from orgkit.storage.db import IN_SLICE, in_slices
+    from orgkit.storage.postgres import connect
+
+    rows = [(n, f"id-{n}") for n in range(1, 2 * IN_SLICE + 50)]
+    lite = sqlite3.connect(":memory:")
+    pg = connect(pg_url)
+    sent: list[str] = []
+    run = pg.run
+    pg.run = lambda sql, params=(): (sent.append(sql), run(sql, params))[1]  # type: ignore[method-assign]
+    try:
+        for conn in (lite, pg):
+            conn.execute("CREATE TEMP TABLE t (n bigint, id text)")
+            conn.executemany("INSERT INTO t (n, id) VALUES (?, ?)", rows)
+        for wanted in ([3], [5, 1, 9], list(range(2, 2 * IN_SLICE, 2))):
+            ids = [f"id-{n}" for n in wanted]
+            for sql, values, before in (("SELECT n, id FROM t WHERE n IN ({})", wanted, ()),
+                                        ("SELECT n, id FROM t WHERE n > ? AND id IN ({})", ids, (1,))):
+                assert sorted(in_slices(pg, sql, values, before)) == sorted(in_slices(lite, sql, values, before))
+        assert set(sent) >= {"SELECT n, id FROM t WHERE n = ANY(%s)",
+                             "SELECT n, id FROM t WHERE n > %s AND id = ANY(%s)"}
+        assert not [sql for sql in sent if "IN (" in sql]
+    finally:
+        lite.close()
+        pg.close()
+
+
 def test_an_update_that_changes_many_files_leaves_the_planner_statistics(pg_url: str, tmp_path: Path) -> None:
     """A first index is analysed at once (a database copied from it before autovacuum's round would
     plan every query blind); an update of one file among many leaves that to autovacuum."""

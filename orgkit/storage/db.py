@@ -41,12 +41,24 @@ IN_SLICE = 500  # values per IN list, under SQLite's variable limit
 
 
 def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
-    """Rows of `sql` whose `{}` is an IN list of `values`, run in slices under SQLite's variable
-    limit (the same SQL on PostgreSQL); `before` are the parameters ahead of the list."""
+    """Rows of `sql`, whose `IN ({})` is a list of `values`, run in slices under SQLite's variable
+    limit; `before` are the parameters ahead of the list.
+
+    On PostgreSQL the list is one array parameter (`= ANY(...)`): one statement
+    text for any number of values, so it is prepared once and planned from its
+    plan, where a placeholder a value made a new text for each length, parsed
+    and planned afresh every call (half the client's CPU of such a query, and
+    more of the server's).
+    """
+    arrays = getattr(conn, "lists_as_arrays", False) and "IN ({})" in sql
+    any_of = sql.replace("IN ({})", "= ANY(?)")
     out: list[tuple] = []
     for start in range(0, len(values), IN_SLICE):
         part = list(values[start:start + IN_SLICE])
-        out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
+        if arrays:
+            out.extend(conn.execute(any_of, (*before, part)).fetchall())
+        else:
+            out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
     return out
 
 

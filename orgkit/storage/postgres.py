@@ -53,6 +53,8 @@ class PgConnection:
     parse and plan are then paid once per connection, not per call.
     """
 
+    lists_as_arrays = True  # `db.in_slices` sends a list as one array (`= ANY`), not a placeholder a value
+
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self._columns: dict[str, list[str]] = {}
