@@ -161,14 +161,17 @@ def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path
 
 
 def test_a_list_of_any_length_is_one_array_on_postgres(pg_url: str) -> None:
-    """`in_slices` finds the same rows on both engines, past a slice too; on PostgreSQL the list is
-    one array, so every length sends one statement text (prepared once, not parsed per length)."""
+    """`in_slices` finds the same rows on both engines, past a slice too, whatever a text holds; on
+    PostgreSQL the list is one array, so every length sends one statement text (prepared once,
+    not parsed per length)."""
     import sqlite3
 
     from orgkit.storage.db import IN_SLICE, in_slices
     from orgkit.storage.postgres import connect
 
     rows = [(n, f"id-{n}") for n in range(1, 2 * IN_SLICE + 50)]
+    rows += [(n, text) for n, text in enumerate(['a "quoted" id', "back\\slash", "comma, and {braces}", "NULL", "",
+                                                 "é ü"], start=len(rows) + 1)]
     lite = sqlite3.connect(":memory:")
     pg = connect(pg_url)
     sent: list[str] = []
@@ -178,11 +181,13 @@ def test_a_list_of_any_length_is_one_array_on_postgres(pg_url: str) -> None:
         for conn in (lite, pg):
             conn.execute("CREATE TEMP TABLE t (n bigint, id text)")
             conn.executemany("INSERT INTO t (n, id) VALUES (?, ?)", rows)
-        for wanted in ([3], [5, 1, 9], list(range(2, 2 * IN_SLICE, 2))):
-            ids = [f"id-{n}" for n in wanted]
+        for wanted in ([3], [5, 1, 9], list(range(2, 2 * IN_SLICE, 2)), list(range(2 * IN_SLICE - 10, len(rows) + 1))):
+            ids = [rows[n - 1][1] for n in wanted]
+            expected = sorted(rows[n - 1] for n in wanted)
             for sql, values, before in (("SELECT n, id FROM t WHERE n IN ({})", wanted, ()),
-                                        ("SELECT n, id FROM t WHERE n > ? AND id IN ({})", ids, (1,))):
-                assert sorted(in_slices(pg, sql, values, before)) == sorted(in_slices(lite, sql, values, before))
+                                        ("SELECT n, id FROM t WHERE n > ? AND id IN ({})", ids, (0,))):
+                assert sorted(in_slices(pg, sql, values, before)) == sorted(in_slices(lite, sql, values, before)) \
+                    == expected
         assert set(sent) >= {"SELECT n, id FROM t WHERE n = ANY(%s)",
                              "SELECT n, id FROM t WHERE n > %s AND id = ANY(%s)"}
         assert not [sql for sql in sent if "IN (" in sql]

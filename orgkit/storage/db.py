@@ -44,7 +44,8 @@ def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> l
     """Rows of `sql`, whose `IN ({})` is a list of `values`, run in slices under SQLite's variable
     limit; `before` are the parameters ahead of the list.
 
-    On PostgreSQL the list is one array parameter (`= ANY(...)`): one statement
+    On PostgreSQL the list is one array parameter (`= ANY(...)`, in its text
+    form: `postgres.array_literal`): one statement
     text for any number of values, so it is prepared once and planned from its
     plan, where a placeholder a value made a new text for each length, parsed
     and planned afresh every call (half the client's CPU of such a query, and
@@ -56,7 +57,9 @@ def in_slices(conn: Connection, sql: str, values: list, before: tuple = ()) -> l
     for start in range(0, len(values), IN_SLICE):
         part = list(values[start:start + IN_SLICE])
         if arrays:
-            out.extend(conn.execute(any_of, (*before, part)).fetchall())
+            from .postgres import array_literal
+
+            out.extend(conn.execute(any_of, (*before, array_literal(part))).fetchall())
         else:
             out.extend(conn.execute(sql.format(",".join("?" * len(part))), (*before, *part)).fetchall())
     return out
