@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
@@ -165,6 +166,37 @@ def test_file_states_are_kept_until_the_index_changes(notes: Path) -> None:
     assert index.file_states()["garden/tomatoes.org"].mtime_ns == 5
     index.close()
     other.close()
+
+
+def test_a_sibling_workers_check_of_the_files_counts_as_this_ones(notes: Path, monkeypatch) -> None:
+    """A server's workers share the state dir: a worker that asks within `serve.recheck_after` of
+    another's whole check of the files takes that check as its own (it does not walk the notes
+    again), and checks itself once that check is older; a stamp from the future is not believed."""
+    from orgkit.index.update import CHECKED
+    from orgkit.ops import OpContext
+
+    monkeypatch.setenv("ORGKIT_RECHECK_AFTER", "30")
+    first, second = OpContext(notes, warm=True), OpContext(notes, warm=True)
+    first.refresh(embed=False)
+    stamp = first.config.state_dir / CHECKED
+    before = first.index.file_states()["dogs.org"]
+    path = notes / "dogs.org"
+    path.write_text(path.read_text() + "\nDogs howl at sirens.\n")
+
+    os.utime(stamp, (time.time() - 29.8,) * 2)
+    second.refresh(embed=False)  # the sibling's check, 29.8 s ago, is its own: the edit is not seen yet
+    assert second.index.file_states()["dogs.org"] == before
+    time.sleep(0.3)
+    second.refresh(embed=False)  # that check is 30.1 s old now: this worker walks the notes
+    assert second.index.file_states()["dogs.org"] != before
+
+    path.write_text(path.read_text() + "\nAnd at the moon.\n")
+    os.utime(stamp, (time.time() + 3600,) * 2)
+    third = OpContext(notes, warm=True)
+    third.refresh(embed=False)
+    assert third.index.file_states()["dogs.org"].size == path.stat().st_size
+    for ctx in (first, second, third):
+        ctx.close()
 
 
 def test_model_change_reembeds_and_switching_back_is_free(notes: Path, tmp_path: Path,

@@ -16,6 +16,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _json_string
+from pathlib import Path
+from stat import S_ISREG
 from typing import Callable, Mapping
 
 from ..embed import Embedder, ModelUnavailable
@@ -32,6 +34,7 @@ from .outlines import section_rows
 from .store import Index, bump_generation
 
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
+CHECKED = "checked"  # in the state dir: its mtime is when the last whole check of the files began
 
 
 @dataclass
@@ -257,6 +260,32 @@ def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progr
         stats.pending = pending_count(index, embedder.fingerprint)
         return
     stats.embedded, stats.tokens, stats.pending = done.done, done.tokens, done.total - done.done
+
+
+def checked_ago(state_dir: Path) -> float | None:
+    """Seconds since a process sharing `state_dir` (a server's other worker) began a whole check of
+    the files that brought the index up to date (None: none is known). What changed before then is
+    in the index already, and at 10k files a walk of the notes costs each process tens of
+    milliseconds of CPU. A stamp from the future (a clock set back, a planted file) is not believed."""
+    try:
+        st = os.lstat(state_dir / CHECKED)
+    except OSError:
+        return None
+    ago = time.time() - st.st_mtime
+    return ago if S_ISREG(st.st_mode) and ago >= 0 else None
+
+
+def note_checked(state_dir: Path, began: float) -> None:
+    """Record that a whole check of the files, begun at `began` (`time.time()`), brought the index
+    up to date (never through a symlink; without the stamp each process checks for itself)."""
+    try:
+        fd = os.open(state_dir / CHECKED, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        os.utime(fd, (began, began))
+    finally:
+        os.close(fd)
 
 
 def refresh(

@@ -296,6 +296,7 @@ class OpContext:
         """
         from ..config import ensure_state_dir
         from ..index import IndexBusy, update
+        from ..index.update import checked_ago, note_checked
 
         if not self.config.has_notes:
             return  # no files to bring the shared index up to date with: it is as their writer left it
@@ -312,12 +313,18 @@ class OpContext:
                     self._embedding_status()
                 return
             ensure_state_dir(self.config)
-            try:
-                stats = update(self.index, embedder=None, wait=False)
-            except IndexBusy:  # another process writes: use the index as it is
-                self.warn("another orgkit process is updating the index; using it as it is")
-                stats = None
-            self._checked[embed] = time.monotonic()
+            state_dir, stats = self.config.state_dir, None
+            ago = checked_ago(state_dir) if self.warm else None
+            if ago is not None and ago < recheck:  # a sibling worker checked the files: its check counts
+                self._checked[embed] = time.monotonic() - ago
+            else:
+                began = time.time()
+                try:
+                    stats = update(self.index, embedder=None, wait=False)
+                    note_checked(state_dir, began)
+                except IndexBusy:  # another process writes: use the index as it is
+                    self.warn("another orgkit process is updating the index; using it as it is")
+                self._checked[embed] = time.monotonic()
             for message in stats.warnings if stats is not None else []:
                 self.warn(message)
             if embed:
