@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,67 @@ def test_incremental_add_change_rename_delete(notes: Path, tmp_path: Path, tiny_
     assert deleted.removed == 1 and index.locate(["seeds"]) == {}
     index.close()
     assert_same_index(dump(index), fresh_dump(notes, tmp_path, embedder))
+
+
+def test_file_states_are_kept_until_the_index_changes(notes: Path) -> None:
+    """A warm process reads the files' rows once per generation of the index: its own writes and
+    another process's are seen, and a stale row only costs a file's hash."""
+    for path in notes.rglob("*.org"):  # not written a moment ago, when a row's mtime waits for the next check
+        os.utime(path, ns=(10**9, 10**9))
+    index, other = Index.at(notes), Index.at(notes)
+    update(index)
+    states = index.file_states()
+    assert index.file_states() is states and update(index).parsed == 0
+
+    os.utime(notes / "cats.org", ns=(1, 1))  # touched: its row changes, the generation does not
+    assert update(index).parsed == 0
+    assert index.file_states()["cats.org"].mtime_ns == 1
+
+    path = notes / "dogs.org"
+    path.write_text(path.read_text() + "\nDogs dig.\n")
+    os.utime(path, ns=(2 * 10**9, 2 * 10**9))
+    assert update(other).parsed == 1  # another process changes a file: the generation moves on
+    assert index.file_states()["dogs.org"] == other.file_states()["dogs.org"] != states["dogs.org"]
+    assert update(index).parsed == 0
+
+    os.utime(notes / "garden" / "tomatoes.org", ns=(5, 5))
+    assert update(other).parsed == 0  # touched by the other process: this one's row is stale...
+    assert index.file_states()["garden/tomatoes.org"].mtime_ns != 5
+    assert update(index).parsed == 0  # ...so the file is hashed again, not parsed
+    assert index.file_states()["garden/tomatoes.org"].mtime_ns == 5
+    index.close()
+    other.close()
+
+
+def test_a_sibling_workers_check_of_the_files_counts_as_this_ones(notes: Path, monkeypatch) -> None:
+    """A server's workers share the state dir: a worker that asks within `serve.recheck_after` of
+    another's whole check of the files takes that check as its own (it does not walk the notes
+    again), and checks itself once that check is older; a stamp from the future is not believed."""
+    from orgkit.index.update import CHECKED
+    from orgkit.ops import OpContext
+
+    monkeypatch.setenv("ORGKIT_RECHECK_AFTER", "30")
+    first, second = OpContext(notes, warm=True), OpContext(notes, warm=True)
+    first.refresh(embed=False)
+    stamp = first.config.state_dir / CHECKED
+    before = first.index.file_states()["dogs.org"]
+    path = notes / "dogs.org"
+    path.write_text(path.read_text() + "\nDogs howl at sirens.\n")
+
+    os.utime(stamp, (time.time() - 29.8,) * 2)
+    second.refresh(embed=False)  # the sibling's check, 29.8 s ago, is its own: the edit is not seen yet
+    assert second.index.file_states()["dogs.org"] == before
+    time.sleep(0.3)
+    second.refresh(embed=False)  # that check is 30.1 s old now: this worker walks the notes
+    assert second.index.file_states()["dogs.org"] != before
+
+    path.write_text(path.read_text() + "\nAnd at the moon.\n")
+    os.utime(stamp, (time.time() + 3600,) * 2)
+    third = OpContext(notes, warm=True)
+    third.refresh(embed=False)
+    assert third.index.file_states()["dogs.org"].size == path.stat().st_size
+    for ctx in (first, second, third):
+        ctx.close()
 
 
 def test_model_change_reembeds_and_switching_back_is_free(notes: Path, tmp_path: Path,

@@ -160,6 +160,45 @@ def test_the_kept_passage_totals_follow_every_change(pg_url: str, tmp_path: Path
     assert kept_and_counted() == (counted, counted)
 
 
+def test_a_list_of_any_length_is_one_array_on_postgres(pg_url: str) -> None:
+    """The backends' `among` find the same rows on both engines, past a slice too, whatever a text
+    holds; on PostgreSQL the list is one array, so every length sends one statement text (prepared
+    once, not parsed per length)."""
+    import sqlite3
+
+    from orgkit.storage.backend import PostgresBackend, SqliteBackend
+    from orgkit.storage.db import IN_SLICE
+    from orgkit.storage.postgres import connect
+
+    rows = [(n, f"id-{n}") for n in range(1, 2 * IN_SLICE + 50)]
+    rows += [(n, text) for n, text in enumerate(['a "quoted" id', "back\\slash", "comma, and {braces}", "NULL", "",
+                                                 "é ü"], start=len(rows) + 1)]
+    lite = sqlite3.connect(":memory:")
+    pg = connect(pg_url)
+    sent: list[str] = []
+    run = pg.run
+    pg.run = lambda sql, params=(): (sent.append(sql), run(sql, params))[1]  # type: ignore[method-assign]
+    try:
+        lite.execute("CREATE TEMP TABLE t (n bigint, id text)")
+        lite.executemany("INSERT INTO t (n, id) VALUES (?, ?)", rows)
+        pg.execute("CREATE TEMP TABLE t (n bigint, id text)")
+        pg.run_many("INSERT INTO t (n, id) VALUES (%s, %s)", rows)
+        on_pg, on_lite = PostgresBackend(pg_url), SqliteBackend()
+        for wanted in ([3], [5, 1, 9], list(range(2, 2 * IN_SLICE, 2)), list(range(2 * IN_SLICE - 10, len(rows) + 1))):
+            ids = [rows[n - 1][1] for n in wanted]
+            expected = sorted(rows[n - 1] for n in wanted)
+            for sql, values, before in (("SELECT n, id FROM t WHERE n {{}}", wanted, ()),
+                                        ("SELECT n, id FROM t WHERE n > {p} AND id {{}}", ids, (0,))):
+                assert sorted(on_pg.among(pg, sql.format(p=on_pg.P), values, before)) \
+                    == sorted(on_lite.among(lite, sql.format(p=on_lite.P), values, before)) == expected
+        assert set(sent) >= {"SELECT n, id FROM t WHERE n = ANY(%s)",
+                             "SELECT n, id FROM t WHERE n > %s AND id = ANY(%s)"}
+        assert not [sql for sql in sent if "IN (" in sql]
+    finally:
+        lite.close()
+        pg.close()
+
+
 def test_an_update_that_changes_many_files_leaves_the_planner_statistics(pg_url: str, tmp_path: Path) -> None:
     """A first index is analysed at once (a database copied from it before autovacuum's round would
     plan every query blind); an update of one file among many leaves that to autovacuum."""

@@ -111,3 +111,6 @@ class IndexMemo:
         # (file, first line, text, cuts) -> the note's pieces; a text and its pieces' text are kept
         self.cuts: Kept[tuple[str, int, str, frozenset[int]], Any] = Kept(CUT_CHARS, lambda key: 2 * len(key[2]))
         self.lexicon = lexicon if lexicon is not None else Lexicon()
+        # (generation, {path: FileState}): the indexed files' states, stale with the generation, or
+        # forgotten by a writer of this process that changed them without moving it (Index.file_states)
+        self.files: tuple[int, Any] | None = None

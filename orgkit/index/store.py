@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple
 
 from ..errors import NotFound
 from ..texts import TextCache
@@ -178,11 +178,30 @@ class Index:
                                               f"{self.backend.P} ORDER BY file, pos", (source,))
             return [{"source": s, "dest": d, "type": t, "pos": p} for s, d, t, p in rows]
 
-    def file_states(self) -> dict[str, FileState]:
-        """Every indexed file's size, mtime and hash, by path."""
+    def file_states(self) -> Mapping[str, FileState]:
+        """Every indexed file's size, mtime and hash, by path (shared: not to be changed).
+
+        Read once per generation of the index and kept: a warm server looks for
+        changed files every second or so, and at 10k files reading their rows
+        each time cost more than walking the notes. A writer that changes rows
+        without moving the generation (a touched file's mtime) forgets them
+        (`forget_file_states`); another process's such change only makes the
+        next check hash that file again. Kept in the memo, so every connection
+        of a warm process to these notes shares them.
+        """
         with self.snapshot() as conn:
-            return {path: FileState(size, mtime, digest)
-                    for path, size, mtime, digest in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            now = generation(conn)
+            kept = self.memo.files
+            if kept is not None and kept[0] == now:
+                return kept[1]
+            states = {path: FileState(size, mtime, digest)
+                      for path, size, mtime, digest in conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+        self.memo.files = (now, states)
+        return states
+
+    def forget_file_states(self) -> None:
+        """Read the files' states afresh next time (this process changed them)."""
+        self.memo.files = None
 
     def passage_counts(self, fingerprint: str | None) -> PassageCounts:
         """The passages, and (given a model's fingerprint) how many have its vector."""

@@ -16,7 +16,9 @@ import os
 import time
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _json_string
-from typing import Callable
+from pathlib import Path
+from stat import S_ISREG
+from typing import Callable, Mapping
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
@@ -33,6 +35,7 @@ from .outlines import section_rows
 from .store import Index, bump_generation
 
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
+CHECKED = "checked"  # in the state dir: its mtime is when the last whole check of the files began
 
 
 @dataclass
@@ -80,6 +83,7 @@ def update(
     with index.backend.writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
             index.backend.clear(index)
+            index.forget_file_states()
         _sync_files(index, stats)
         if embedder is not None:
             _embed(index, embedder, stats, progress, workers)
@@ -154,9 +158,10 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
         if changed or stats.removed:
             store.drop_unused_vectors()
             bump_generation(conn)
+    index.forget_file_states()
 
 
-def _first_seen(store: FileStore, changed: list[_Parsed], known: dict) -> dict[tuple[str, str], int]:
+def _first_seen(store: FileStore, changed: list[_Parsed], known: Mapping) -> dict[tuple[str, str], int]:
     """The first-seen number of each (ID, file) of the changed files: kept from the index
     while the file still holds the ID, else new, in order of file mtime, then path (so a
     full rebuild ranks the older file first, and a file that brings an ID later never
@@ -225,6 +230,32 @@ def _embed(index: Index, embedder: Embedder, stats: UpdateStats, progress: Progr
         stats.pending = pending_count(index, embedder.fingerprint)
         return
     stats.embedded, stats.tokens, stats.pending = done.done, done.tokens, done.total - done.done
+
+
+def checked_ago(state_dir: Path) -> float | None:
+    """Seconds since a process sharing `state_dir` (a server's other worker) began a whole check of
+    the files that brought the index up to date (None: none is known). What changed before then is
+    in the index already, and at 10k files a walk of the notes costs each process tens of
+    milliseconds of CPU. A stamp from the future (a clock set back, a planted file) is not believed."""
+    try:
+        st = os.lstat(state_dir / CHECKED)
+    except OSError:
+        return None
+    ago = time.time() - st.st_mtime
+    return ago if S_ISREG(st.st_mode) and ago >= 0 else None
+
+
+def note_checked(state_dir: Path, began: float) -> None:
+    """Record that a whole check of the files, begun at `began` (`time.time()`), brought the index
+    up to date (never through a symlink; without the stamp each process checks for itself)."""
+    try:
+        fd = os.open(state_dir / CHECKED, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        os.utime(fd, (began, began))
+    finally:
+        os.close(fd)
 
 
 def refresh(

@@ -196,6 +196,7 @@ class Warm:
         """
         from ..config import ensure_state_dir
         from ..index import IndexBusy, update
+        from ..index.update import checked_ago, note_checked
 
         if not self.config.has_notes:
             return  # no files to bring the shared index up to date with: it is as their writer left it
@@ -214,12 +215,18 @@ class Warm:
                         warn(line)
                 return
             ensure_state_dir(self.config)
-            try:
-                stats = update(index, embedder=None, wait=False)
-            except IndexBusy:  # another process writes: use the index as it is
-                warn("another orgkit process is updating the index; using it as it is")
-                stats = None
-            self.checked[embed] = time.monotonic()
+            state_dir, stats = self.config.state_dir, None
+            ago = checked_ago(state_dir) if long_lived else None
+            if ago is not None and ago < recheck:  # a sibling worker checked the files: its check counts
+                self.checked[embed] = time.monotonic() - ago
+            else:
+                began = time.time()
+                try:
+                    stats = update(index, embedder=None, wait=False)
+                    note_checked(state_dir, began)
+                except IndexBusy:  # another process writes: use the index as it is
+                    warn("another orgkit process is updating the index; using it as it is")
+                self.checked[embed] = time.monotonic()
             for message in stats.warnings if stats is not None else []:
                 warn(message)
             if embed:

@@ -395,10 +395,13 @@ class PostgresBackend:
 
     def among(self, conn: Connection, sql: str, values: list, before: tuple = ()) -> list[tuple]:
         """Rows of `sql` whose `{}` is where a column is tested against `values`: `= ANY(%s)`, the
-        values one array, so the statement is one whatever their number, and prepared once it recurs."""
+        values one array (in its text form, `postgres.array_literal`), so the statement is one whatever
+        their number, and prepared once it recurs."""
+        from .postgres import array_literal
+
         if not values:
             return []
-        return _native(conn).run(sql.format("= ANY(%s)"), (*before, list(values))).fetchall()
+        return _native(conn).run(sql.format("= ANY(%s)"), (*before, array_literal(values))).fetchall()
 
     def insert_rows(self, conn: Connection, table: str, columns: Sequence[str],
                     rows: Iterable[Sequence[Any]]) -> None:
@@ -539,9 +542,11 @@ class PostgresBackend:
     def passages_within(self, conn: Connection, spans: list[tuple[str, int, int]]) -> list[tuple[int, int, int]]:
         """(span's number, passage row, line) of the passages of each (file, first line, last line):
         one statement for every span, the same text for any number of them."""
+        from .postgres import array_literal
+
         if not spans:
             return []
-        files, firsts, lasts = (list(column) for column in zip(*spans))
+        files, firsts, lasts = (array_literal(column) for column in zip(*spans))
         return _native(conn).run(
             "SELECT s.i - 1, c.rowid, c.line FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) "
             "WITH ORDINALITY AS s(file, first, last, i) "
@@ -649,7 +654,7 @@ class PostgresBackend:
                 by: str = "node") -> dict[int, float]:
         """Exact cosines with `query_vector` for a few rows (the nodes a search shows, each by its
         best passage, or `by="rowid"` passages themselves)."""
-        from .postgres import vector_literal
+        from .postgres import array_literal, vector_literal
 
         assert by in ("node", "rowid")
         if not rows:
@@ -663,7 +668,8 @@ class PostgresBackend:
             f"""SELECT c.{by}, max(1 - (v.vector::vector({dims}) <=> %s::vector({dims}))) FROM chunks c
                 JOIN vectors v ON v.hash = c.hash AND v.model = {_literal(fingerprint)}
                 WHERE {files}c.{by} = ANY(%s::bigint[]) GROUP BY c.{by}""",
-            (vector_literal(query_vector), *([list(rows)] if by == "node" else []), list(rows))).fetchall()
+            (vector_literal(query_vector), *([array_literal(rows)] if by == "node" else []),
+             array_literal(rows))).fetchall()
         return {row: float(cosine) for row, cosine in found}
 
     duplicate_ids_sql = """SELECT id, file, line, ofile, oline FROM (

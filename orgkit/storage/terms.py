@@ -107,7 +107,9 @@ def phrase_hits(phrase: int, tokens: list[str], within: list[int] | None = None)
     longer phrase (`foo_bar`) counts the positions of its first token followed by
     each next one, column by column.
     """
-    rows = [] if within is None else [list(within)]
+    from .postgres import array_literal
+
+    rows = [] if within is None else [array_literal(within)]
     if len(tokens) == 1:
         return (f"SELECT {int(phrase)} AS phrase, chunk, in_heading AS heading, in_body AS body, tokens "
                 "FROM chunk_terms WHERE term = %s" + (" AND chunk = ANY(%s::bigint[])" if rows else ""),
