@@ -89,7 +89,7 @@ class Bench:
         for n in test:
             cands = scorer.candidates(self.docs[n], self.schema, fit, self.embed, self.likeness, self.prior[n])
             picks = scorer.choose(self.docs[n], self.schema, scorer.scored(cands, fit),
-                                  fit.threshold if min_score is None else min_score)
+                                  fit.threshold if min_score is None else min_score, fit)
             assert all(self.texts[n][p.start:p.end] == p.quote for p in picks)  # every quote grounded
             predictions[n] = [(p.dimension, p.start, p.end) for p in picks]
         return score(predictions, {n: self.gold[n] for n in test}, True, self.corpus)["all"]
