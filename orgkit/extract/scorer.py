@@ -11,8 +11,12 @@ Newton's method with an L2 penalty that pulls the weights toward the prior:
 `prior` weighted `PRIOR_WEIGHT`, everything else nothing. With no verdicts
 the fit is the prior, and a unit is taken exactly when today's rules take it;
 each verdict moves the weights away from it as far as the evidence carries.
-Constants are fitted on one blind set (decision review, whose figures are then in-sample)
-and measured on two others (bench/README.md).
+A fitted scorer also keeps to the reviewer's density: a document gives a dimension at most
+`CAP` times the quotes the reviewer accepted per reviewed document, the best-scored first
+(it lifted precision more than any per-document feature tried: bench/README.md).
+Constants are fitted by folds of one blind set (decision review: verdicts on five
+documents, the other ten scored), reported on two others and on a second set of decision
+records kept unseen until the method was final (bench/README.md).
 """
 
 from __future__ import annotations
