@@ -93,8 +93,8 @@ class Fit:
 
     def cap(self, dimension: str) -> int | None:
         """How many claims of `dimension` one document may give: `CAP` times as many as the reviewer
-        accepted per reviewed document (at least one); no limit before any verdict."""
-        if dimension not in self.density:
+        accepted per reviewed document (at least one); no limit before any verdict, or with `CAP` 0."""
+        if dimension not in self.density or not CAP:
             return None
         return max(1, math.ceil(CAP * self.density[dimension]))
 
