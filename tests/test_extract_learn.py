@@ -191,6 +191,7 @@ def test_min_score_sets_the_operating_point_and_explain_says_why(workspace: Path
     assert sorted(workspace.rglob("*")) == written  # explaining writes nothing
     text = cli("extract", "notes/sources/second.md", "--schema", "moves.org", "--explain", "--notes", "notes").stdout
     assert "taken" in text and "left" in text and "bias" in text
+    assert "claims a document gives at most: Decision 2, Risk 4" in text  # the reviewer's density, doubled
 
 
 def claim_file(notes: Path, claim_id: str) -> Path:

@@ -83,7 +83,8 @@ def test_offline_run_writes_linked_tagged_claim_and_quote_notes(workspace: Path,
     assert result.exit_code == 0, result.stderr
     assert "offline extractor" in result.stderr
     assert set(out) == {"run", "claims", "audit", "fit"}
-    assert out["fit"] == {"digest": "prior", "verdicts": 0, "documents": 0, "threshold": 0.5, "min_score": 0.5}
+    assert out["fit"] == {"digest": "prior", "verdicts": 0, "documents": 0, "threshold": 0.5, "caps": {},
+                          "min_score": 0.5}
     texts = {"a.md": SOURCE_A, "b.md": SOURCE_B}
     for claim in out["claims"]:
         assert set(claim) == {"source", "dimension", "claim", "quote", "start", "end", "claim_id", "quote_id",

@@ -319,8 +319,9 @@ def explained(result: dict) -> str:
     """Per unit, its best dimension: taken or not, the score against the bar, and the features that
     weighed most (feature value x weight)."""
     fit = result["fit"]
+    caps = ", ".join(f"{name} {cap}" for name, cap in fit.get("caps", {}).items())
     out = [f"schema {result['schema']}: fit {fit['digest']} ({fit['verdicts']} verdicts), "
-           f"a claim needs {result['min_score']:.2f}"]
+           f"a claim needs {result['min_score']:.2f}" + (f"; claims a document gives at most: {caps}" if caps else "")]
     for source in result["sources"]:
         best: dict[tuple[int, int], dict] = {}
         for row in source["units"]:

@@ -278,7 +278,7 @@ declare(Op("extract", "Extract grounded claims from sources under a schema: a cl
                Param("explain", "boolean", "Write nothing; show for every unit of the sources and every dimension "
                      "whether it is taken, its score, its features and the fit's weights.")),
            result="{run, claims: [{source, dimension, claim, quote, start, end, claim_id, quote_id, score}], audit, "
-                  "fit?: {digest, verdicts, documents, threshold, min_score}} (explain: {schema, fit, min_score, "
+                  "fit?: {digest, verdicts, documents, threshold, caps, min_score}} (explain: {schema, fit, min_score, "
                   "notices, sources: [{source, units: [{dimension, start, end, quote, score, taken, bias, features, "
                   "weights}]}]})",
            writes=True, capability=CAP, check=_check_extract, progress=True, role="admin"))
@@ -297,4 +297,4 @@ declare(Op("extract_learn", "Learn from a reviewer: store a JSON-lines file of v
                          metavar="VERDICTS.jsonl", paths="file"),
                    Param("schema", "string", SCHEMA.help, required=True, metavar="NAME|FILE", paths="name")),
            result="{schema, verdicts, new, accept, reject, sources, file, fit: {digest, verdicts, documents, "
-                  "threshold}}", writes=True, role="admin", cli=("extract", "learn"), capability=CAP))
+                  "threshold, caps}}", writes=True, role="admin", cli=("extract", "learn"), capability=CAP))

@@ -35,7 +35,7 @@ declare(Op("evolve", "Distil the recorded corrections of generated notes into th
                      "extractor's scorer of every schema with verdicts.", evolve,
            result="{guidance, events, written, clusters: [{extractor, node_type, field, source, events, hash, "
                   "status, bullet, by, pattern}], dropped, model_calls, model_note, warnings, fits: [{schema, digest, "
-                  "verdicts, documents, threshold}]}",
+                  "verdicts, documents, threshold, caps}]}",
            writes=True, progress=True, role="admin"))
 declare(Op("guidance", "The guidance file and its bullets, by model role and node type.", guidance,
            params=(Param("extractor", "string", "Only this extractor (model role)."),
