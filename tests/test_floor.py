@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 
 from conftest import REPO, SHARED, shared_path, write_notes
+from orgkit.retrieve.floor import Baseline
 from test_index import NOTES
 
 if TYPE_CHECKING:
@@ -169,7 +170,8 @@ def test_a_query_whose_words_one_passage_holds_passes_whatever_its_cosine(tmp_pa
             lexical = lexical_ranking(conn, query, 10, terms, index.backend)
             hits = _hits(conn, index, lexical, query, 10)
             total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            best = _judge(conn, hits, terms, lexical, Cosines(cosine, lambda node: cosine), dense, total)
+            cosines = Cosines(cosine, lambda node: cosine, BRAINDUMP_LIKE)
+            best = _judge(conn, hits, terms, lexical, cosines, dense, total)
         assert best is not None
         return floor.judge(best, dense).relevant, {hit.title: hit.relevant for hit in hits}
 
@@ -178,9 +180,12 @@ def test_a_query_whose_words_one_passage_holds_passes_whatever_its_cosine(tmp_pa
     passes, answers = judged("compost sparrows migrating south", 0.10)  # one word of four held
     assert not passes and not any(answers.values())
     # three real words the notes never use raise the floor: near in meaning is not enough, very near is
-    assert not judged("compost sparrows migrating south", 0.45)[0]
+    assert not judged("compost sparrows migrating south", 0.40)[0]
     assert judged("compost sparrows migrating south", 0.60)[0]
     index.close()
+
+
+BRAINDUMP_LIKE = Baseline(median=0.25, spread=0.07)  # everyday questions' top cosines over a broad corpus
 
 
 ADRS = {"01-arachne-configuration": "arachne config schema", "09-govuk-documentdb": "documentdb tls certificates fqdn",

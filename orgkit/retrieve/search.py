@@ -37,7 +37,7 @@ from ..index.vectors import VectorSet, load_vectors
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
 from ..index.words import WORD, query_terms
-from . import floor, fusion
+from . import floor, fusion, probes
 from .scope import Scope, scoped
 
 MODES = ("hybrid", "dense", "lexical")
@@ -124,10 +124,12 @@ class DatabaseVectors:
 
 @dataclass
 class Cosines:
-    """The query's cosines as the floor reads them: the best over every passage, and a node's best."""
+    """The query's cosines as the floor reads them: the best over every passage, and a node's best; and
+    the corpus's scale for the best (None: not measured, and its words judge the query)."""
 
     top: float
     of_node: Callable[[int], float]
+    baseline: floor.Baseline | None = None
 
     @classmethod
     def in_memory(cls, vectors: VectorSet, scores, read_as=None) -> "Cosines":
@@ -211,6 +213,8 @@ def search(
             cosines = Cosines.in_memory(vectors, scores, read_as)
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
+        if cosines is not None and embedder is not None and vectors is not None:
+            cosines.baseline = _baseline(index, conn, embedder, vectors)
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
@@ -220,6 +224,19 @@ def search(
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
+
+
+def _baseline(index: Index, conn: Connection, embedder: Embedder,
+              vectors: "VectorSet | DatabaseVectors") -> floor.Baseline:
+    """The corpus's scale for a top cosine (probes.py), kept per index, model and generation."""
+    if isinstance(vectors, DatabaseVectors):
+        import numpy as np
+
+        key = (index.database, embedder.fingerprint, index.generation(conn))
+        return probes.baseline(key, embedder, lambda probed: np.array(
+            [max((score for _, _, score in vectors.nearest(vector, 1)), default=-1.0) for vector in probed]))
+    key = (str(index.path), embedder.fingerprint, vectors.generation)
+    return probes.baseline(key, embedder, lambda probed: (vectors.matrix @ probed.T).max(axis=0))
 
 
 def _read_as(corrected: str | None, embedder: Embedder | None):
@@ -281,7 +298,8 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
     signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals), known(terms))
+                         max(signal.coverage for signal in signals), known(terms),
+                         cosines.baseline if cosines is not None else None)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
