@@ -137,7 +137,9 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     penalty = UNKNOWN_PENALTY * (1.0 - signals.known)
     if floors is not LEXICAL and signals.cosine is not None and signals.baseline is not None:
         standing = signals.baseline.standing(signals.cosine - penalty)
-        return Verdict(standing, standing >= floors.query or signals.coverage >= WORDS_ALONE)
+        # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
+        stands = standing >= floors.query and value >= floors.hit
+        return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
     return Verdict(signals.coverage, signals.coverage >= LEXICAL.query + penalty or signals.coverage >= WORDS_ALONE)
 
 
