@@ -213,8 +213,8 @@ def search(
             cosines = Cosines.in_memory(vectors, scores, read_as)
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
-        if cosines is not None and embedder is not None and vectors is not None:
-            cosines.baseline = _baseline(index, conn, embedder, vectors)
+        if cosines is not None and floors is not None and embedder is not None and vectors is not None:
+            cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
