@@ -19,7 +19,10 @@ signals already at hand decide, per hit and per query:
 
 A query passes when its top cosine over every passage, less the penalty for
 absent words, stands high enough on the corpus's own scale (Baseline: how near
-the corpus comes to everyday questions it is not about, probes.py), or when
+the corpus comes to everyday questions it is not about, probes.py), higher
+for a query asked as a question (`asks`): a question names what it wants in
+its own full words, so a note that answers it comes near in meaning, and one
+the notes merely border on scores as a described subject would; or when
 one passage holds nearly all of its words (WORDS_ALONE: "emacs one shots
 fallback" names a note whatever its cosine). Read on that scale, one floor
 holds for a corpus of fifteen records and one of five hundred notes on
@@ -63,13 +66,15 @@ class Baseline:
 
 @dataclass(frozen=True, slots=True)
 class Floors:
-    """What a query must reach (under a model: its top cosine's standing on the corpus's Baseline; words
-    only: its coverage), the relevance every hit must reach, and the top cosine at which a dense ranking
-    is fully trusted in fusion (it is not trusted at `hit`)."""
+    """What a query must reach (under a model: its top cosine's standing on the corpus's Baseline, and
+    `question`'s when it is asked as a question; words only: its coverage), the relevance every hit
+    must reach, and the top cosine at which a dense ranking is fully trusted in fusion (it is not
+    trusted at `hit`)."""
 
     query: float
     hit: float
     sure: float = 1.0
+    question: float = 0.0
 
     def confidence(self, top_cosine: float) -> float:
         """How far a dense ranking whose best cosine is `top_cosine` is worth following: 0 at the hit
@@ -79,7 +84,7 @@ class Floors:
 
 # Per embedding model: the query's standing on the Baseline, and the hits' floor on cosine + COVERAGE_WEIGHT x coverage.
 CALIBRATED: dict[str, Floors] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.50, hit=0.20, sure=0.80),
+    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.50, hit=0.20, sure=0.80, question=2.35),
 }
 UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
@@ -94,6 +99,7 @@ class Signals:
     coverage: float
     known: float = 1.0  # the share of the query's meaningful words the notes hold at all (the query's, not a hit's)
     baseline: Baseline | None = None  # the corpus's scale for the query's top cosine (the query's, not a hit's)
+    asks: bool = False  # the query is asked as a question (`asks`; the query's, not a hit's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +144,19 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     if floors is not LEXICAL and signals.cosine is not None and signals.baseline is not None:
         standing = signals.baseline.standing(signals.cosine - penalty)
         # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
-        stands = standing >= floors.query and value >= floors.hit
+        stands = standing >= (floors.question if signals.asks else floors.query) and value >= floors.hit
         return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
     return Verdict(signals.coverage, signals.coverage >= LEXICAL.query + penalty or signals.coverage >= WORDS_ALONE)
+
+
+QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where", "can", "could",
+                            "does", "do", "did", "is", "are", "was", "were", "should", "would", "will", "shall"})
+
+
+def asks(query: str) -> bool:
+    """Whether `query` is asked as a question (an English question word first, or a question mark last)."""
+    words = query.split()
+    return bool(words) and (words[0].lower() in QUESTION_WORDS or query.rstrip().endswith("?"))
 
 
 def coverage(words: list[tuple[float, float]]) -> float:

@@ -216,7 +216,8 @@ def search(
         if cosines is not None and floors is not None and embedder is not None and vectors is not None:
             cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total)
+        result.signals = _judge(conn, result.hits, terms, lexical or [], cosines, dense_floors, total,
+                                floor.asks(query))
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -280,7 +281,8 @@ def _credit(term: Term) -> float:
 
 
 def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
+           asks: bool = False) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -299,7 +301,7 @@ def _judge(conn: Connection, hits: list[SearchHit], terms: list[Term], lexical: 
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals), known(terms),
-                         cosines.baseline if cosines is not None else None)
+                         cosines.baseline if cosines is not None else None, asks)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
