@@ -252,3 +252,20 @@ def test_a_query_is_judged_on_its_corpus_scale_measured_once_a_generation(tmp_pa
     changed.close()
     again = search_index("stock market crash of 1929")
     assert again.signals is not None and again.signals.baseline is not scale
+
+
+def test_a_question_must_stand_higher_on_the_scale_than_a_described_subject() -> None:
+    """The same top cosine passes as a subject described and not as a question asked; one far above does."""
+    from orgkit.retrieve import floor
+
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+    assert dense is not None
+    assert floor.asks("how does an isolation forest detect anomalies") and floor.asks("isolation forest anomalies?")
+    assert not floor.asks("trimming connections from trained nets") and not floor.asks("  ")
+
+    def passes(cosine: float, query: str) -> bool:
+        return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query)), dense).relevant
+
+    assert passes(0.35, "grid of tiny magnets matching their neighbours")
+    assert not passes(0.35, "what do grid cells in the entorhinal cortex encode")
+    assert passes(0.60, "what do grid cells in the entorhinal cortex encode")
