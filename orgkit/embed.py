@@ -300,6 +300,14 @@ class Embedder:
             picked = [order[i] for i in span]
             yield picked, self.embed([texts[i] for i in picked]), sum(lengths[i] for i in picked)
 
+    def embed_queries(self, texts: list[str]) -> "np.ndarray":
+        """Texts embedded as a query is (a model may prefix queries), none of them kept as a recent query."""
+        import numpy as np
+
+        self.load()
+        rows = [np.asarray(next(iter(self._model.query_embed(text))), dtype=np.float32) for text in texts]
+        return normalise(np.vstack(rows))
+
     def embed_query(self, text: str) -> "np.ndarray":
         import numpy as np
 

@@ -59,6 +59,18 @@ def test_a_tiny_budget_gives_an_excerpt_rather_than_nothing(cli, notes: Path, ti
     assert all(e["excerpt"] for e in doc["included"] if e["id"] == "long")
 
 
+def test_a_best_passage_on_one_long_line_is_cut_to_its_first_words_not_dropped(cli, tmp_path: Path) -> None:
+    """A paragraph written on one line longer than the budget: the top hit gives its first words, marked cut."""
+    paragraph = "The heron waits in the shallow reeds and strikes at passing fish with its long beak. " * 12
+    notes = write_notes(tmp_path / "herons", {
+        "heron.org": f":PROPERTIES:\n:ID: heron\n:END:\n#+title: Herons\n\n* Hunting\n{paragraph}\n"})
+    for budget in (20, 100):
+        doc = gather(cli, notes, budget, "heron", "hunting", "fish")
+        [entry] = doc["included"]
+        assert entry["id"] == "heron" and entry["excerpt"] and 0 < doc["tokens"] <= budget
+        assert entry["content"].startswith("* Hunting\nThe heron waits") and entry["content"].endswith(" …")
+
+
 def test_neighbouring_passages_merge_and_no_line_is_given_twice(cli, notes: Path, tiny_model: Path) -> None:
     doc = gather(cli, notes, 900, "sourdough", "starter", "kitchen")
     for entry in doc["included"]:

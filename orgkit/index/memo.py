@@ -19,6 +19,7 @@ from .lexicon import Lexicon
 
 COUNTS_KEPT = 100_000  # stems whose counts a memo keeps for one generation of the index
 STEMS_KEPT = 20_000  # texts whose stems are remembered (braindump has 3,126 passages)
+BASELINES_KEPT = 4  # (model, generation) scales a memo keeps
 CUT_CHARS = 4_000_000  # note text whose pieces a memo keeps (each call excerpts the same notes again)
 
 Key = TypeVar("Key", bound=Hashable)
@@ -111,6 +112,9 @@ class IndexMemo:
         # (file, first line, text, cuts) -> the note's pieces; a text and its pieces' text are kept
         self.cuts: Kept[tuple[str, int, str, frozenset[int]], Any] = Kept(CUT_CHARS, lambda key: 2 * len(key[2]))
         self.lexicon = lexicon if lexicon is not None else Lexicon()
+        # (model fingerprint, generation) -> the corpus's scale for a top cosine (retrieve/probes.py): keyed
+        # by all it depends on, so never stale; an older generation's falls out past a few
+        self.baselines: Kept[tuple[str, int], Any] = Kept(BASELINES_KEPT)
         # (generation, {path: FileState}): the indexed files' states, stale with the generation, or
         # forgotten by a writer of this process that changed them without moving it (Index.file_states)
         self.files: tuple[int, Any] | None = None

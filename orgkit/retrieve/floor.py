@@ -17,15 +17,24 @@ signals already at hand decide, per hit and per query:
   the notes lack, so a paraphrase with one unusual word among several still
   passes on its meaning, and a question built around an absent word does not.
 
-A query passes when its best signals (the top cosine over every passage, the
-best coverage among the hits) reach the query floor, or when one passage holds
-nearly all of its words (WORDS_ALONE: "emacs one shots fallback" names a note
-whatever its cosine); a hit is relevant when the query passes and the hit
+A query passes when its top cosine over every passage, less the penalty for
+absent words, stands high enough on the corpus's own scale (Baseline: how near
+the corpus comes to everyday questions it is not about, probes.py), higher
+for a query asked as a question (`asks`): a question names what it wants in
+its own full words, so a note that answers it comes near in meaning, and one
+the notes merely border on scores as a described subject would; or when
+one passage holds nearly all of its words (WORDS_ALONE: "emacs one shots
+fallback" names a note whatever its cosine). Read on that scale, one floor
+holds for a corpus of fifteen records and one of five hundred notes on
+everything: a broad corpus comes nearer to any question, and asks more. A
+hit is relevant when the query passes and the hit
 reaches the (lower) hit floor or its words alone reach the words-only floor,
 so a query that matched nothing marks every hit not relevant, and a relevant
-query's weak tail is marked too. The constants were fitted on the fitting
-sets (bench/retrieval_dev.json, the blind manual and braindump_fit sets) and
-reported on the held-out ones: see bench/README.md. No signal here tells a
+query's weak tail is marked too. The query floor was fitted on the blind
+braindump_fit set alone (the midpoint between its highest everyday question
+and the in-corpus query above it), the hit floor and the penalty earlier on
+bench/retrieval_dev.json and the blind manual set; figures on the held-out
+sets are in bench/README.md. No signal here tells a
 question near the notes' subjects that they do not answer from a paraphrase
 of a note (their cosines, coverage and the rankings' agreement overlap), so
 the floor is set for what the notes never mention, and a paraphrase passes.
@@ -43,13 +52,29 @@ UNKNOWN_PENALTY = 0.2  # how far the query floor rises with the share of the que
 
 
 @dataclass(frozen=True, slots=True)
+class Baseline:
+    """The cosines a corpus gives questions it does not hold: the median of the probes' top cosines and
+    their spread (probes.py)."""
+
+    median: float
+    spread: float
+
+    def standing(self, cosine: float) -> float:
+        """How many spreads `cosine` lies above what an everyday question reaches in this corpus."""
+        return (cosine - self.median) / self.spread
+
+
+@dataclass(frozen=True, slots=True)
 class Floors:
-    """The relevance a query's best hit must reach, and the lower one every other hit must; and the
-    top cosine at which a dense ranking is fully trusted in fusion (it is not trusted at `hit`)."""
+    """What a query must reach (under a model: its top cosine's standing on the corpus's Baseline, and
+    `question`'s when it is asked as a question; words only: its coverage), the relevance every hit
+    must reach, and the top cosine at which a dense ranking is fully trusted in fusion (it is not
+    trusted at `hit`)."""
 
     query: float
     hit: float
     sure: float = 1.0
+    question: float = 0.0
 
     def confidence(self, top_cosine: float) -> float:
         """How far a dense ranking whose best cosine is `top_cosine` is worth following: 0 at the hit
@@ -57,9 +82,9 @@ class Floors:
         return max(0.0, min(1.0, (top_cosine - self.hit) / (self.sure - self.hit)))
 
 
-# Per embedding model: the floors on cosine + COVERAGE_WEIGHT x coverage.
+# Per embedding model: the query's standing on the Baseline, and the hits' floor on cosine + COVERAGE_WEIGHT x coverage.
 CALIBRATED: dict[str, Floors] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.40, hit=0.20, sure=0.80),
+    "sentence-transformers/all-MiniLM-L6-v2": Floors(query=0.50, hit=0.20, sure=0.80, question=2.35),
 }
 UNCALIBRATED_TRUST = 0.5  # a dense ranking under a model with no floors: followed halfway
 # Words only (no model, or a model not calibrated): the floors on coverage alone.
@@ -73,6 +98,8 @@ class Signals:
     cosine: float | None
     coverage: float
     known: float = 1.0  # the share of the query's meaningful words the notes hold at all (the query's, not a hit's)
+    baseline: Baseline | None = None  # the corpus's scale for the query's top cosine (the query's, not a hit's)
+    asks: bool = False  # the query is asked as a question (`asks`; the query's, not a hit's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +133,30 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
     `dense` is `floors_for(model)` when the cosine comes from a model. A
     search records the signals its query was judged by (`SearchResult.signals`,
     `relevant`), so other callers (the librarian) can judge them again, or
-    against floors of their own.
+    against floors of their own. A query's cosine is read on its `baseline`;
+    without one, its words decide.
     """
     floors = dense if dense is not None and signals.cosine is not None else LEXICAL
     value = relevance(signals, dense)
     if hit:
         return Verdict(value, value >= floors.hit)
-    wanted = floors.query + UNKNOWN_PENALTY * (1.0 - signals.known)
-    return Verdict(value, value >= wanted or signals.coverage >= WORDS_ALONE)
+    penalty = UNKNOWN_PENALTY * (1.0 - signals.known)
+    if floors is not LEXICAL and signals.cosine is not None and signals.baseline is not None:
+        standing = signals.baseline.standing(signals.cosine - penalty)
+        # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
+        stands = standing >= (floors.question if signals.asks else floors.query) and value >= floors.hit
+        return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
+    return Verdict(signals.coverage, signals.coverage >= LEXICAL.query + penalty or signals.coverage >= WORDS_ALONE)
+
+
+QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where", "can", "could",
+                            "does", "do", "did", "is", "are", "was", "were", "should", "would", "will", "shall"})
+
+
+def asks(query: str) -> bool:
+    """Whether `query` is asked as a question (an English question word first, or a question mark last)."""
+    words = query.split()
+    return bool(words) and (words[0].lower() in QUESTION_WORDS or query.rstrip().endswith("?"))
 
 
 def coverage(words: list[tuple[float, float]]) -> float:

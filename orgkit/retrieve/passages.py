@@ -188,15 +188,33 @@ def _covered(piece: Piece, skip: Sequence[tuple[int, int]]) -> bool:
 
 
 def _trimmed(piece: Piece, room: int) -> Piece:
-    """The first whole lines of `piece` that fit in `room` tokens (empty when only headings fit)."""
+    """The first whole lines of `piece` that fit in `room` tokens; when not even its first line of text
+    fits (a paragraph on one line), that line's first words, so a note's best passage is never dropped
+    for being long (empty only when nothing but headings fits)."""
     kept: list[str] = []
     for line in piece.text.split("\n"):
         if estimate_tokens("\n".join([*kept, line])) > room:
+            if line.strip() and not sx.HEADING.match(line) and _only_headings(kept):
+                kept.append(_words_that_fit(line, room - estimate_tokens("\n".join([*kept, ""]))))
             break
         kept.append(line)
-    if all(not line.strip() or sx.HEADING.match(line) for line in kept):
+    if _only_headings(kept):
         kept = []
     return Piece(piece.first, piece.first + max(len(kept), 1) - 1, piece.olp, "\n".join(kept), piece.score)
+
+
+def _only_headings(lines: list[str]) -> bool:
+    return all(not line.strip() or sx.HEADING.match(line) for line in lines)
+
+
+def _words_that_fit(line: str, room: int) -> str:
+    """The first words of `line` that fit in `room` tokens, marked as cut ("" when not even one does)."""
+    words, count, length = line.split(" "), 0, 0
+    for word in words:
+        if estimate_tokens(line[:length + len(word)] + " …") > room:
+            break
+        count, length = count + 1, length + len(word) + 1
+    return " ".join(words[:count]) + " …" if count else ""
 
 
 def _merged(chosen: list[Piece]) -> list[Piece]:

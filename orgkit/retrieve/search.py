@@ -38,7 +38,7 @@ from ..index.memo import IndexMemo
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
 from ..index.words import WORD, query_terms
-from . import floor, fusion
+from . import floor, fusion, probes
 from .scope import Scope, scoped
 
 MODES = ("hybrid", "dense", "lexical")
@@ -125,10 +125,12 @@ class DatabaseVectors:
 
 @dataclass
 class Cosines:
-    """The query's cosines as the floor reads them: the best over every passage, and a node's best."""
+    """The query's cosines as the floor reads them: the best over every passage, and a node's best; and
+    the corpus's scale for the best (None: not measured, and its words judge the query)."""
 
     top: float
     of_node: Callable[[int], float]
+    baseline: floor.Baseline | None = None
 
     @classmethod
     def in_memory(cls, vectors: VectorSet, scores, read_as=None) -> "Cosines":
@@ -212,8 +214,11 @@ def search(
             cosines = Cosines.in_memory(vectors, scores, read_as)
         elif isinstance(vectors, DatabaseVectors):
             cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
+        if cosines is not None and floors is not None and embedder is not None and vectors is not None:
+            cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
-        result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total)
+        result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total,
+                                floor.asks(query))
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -221,6 +226,19 @@ def search(
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
+
+
+def _baseline(index: Index, conn: Connection, embedder: Embedder,
+              vectors: "VectorSet | DatabaseVectors") -> floor.Baseline:
+    """The corpus's scale for a top cosine (probes.py), kept in the index's memo per model and generation."""
+    if isinstance(vectors, DatabaseVectors):
+        import numpy as np
+
+        key = (embedder.fingerprint, index.generation(conn))
+        return probes.baseline(index.memo.baselines, key, embedder, lambda probed: np.array(
+            [max((score for _, _, score in vectors.nearest(vector, 1)), default=-1.0) for vector in probed]))
+    key = (embedder.fingerprint, vectors.generation)
+    return probes.baseline(index.memo.baselines, key, embedder, lambda probed: (vectors.matrix @ probed.T).max(axis=0))
 
 
 def _read_as(corrected: str | None, embedder: Embedder | None):
@@ -264,7 +282,8 @@ def _credit(term: Term) -> float:
 
 
 def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
-           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int) -> floor.Signals | None:
+           cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
+           asks: bool = False) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -282,7 +301,8 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     signals = [floor.Signals(cosines.of_node(hit.node) if cosines is not None else None, covered[passages[hit.node]])
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
-                         max(signal.coverage for signal in signals), known(terms))
+                         max(signal.coverage for signal in signals), known(terms),
+                         cosines.baseline if cosines is not None else None, asks)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
