@@ -294,3 +294,19 @@ def test_missing_notes_directory_is_a_user_error(cli, tmp_path: Path) -> None:
     result = cli("index", "--notes", str(tmp_path / "absent"))
     assert result.exit_code == 1 and "notes directory not found" in result.stderr
 
+
+
+def test_a_note_a_warm_process_writes_is_found_by_its_next_call_at_once(notes: Path, monkeypatch) -> None:
+    """A server that writes a note (`new`) answers the next call with it, although its own last check
+    and a sibling worker's stamp are both recent: both began before the write."""
+    from orgkit.index.update import CHECKED
+    from orgkit.ops import OpContext, call
+    from orgkit.roles import STDIO
+
+    monkeypatch.setenv("ORGKIT_RECHECK_AFTER", "30")
+    ctx = OpContext(notes, warm=True)
+    ctx.refresh(embed=False)
+    os.utime(ctx.config.state_dir / CHECKED, (time.time() - 0.5,) * 2)
+    made = call(ctx, "new", {"title": "Sirens at night", "body": "Dogs howl at sirens."}, identity=STDIO).result
+    assert call(ctx, "links", {"id": made["id"]}, identity=STDIO).result is not None  # not "unknown ID"
+    ctx.close()

@@ -210,7 +210,11 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
     if limits is not None:  # a server's caller: its rate, after its role
         limits.take(op.rate, identity.name)
     if op.writes:
-        return _run(ctx, op, args, identity, progress)
+        try:
+            return _run(ctx, op, args, identity, progress)
+        finally:
+            if ctx.warm and config is not None and config.has_notes:  # searchable on the next call at once
+                ctx.held.notes_written()
     try:
         return _run(ctx, op, args, identity, progress)
     except DatabaseUnavailable:  # a connection the server dropped while it was away: once more, afresh

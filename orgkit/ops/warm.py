@@ -82,6 +82,7 @@ class Warm:
         self._skills: Registry | None = None
         self._background: BackgroundEmbedder | None = None
         self.checked: dict[bool, float] = {}  # embed? -> when the files were last checked
+        self.written = -math.inf  # when (time.time()) an operation of this process last wrote notes
         self.refreshing = threading.Lock()  # one check of the files at a time; the others wait for it
         # Cleared while a background warm-up runs: first the word index, then the model and vectors.
         self.words_ready = threading.Event()
@@ -185,6 +186,13 @@ class Warm:
 
     # -- keeping the index fresh ------------------------------------------
 
+    def notes_written(self) -> None:
+        """An operation of this process wrote notes: the next call checks the files itself, at once,
+        whatever the last check's time or a sibling's stamp (begun before the write) says."""
+        with self.refreshing:
+            self.checked.clear()
+            self.written = time.time()
+
     def refresh(self, index: "Index", *, embed: bool, long_lived: bool, warn: Warn, leads: Leads) -> None:
         """Bring the index up to date: once for a one-shot call, at most every few seconds when long-lived.
 
@@ -217,7 +225,8 @@ class Warm:
             ensure_state_dir(self.config)
             state_dir, stats = self.config.state_dir, None
             ago = checked_ago(state_dir) if long_lived else None
-            if ago is not None and ago < recheck:  # a sibling worker checked the files: its check counts
+            if ago is not None and ago < recheck and time.time() - ago >= self.written:
+                # a sibling worker checked the files since this process last wrote them: its check counts
                 self.checked[embed] = time.monotonic() - ago
             else:
                 began = time.time()
