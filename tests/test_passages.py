@@ -59,7 +59,8 @@ def test_a_tiny_budget_gives_an_excerpt_rather_than_nothing(cli, notes: Path, ti
     assert all(e["excerpt"] for e in doc["included"] if e["id"] == "long")
 
 
-def test_a_best_passage_on_one_long_line_is_cut_to_its_first_words_not_dropped(cli, tmp_path: Path) -> None:
+def test_a_best_passage_on_one_long_line_is_cut_to_its_first_words_not_dropped(cli, tmp_path: Path,
+                                                                               tiny_model: Path) -> None:
     """A paragraph written on one line longer than the budget: the top hit gives its first words, marked cut."""
     paragraph = "The heron waits in the shallow reeds and strikes at passing fish with its long beak. " * 12
     notes = write_notes(tmp_path / "herons", {
