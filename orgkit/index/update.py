@@ -21,6 +21,7 @@ from stat import S_ISREG
 from typing import Callable, Mapping
 
 from ..embed import Embedder, ModelUnavailable
+from ..confine import writable
 from ..errors import OrgkitError
 from ..org import OrgFile, parse_outlined
 from ..org.acyclic import collector_paused
@@ -249,8 +250,8 @@ def note_checked(state_dir: Path, began: float) -> None:
     """Record that a whole check of the files, begun at `began` (`time.time()`), brought the index
     up to date (never through a symlink; without the stamp each process checks for itself)."""
     try:
-        fd = os.open(state_dir / CHECKED, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError:
+        fd = os.open(writable(state_dir / CHECKED), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except (OSError, OrgkitError):  # not written: each process checks for itself
         return
     try:
         os.utime(fd, (began, began))
