@@ -1,6 +1,7 @@
 """Where a warm call's time goes on PostgreSQL: the read tools in one process, each statement timed.
 
     python bench/bench_pg_calls.py [--name braindump-tiny-x19] [--rounds 2] [--statements 25]
+                                   [--profile TOOL] [--functions 30]
 
 Runs on the database and notes copy `bench_http.py --tiny-model --postgres --copies 19`
 indexed in bench/out/http-pg/ (a fresh copy of that database each run), with its tiny
@@ -9,13 +10,17 @@ times after one warm-up call each. Reports per tool the wall time, this process'
 and the database server's CPU a call (its postmaster and every backend), then the
 statements that took longest over all calls, as the client waited for them (a
 statement's text cut at 160 characters), with how often each ran; and the statements
-(COMMITs among them) a call of each tool sends.
+(COMMITs among them) a call of each tool sends. With --profile, the calls of that tool
+are run again under cProfile on a CPU clock and its most expensive functions printed
+(own CPU and with callees).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import shutil
 import sys
 import tempfile
@@ -35,6 +40,8 @@ def main() -> None:
     ap.add_argument("--name", default="braindump-tiny-x19")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--statements", type=int, default=25)
+    ap.add_argument("--profile", choices=sorted(ARGS), default=None)
+    ap.add_argument("--functions", type=int, default=30)
     args = ap.parse_args()
     server = pg_server.start(OUT_PG / "pgdata")
     try:
@@ -88,6 +95,15 @@ def main() -> None:
         print(f"{sum(n for n, _ in spent.values())} statements, {sum(t for _, t in spent.values()):.2f} s")
         for sql, (n, seconds) in sorted(spent.items(), key=lambda kv: -kv[1][1])[:args.statements]:
             print(f"{seconds * 1000:8.0f} ms {n:5d}  {sql}")
+        if args.profile:
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+            for _ in range(args.rounds):
+                for query in QUERIES:
+                    call(ctx, args.profile, ARGS[args.profile](query), identity=OWNER)
+            profiler.disable()
+            for key in ("tottime", "cumulative"):
+                pstats.Stats(profiler).sort_stats(key).print_stats(args.functions)
         ctx.close()
     finally:
         pg_server.stop(server)

@@ -310,3 +310,24 @@ def test_a_note_a_warm_process_writes_is_found_by_its_next_call_at_once(notes: P
     made = call(ctx, "new", {"title": "Sirens at night", "body": "Dogs howl at sirens."}, identity=STDIO).result
     assert call(ctx, "links", {"id": made["id"]}, identity=STDIO).result is not None  # not "unknown ID"
     ctx.close()
+
+
+def test_a_warm_recall_leaves_the_files_unchecked_until_the_check_is_due(notes: Path, monkeypatch) -> None:
+    """Recall writes its audit line, never a note: the next call does not walk the files again
+    (at 10k files a walk is a quarter of a second of CPU), so a file added meanwhile waits for
+    the next due check."""
+    from orgkit.ops import OpContext, call
+    from orgkit.roles import STDIO
+
+    monkeypatch.setenv("ORGKIT_RECHECK_AFTER", "30")
+    ctx = OpContext(notes, warm=True)
+    ctx.refresh(embed=False)
+    (notes / "late.org").write_text(":PROPERTIES:\n:ID: late-note\n:END:\n#+title: Quokka census\n\nQuokkas.\n")
+    from orgkit.errors import NotFound
+
+    call(ctx, "recall", {"query": "quokka census"}, identity=STDIO)
+    with pytest.raises(NotFound):  # not checked yet
+        call(ctx, "links", {"id": "late-note"}, identity=STDIO)
+    call(ctx, "new", {"title": "Sirens at night", "body": "Dogs howl at sirens."}, identity=STDIO)
+    assert call(ctx, "links", {"id": "late-note"}, identity=STDIO).result is not None
+    ctx.close()

@@ -213,7 +213,7 @@ def _call(ctx: OpContext, op: Op, given: Mapping[str, Any], from_text: bool, ide
         try:
             return _run(ctx, op, args, identity, progress)
         finally:
-            if ctx.warm and config is not None and config.has_notes:  # searchable on the next call at once
+            if op.writes_notes and ctx.warm and config is not None and config.has_notes:  # searchable at once
                 ctx.held.notes_written()
     try:
         return _run(ctx, op, args, identity, progress)

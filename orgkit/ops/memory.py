@@ -344,4 +344,5 @@ declare(Op("recall", "Context for a task: the best notes within a budget, each w
                          minimum=1),
                    Param("caller", "string", "Who asks (kept in the audit log; default: the user)."), SCOPE, EXACT),
            result="{query, budget, tokens, included: [{id, title, file, content, excerpt, passages?, provenance, "
-                  "...}], omitted, warnings, mode, reason, corrected?}", writes=True, role="reader", rate="read"))
+                  "...}], omitted, warnings, mode, reason, corrected?}", writes=True, writes_notes=False, role="reader",
+           rate="read"))

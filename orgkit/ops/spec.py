@@ -141,7 +141,10 @@ class Op:
     JSON Schema MCP publishes. Of an operation that writes, `destructive` says it
     may change or remove what is already there (not only add), and `idempotent`
     that calling it again with the same arguments changes nothing more; MCP
-    gives both to clients as tool annotations. `progress` says it reports how
+    gives both to clients as tool annotations. `writes_notes` False says an
+    operation that writes keeps records only (recall: its audit line), never a
+    note file, so a warm process's next call need not look at the files again.
+    `progress` says it reports how
     far it is through `ctx.progress` (MCP sends that as progress notifications).
     `rate` names the kind of call a server limits per token (ops/rates.py:
     "deposit", or "read" for a read that costs the server much).
@@ -153,6 +156,7 @@ class Op:
     params: tuple[Param, ...] = ()
     result: str = ""
     writes: bool = False
+    writes_notes: bool = True
     cli: tuple[str, ...] | None = ()
     aliases: tuple[str, ...] = ()
     notes: bool = True
