@@ -150,7 +150,8 @@ def test_candidates_take_the_floor_verdict_and_scan_only_ones_are_no_evidence() 
 def test_a_misspelled_four_letter_word_is_corrected_though_its_stem_is_shorter(cli, tmp_path: Path) -> None:
     """"gibs" stems to "gib": the word's length, not the stem's, decides whether it is corrected."""
     notes = write_notes(tmp_path / "gibbs", {
-        "gibbs.org": ":PROPERTIES:\n:ID: gibbs\n:END:\n#+title: Gibbs' Inequality\n\nEntropy is at most cross entropy.\n",
+        "gibbs.org": (":PROPERTIES:\n:ID: gibbs\n:END:\n#+title: Gibbs' Inequality\n\n"
+                      "Entropy is at most cross entropy.\n"),
         "other.org": ":PROPERTIES:\n:ID: other\n:END:\n#+title: Other\n\nNothing about it.\n",
     })
     assert [h["id"] for h in search(cli, notes, "--mode", "lexical", "gibs")] == ["gibbs"]
@@ -269,3 +270,31 @@ def test_a_question_must_stand_higher_on_the_scale_than_a_described_subject() ->
     assert passes(0.35, "grid of tiny magnets matching their neighbours")
     assert not passes(0.35, "what do grid cells in the entorhinal cortex encode")
     assert passes(0.60, "what do grid cells in the entorhinal cortex encode")
+
+
+def test_a_question_passes_only_when_its_top_hit_holds_some_of_its_words() -> None:
+    """A question near the notes' subjects scores as a paraphrase does on the cosine, but the note ranked
+    first for it holds none of the words it names; a question with no meaningful words is not held to it."""
+    from orgkit.retrieve import floor
+
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+
+    def passes(named: float, query: str) -> bool:
+        return floor.judge(floor.Signals(0.60, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query), named), dense).relevant
+
+    asked = "how do i run orgkit inside a docker container"
+    assert passes(0.5, asked) and passes(floor.NAMED, asked)
+    assert not passes(0.01, asked)
+    assert passes(0.01, "running the tool in an isolated box")  # a described subject: the cosine alone decides
+    assert floor.judge(floor.Signals(0.60, 0.9, 1.0, BRAINDUMP_LIKE, True, 0.0), dense).relevant  # its words alone
+
+
+def test_the_manual_refuses_a_question_its_notes_do_not_answer(tmp_path: Path, minilm) -> None:
+    """The manual answers how to install orgkit; it never says how to run it in a container."""
+    notes = tmp_path / "manual"
+    notes.mkdir()
+    for name in MANUAL_FILES:
+        shutil.copy(REPO / "notes" / f"{name}.org", notes)
+    search_index = minilm(notes)
+    assert search_index("how do I install orgkit").relevant
+    assert not search_index("how do i run orgkit inside a docker container").relevant

@@ -22,7 +22,11 @@ absent words, stands high enough on the corpus's own scale (Baseline: how near
 the corpus comes to everyday questions it is not about, probes.py), higher
 for a query asked as a question (`asks`): a question names what it wants in
 its own full words, so a note that answers it comes near in meaning, and one
-the notes merely border on scores as a described subject would; or when
+the notes merely border on scores as a described subject would; a question
+passes only when the note ranked first for it holds some of the words it
+names (NAMED: its best passage's coverage), for what a question near the
+notes' field asks for is a thing (a tool, a theorem, a procedure) whose name
+the notes lack while they talk of its neighbours; or when
 one passage holds nearly all of its words (WORDS_ALONE: "emacs one shots
 fallback" names a note whatever its cosine). Read on that scale, one floor
 holds for a corpus of fifteen records and one of five hundred notes on
@@ -33,11 +37,14 @@ so a query that matched nothing marks every hit not relevant, and a relevant
 query's weak tail is marked too. The query floor was fitted on the blind
 braindump_fit set alone (the midpoint between its highest everyday question
 and the in-corpus query above it), the hit floor and the penalty earlier on
-bench/retrieval_dev.json and the blind manual set; figures on the held-out
-sets are in bench/README.md. No signal here tells a
-question near the notes' subjects that they do not answer from a paraphrase
-of a note (their cosines, coverage and the rankings' agreement overlap), so
-the floor is set for what the notes never mention, and a paraphrase passes.
+bench/retrieval_dev.json and the blind manual set, NAMED on all three
+fitting sets (the midpoint of the widest gap between near questions' and
+in-corpus questions' top-hit coverage); figures on the held-out sets are in
+bench/README.md. No signal here tells a described subject near the notes'
+field that they do not answer from a paraphrase of a note (their cosines,
+coverage and the rankings' agreement overlap, and a paraphrase is written in
+words its note lacks), so for a query not asked as a question the floor is
+set for what the notes never mention, and a paraphrase passes.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from dataclasses import dataclass
 COVERAGE_WEIGHT = 0.15  # what full word coverage adds to a cosine
 CORRECTED_WEIGHT = 0.7  # a mistyped word's correction counts for less than the word itself
 WORDS_ALONE = 0.8  # the coverage at which a query passes on its words, whatever its cosine
+NAMED = 0.15  # the coverage a question's top hit must reach: a note that answers a question holds some of its words
 UNKNOWN_PENALTY = 0.2  # how far the query floor rises with the share of the query's words the notes lack
 
 
@@ -100,6 +108,7 @@ class Signals:
     known: float = 1.0  # the share of the query's meaningful words the notes hold at all (the query's, not a hit's)
     baseline: Baseline | None = None  # the corpus's scale for the query's top cosine (the query's, not a hit's)
     asks: bool = False  # the query is asked as a question (`asks`; the query's, not a hit's)
+    named: float = 1.0  # the word coverage of the top hit's passage (the query's, not a hit's; 1: no words to hold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +154,8 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
         standing = signals.baseline.standing(signals.cosine - penalty)
         # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
         stands = standing >= (floors.question if signals.asks else floors.query) and value >= floors.hit
+        # a question names what it wants: the note ranked first for it holds some of its words
+        stands = stands and (not signals.asks or signals.named >= NAMED)
         return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
     return Verdict(signals.coverage, signals.coverage >= LEXICAL.query + penalty or signals.coverage >= WORDS_ALONE)
 

@@ -289,7 +289,8 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     A hit's cosine is its best passage's; its coverage is read from the
     passage BM25 ranked it by (the one shown, when BM25 did not rank it). The
     query is judged by the best of each: the top cosine over every passage and
-    the best coverage among the hits. A hit of a query that passes is relevant
+    the best coverage among the hits, and the top hit's coverage (what a
+    question's first note must hold). A hit of a query that passes is relevant
     when it reaches the hit floor, or when its words alone would pass: the one
     judgment search shows and `context` reads its candidates by.
     """
@@ -302,7 +303,8 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
                for hit in hits]
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals), known(terms),
-                         cosines.baseline if cosines is not None else None, asks)
+                         cosines.baseline if cosines is not None else None, asks,
+                         signals[0].coverage if terms else 1.0)
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
