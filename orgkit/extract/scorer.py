@@ -11,6 +11,10 @@ Newton's method with an L2 penalty that pulls the weights toward the prior:
 `prior` weighted `PRIOR_WEIGHT`, everything else nothing. With no verdicts
 the fit is the prior, and a unit is taken exactly when today's rules take it;
 each verdict moves the weights away from it as far as the evidence carries.
+At the fit's own operating point a unit today's rules take is kept whatever its score
+(the verdicts add claims to the rules' and rank them; an explicit `--min-score` is a plain
+cut): a fit on documents of one template learns to trust its sections and scores the rules'
+sure picks of another template (a status line) under its threshold (bench/README.md).
 A fitted scorer also keeps to the reviewer's density: a document gives a dimension at most
 `CAP` times the quotes the reviewer accepted per reviewed document, the best-scored first
 (it lifted precision more than any per-document feature tried: bench/README.md).
@@ -241,20 +245,30 @@ def scored(cands: list[Candidate], fit: Fit) -> list[Candidate]:
     return cands
 
 
-def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: float, fit: Fit) -> list[Pick]:
-    """The candidates at or over `min_score`, each unit for its best dimension, each dimension
-    its best `fit.cap` of them, one claim per point."""
-    best: dict[int, Candidate] = {}
+def kept_score(cand: Candidate, min_score: float, rules: bool) -> float:
+    """A candidate's score as `choose` weighs it: with `rules`, a unit today's rules take counts
+    as scored at least `min_score`."""
+    return max(cand.score, min_score) if rules and cand.features[FEATURES.index("prior")] else cand.score
+
+
+def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: float, fit: Fit,
+           rules: bool = True) -> list[Pick]:
+    """The candidates at or over `min_score`, and with `rules` those today's rules take (a unit
+    they take counts as scored at least `min_score`: the verdicts add to the rules' picks and
+    rank them, the cap may drop them), each unit for its best dimension, each dimension its
+    best `fit.cap` of them, one claim per point."""
+    best: dict[int, tuple[float, Candidate]] = {}
     for cand in cands:
-        if cand.score >= min_score and (cand.unit not in best or cand.score > best[cand.unit].score):
-            best[cand.unit] = cand
+        score = kept_score(cand, min_score, rules)
+        if score >= min_score and (cand.unit not in best or score > best[cand.unit][0]):
+            best[cand.unit] = (score, cand)
     picks = []
     count: dict[str, int] = {}
-    for c in sorted(best.values(), key=lambda c: (-c.score, c.start)):
+    for score, c in sorted(best.values(), key=lambda sc: (-sc[0], sc[1].start)):
         count[c.dimension] = count.get(c.dimension, 0) + 1
         cap = fit.cap(c.dimension)
         if cap is None or count[c.dimension] <= cap:
-            picks.append(Pick(c.dimension, c.start, c.end, c.quote, c.score))
+            picks.append(Pick(c.dimension, c.start, c.end, c.quote, score))
     units = [u for u in doc.units if not u.extra.get("title")]
     kept = one_point_each(merged(picks, doc.text), units)
     order = [d.name for d in schema.dimensions]
@@ -262,24 +276,31 @@ def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: flo
 
 
 def extract_scored(doc: Document, schema: Schema, fit: Fit, min_score: float | None = None,
-                   embed: Callable | None = None, likeness: Likeness | None = None) -> list[Pick]:
-    """The offline extractor under a fitted scorer: grounded picks, each with its score."""
+                   embed: Callable | None = None, likeness: Likeness | None = None,
+                   rules: bool | None = None) -> list[Pick]:
+    """The offline extractor under a fitted scorer: grounded picks, each with its score. `rules`
+    (by default: when no `min_score` is given, the fit's own operating point) keeps the units
+    today's rules take."""
     cut = fit.threshold if min_score is None else min_score
-    return choose(doc, schema, scored(candidates(doc, schema, fit, embed, likeness), fit), cut, fit)
+    keep = min_score is None if rules is None else rules
+    return choose(doc, schema, scored(candidates(doc, schema, fit, embed, likeness), fit), cut, fit, keep)
 
 
 def explain(doc: Document, schema: Schema, fit: Fit, min_score: float | None,
-            embed: Callable | None = None) -> list[dict]:
-    """Why each unit was or was not taken, per dimension: its features, the weights, its score."""
+            embed: Callable | None = None, rules: bool | None = None) -> list[dict]:
+    """Why each unit was or was not taken, per dimension: its features, the weights, its score
+    (`fitted`: the fit's own, `score`: as weighed, see `kept_score`)."""
     cands = scored(candidates(doc, schema, fit, embed), fit)
     cut = fit.threshold if min_score is None else min_score
-    taken = {(p.dimension, p.start) for p in choose(doc, schema, cands, cut, fit)}
+    keep = min_score is None if rules is None else rules
+    taken = {(p.dimension, p.start) for p in choose(doc, schema, cands, cut, fit, keep)}
     tags = {d.name: d.tag for d in schema.dimensions}
     out = []
     for cand in cands:
         weights = fit.weights_for(cand.dimension)
         out.append({"dimension": tags.get(cand.dimension, cand.dimension), "start": cand.start, "end": cand.end,
-                    "quote": cand.quote, "score": round(cand.score, 4), "taken": (cand.dimension, cand.start) in taken,
+                    "quote": cand.quote, "score": round(kept_score(cand, cut, keep), 4),
+                    "fitted": round(cand.score, 4), "taken": (cand.dimension, cand.start) in taken,
                     "bias": round(fit.biases.get(cand.dimension, PRIOR_BIAS), 4),
                     "features": {f: round(x, 4) for f, x in zip(FEATURES, cand.features)},
                     "weights": {f: round(w, 4) for f, w in zip(FEATURES, weights)}})
