@@ -4,7 +4,8 @@ The offline extractor's signals become features of every (unit, dimension)
 pair: whether today's rules took the unit (`prior`) and how strongly they rank
 it (`support`), the section it sits in, label lines, cue phrases, similarity
 to the rubric, similarity to the quotes the reviewer accepted and rejected for
-the dimension (in other documents) and to the headings those sat under,
+the dimension (in other documents), of its heading to the headings those sat under
+(by word stems: "Decision Outcome" is like "Decision"),
 position and length. A logistic regression over them (weights shared by the
 dimensions, plus a bias and a small deviation per dimension) is fitted by
 Newton's method with an L2 penalty that pulls the weights toward the prior:
@@ -18,9 +19,8 @@ sure picks of another template (a status line) under its threshold (bench/README
 A fitted scorer also keeps to the reviewer's density: a document gives a dimension at most
 `CAP` times the quotes the reviewer accepted per reviewed document, the best-scored first
 (it lifted precision more than any per-document feature tried: bench/README.md).
-Constants are fitted by folds of one blind set (decision review: verdicts on five
-documents, the other ten scored), reported on two others and on a second set of decision
-records kept unseen until the method was final (bench/README.md).
+Constants and rules are chosen by folds of two sets of decision records (verdicts on five
+documents, the other ten scored) and reported on two other schemas (bench/README.md).
 """
 
 from __future__ import annotations
@@ -206,23 +206,24 @@ def candidates(doc: Document, schema: Schema, fit: Fit, embed: Callable | None =
         for k, u in enumerate(units):
             pick = next((p for p in taken if p.start < u.end and u.start < p.end), None)
             start, end = (pick.start, pick.end) if pick else (u.start, u.end)
+            gh = max((_lexical(heads[k], h) for h in good_heads), default=0.0) if heads[k] else 0.0
+            bh = max((_lexical(heads[k], h) for h in bad_heads), default=0.0) if heads[k] else 0.0
             x = _features(u, k, dim, labels[k], sims[d_index][k], pick, ranks[k], len(units), cues,
-                          accepted[k], rejected[k], heads[k] in good_heads and bool(heads[k]),
-                          heads[k] in bad_heads and bool(heads[k]), _support(units, labels, sims[d_index], k, dim))
+                          accepted[k], rejected[k], gh, bh, _support(units, labels, sims[d_index], k, dim))
             out.append(Candidate(dim.name, start, end, doc.text[start:end], x, k))
     return out
 
 
 def _features(u: Unit, k: int, dim: Dimension, label: tuple[str | None, bool], sim: float, pick: Pick | None,
-              rank: int, count: int, cues: list, accepted: float, rejected: float, good_head: bool,
-              bad_head: bool, support: float) -> list[float]:
+              rank: int, count: int, cues: list, accepted: float, rejected: float, good_head: float,
+              bad_head: float, support: float) -> list[float]:
     name, _ = label
     values = {"prior": float(pick is not None), "support": support / 2, "section": float(name == dim.name),
               "other_section": float(bool(name) and name != dim.name),
               "label_line": float(_is_label_line(u, dim)),
               "cue": float(any(c.search(u.text.lower()) for c in cues)), "rubric": sim,
-              "accepted_like": accepted, "rejected_like": rejected, "accepted_heading": float(good_head),
-              "rejected_heading": float(bad_head), "first_in_section": float(rank == 0), "lead": float(u.lead),
+              "accepted_like": accepted, "rejected_like": rejected, "accepted_heading": good_head,
+              "rejected_heading": bad_head, "first_in_section": float(rank == 0), "lead": float(u.lead),
               "position": k / max(1, count - 1), "length": min(len(words_of(u.text)), 60) / 60,
               "item": float(u.kind == "item"), "row": float(u.kind == "row"),
               "heading": float(u.kind == "heading"),
