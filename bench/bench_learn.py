@@ -3,9 +3,9 @@
     python bench/bench_learn.py [SET ...] [--curve 0,1,3,5] [--rotations N] [--main N] [--embed]
                                 [--l2 X] [--implicit X] [--cap X] [--min-score X] [--tune]
 
-SET is one or more of `decision` (the fitting set), `risks`, `paper` (reported, never fitted on)
-and `blind` (the second set of decision records, run once the method is final); without one,
-the first three. A reviewer's verdicts are derived from a set's annotation of the verdict
+SET is one or more of `decision` and `blind` (the two sets of decision records, both fitting
+sets; `blind` was reported once before it became one), `risks`, `paper` (reported, never fitted
+on); without one, decision, risks and paper. A reviewer's verdicts are derived from a set's annotation of the verdict
 documents: every annotated fragment accepted (exact text of the source), every claim the offline
 extractor proposes there that matches no fragment of its dimension (strict) rejected. The
 scorer is fitted on them (`orgkit.extract.scorer`, as `orgkit extract learn` fits it) and the

@@ -254,3 +254,21 @@ def test_the_verdicts_are_examples_in_the_models_prompt(workspace: Path, cli, ll
     assert "A reviewer's verdicts" in system
     assert 'taken as Risk (mv_risk): "The Redis node may run out of memory under load."' in system
     assert 'not a claim as Risk (mv_risk): "The team met on Tuesday to discuss it."' in system
+
+
+def test_at_the_fits_own_point_the_rules_picks_are_kept_and_a_given_cut_is_plain() -> None:
+    from orgkit.extract.schema import parse_schema
+    from orgkit.extract.scorer import candidates, choose, extract_scored, prior_fit, scored
+    from orgkit.extract.units import segment
+
+    schema = parse_schema(SCHEMA, Path("moves.org"), "test")
+    doc = segment(FIRST, "markdown")
+    fit = prior_fit(schema)
+    ruled = {(p.dimension, p.quote) for p in extract_scored(doc, schema, fit)}
+    assert ("Decision", "We will move the queue to Redis.") in ruled
+    cands = scored(candidates(doc, schema, fit), fit)
+    for c in cands:
+        c.score = 0.1  # a fit that trusts nothing the rules take
+    assert {(p.dimension, p.quote) for p in choose(doc, schema, cands, 0.5, fit)} == ruled
+    assert all(p.score == 0.5 for p in choose(doc, schema, cands, 0.5, fit))  # counted at the cut
+    assert choose(doc, schema, cands, 0.5, fit, rules=False) == []

@@ -192,6 +192,12 @@ def operating_point(ctx: Context) -> float:
     return min_score(ctx.min_score, ctx.schema, ctx.fit)
 
 
+def fits_own(given: float | None, schema: Schema) -> bool:
+    """Whether the fit's own operating point is the cut (no --min-score, no :MIN_SCORE:): then
+    the units today's rules take are kept whatever their score (`scorer.choose`)."""
+    return given is None and schema.min_score is None
+
+
 def min_score(given: float | None, schema: Schema, fit: Fit | None) -> float:
     """The score a claim needs: --min-score, else the schema's :MIN_SCORE:, else the fit's own."""
     if given is not None:
@@ -243,7 +249,8 @@ def _extract(ctx: Context, source: dict, text: str) -> list[dict]:
     if ctx.use_model:
         return extract_with_model(ctx.config, ctx.schema, text, ctx.examples + ctx.guidance)
     assert ctx.fit is not None
-    picks = extract_scored(segment(text, source["fmt"]), ctx.schema, ctx.fit, operating_point(ctx), ctx.embed)
+    picks = extract_scored(segment(text, source["fmt"]), ctx.schema, ctx.fit, operating_point(ctx), ctx.embed,
+                           rules=fits_own(ctx.min_score, ctx.schema))
     if ctx.demote:
         picks = demoted(picks, ctx.demote)
     return [{"dimension": p.dimension, "claim": p.claim, "quote": p.quote, "start": p.start, "end": p.end,
@@ -497,5 +504,5 @@ def explain_sources(config: Config, given: list[str], schema_spec: str, waiting:
             raise OrgkitError(f"source not found: {source}")
         text = decode_source(path.read_bytes(), source)
         doc = segment(text, FORMATS.get(path.suffix.lower(), "text"))
-        out.append({"source": source, "units": explain(doc, schema, fit, cut, embed)})
+        out.append({"source": source, "units": explain(doc, schema, fit, cut, embed, fits_own(given_score, schema))})
     return {"schema": schema.name, "fit": fit.used, "min_score": cut, "notices": notices, "sources": out}

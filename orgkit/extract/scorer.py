@@ -4,19 +4,23 @@ The offline extractor's signals become features of every (unit, dimension)
 pair: whether today's rules took the unit (`prior`) and how strongly they rank
 it (`support`), the section it sits in, label lines, cue phrases, similarity
 to the rubric, similarity to the quotes the reviewer accepted and rejected for
-the dimension (in other documents) and to the headings those sat under,
+the dimension (in other documents), of its heading to the headings those sat under
+(by word stems: "Decision Outcome" is like "Decision"),
 position and length. A logistic regression over them (weights shared by the
 dimensions, plus a bias and a small deviation per dimension) is fitted by
 Newton's method with an L2 penalty that pulls the weights toward the prior:
 `prior` weighted `PRIOR_WEIGHT`, everything else nothing. With no verdicts
 the fit is the prior, and a unit is taken exactly when today's rules take it;
 each verdict moves the weights away from it as far as the evidence carries.
+At the fit's own operating point a unit today's rules take is kept whatever its score
+(the verdicts add claims to the rules' and rank them; an explicit `--min-score` is a plain
+cut): a fit on documents of one template learns to trust its sections and scores the rules'
+sure picks of another template (a status line) under its threshold (bench/README.md).
 A fitted scorer also keeps to the reviewer's density: a document gives a dimension at most
 `CAP` times the quotes the reviewer accepted per reviewed document, the best-scored first
 (it lifted precision more than any per-document feature tried: bench/README.md).
-Constants are fitted by folds of one blind set (decision review: verdicts on five
-documents, the other ten scored), reported on two others and on a second set of decision
-records kept unseen until the method was final (bench/README.md).
+Constants and rules are chosen by folds of two sets of decision records (verdicts on five
+documents, the other ten scored) and reported on two other schemas (bench/README.md).
 """
 
 from __future__ import annotations
@@ -202,23 +206,24 @@ def candidates(doc: Document, schema: Schema, fit: Fit, embed: Callable | None =
         for k, u in enumerate(units):
             pick = next((p for p in taken if p.start < u.end and u.start < p.end), None)
             start, end = (pick.start, pick.end) if pick else (u.start, u.end)
+            gh = max((_lexical(heads[k], h) for h in good_heads), default=0.0) if heads[k] else 0.0
+            bh = max((_lexical(heads[k], h) for h in bad_heads), default=0.0) if heads[k] else 0.0
             x = _features(u, k, dim, labels[k], sims[d_index][k], pick, ranks[k], len(units), cues,
-                          accepted[k], rejected[k], heads[k] in good_heads and bool(heads[k]),
-                          heads[k] in bad_heads and bool(heads[k]), _support(units, labels, sims[d_index], k, dim))
+                          accepted[k], rejected[k], gh, bh, _support(units, labels, sims[d_index], k, dim))
             out.append(Candidate(dim.name, start, end, doc.text[start:end], x, k))
     return out
 
 
 def _features(u: Unit, k: int, dim: Dimension, label: tuple[str | None, bool], sim: float, pick: Pick | None,
-              rank: int, count: int, cues: list, accepted: float, rejected: float, good_head: bool,
-              bad_head: bool, support: float) -> list[float]:
+              rank: int, count: int, cues: list, accepted: float, rejected: float, good_head: float,
+              bad_head: float, support: float) -> list[float]:
     name, _ = label
     values = {"prior": float(pick is not None), "support": support / 2, "section": float(name == dim.name),
               "other_section": float(bool(name) and name != dim.name),
               "label_line": float(_is_label_line(u, dim)),
               "cue": float(any(c.search(u.text.lower()) for c in cues)), "rubric": sim,
-              "accepted_like": accepted, "rejected_like": rejected, "accepted_heading": float(good_head),
-              "rejected_heading": float(bad_head), "first_in_section": float(rank == 0), "lead": float(u.lead),
+              "accepted_like": accepted, "rejected_like": rejected, "accepted_heading": good_head,
+              "rejected_heading": bad_head, "first_in_section": float(rank == 0), "lead": float(u.lead),
               "position": k / max(1, count - 1), "length": min(len(words_of(u.text)), 60) / 60,
               "item": float(u.kind == "item"), "row": float(u.kind == "row"),
               "heading": float(u.kind == "heading"),
@@ -241,20 +246,30 @@ def scored(cands: list[Candidate], fit: Fit) -> list[Candidate]:
     return cands
 
 
-def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: float, fit: Fit) -> list[Pick]:
-    """The candidates at or over `min_score`, each unit for its best dimension, each dimension
-    its best `fit.cap` of them, one claim per point."""
-    best: dict[int, Candidate] = {}
+def kept_score(cand: Candidate, min_score: float, rules: bool) -> float:
+    """A candidate's score as `choose` weighs it: with `rules`, a unit today's rules take counts
+    as scored at least `min_score`."""
+    return max(cand.score, min_score) if rules and cand.features[FEATURES.index("prior")] else cand.score
+
+
+def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: float, fit: Fit,
+           rules: bool = True) -> list[Pick]:
+    """The candidates at or over `min_score`, and with `rules` those today's rules take (a unit
+    they take counts as scored at least `min_score`: the verdicts add to the rules' picks and
+    rank them, the cap may drop them), each unit for its best dimension, each dimension its
+    best `fit.cap` of them, one claim per point."""
+    best: dict[int, tuple[float, Candidate]] = {}
     for cand in cands:
-        if cand.score >= min_score and (cand.unit not in best or cand.score > best[cand.unit].score):
-            best[cand.unit] = cand
+        score = kept_score(cand, min_score, rules)
+        if score >= min_score and (cand.unit not in best or score > best[cand.unit][0]):
+            best[cand.unit] = (score, cand)
     picks = []
     count: dict[str, int] = {}
-    for c in sorted(best.values(), key=lambda c: (-c.score, c.start)):
+    for score, c in sorted(best.values(), key=lambda sc: (-sc[0], sc[1].start)):
         count[c.dimension] = count.get(c.dimension, 0) + 1
         cap = fit.cap(c.dimension)
         if cap is None or count[c.dimension] <= cap:
-            picks.append(Pick(c.dimension, c.start, c.end, c.quote, c.score))
+            picks.append(Pick(c.dimension, c.start, c.end, c.quote, score))
     units = [u for u in doc.units if not u.extra.get("title")]
     kept = one_point_each(merged(picks, doc.text), units)
     order = [d.name for d in schema.dimensions]
@@ -262,24 +277,31 @@ def choose(doc: Document, schema: Schema, cands: list[Candidate], min_score: flo
 
 
 def extract_scored(doc: Document, schema: Schema, fit: Fit, min_score: float | None = None,
-                   embed: Callable | None = None, likeness: Likeness | None = None) -> list[Pick]:
-    """The offline extractor under a fitted scorer: grounded picks, each with its score."""
+                   embed: Callable | None = None, likeness: Likeness | None = None,
+                   rules: bool | None = None) -> list[Pick]:
+    """The offline extractor under a fitted scorer: grounded picks, each with its score. `rules`
+    (by default: when no `min_score` is given, the fit's own operating point) keeps the units
+    today's rules take."""
     cut = fit.threshold if min_score is None else min_score
-    return choose(doc, schema, scored(candidates(doc, schema, fit, embed, likeness), fit), cut, fit)
+    keep = min_score is None if rules is None else rules
+    return choose(doc, schema, scored(candidates(doc, schema, fit, embed, likeness), fit), cut, fit, keep)
 
 
 def explain(doc: Document, schema: Schema, fit: Fit, min_score: float | None,
-            embed: Callable | None = None) -> list[dict]:
-    """Why each unit was or was not taken, per dimension: its features, the weights, its score."""
+            embed: Callable | None = None, rules: bool | None = None) -> list[dict]:
+    """Why each unit was or was not taken, per dimension: its features, the weights, its score
+    (`fitted`: the fit's own, `score`: as weighed, see `kept_score`)."""
     cands = scored(candidates(doc, schema, fit, embed), fit)
     cut = fit.threshold if min_score is None else min_score
-    taken = {(p.dimension, p.start) for p in choose(doc, schema, cands, cut, fit)}
+    keep = min_score is None if rules is None else rules
+    taken = {(p.dimension, p.start) for p in choose(doc, schema, cands, cut, fit, keep)}
     tags = {d.name: d.tag for d in schema.dimensions}
     out = []
     for cand in cands:
         weights = fit.weights_for(cand.dimension)
         out.append({"dimension": tags.get(cand.dimension, cand.dimension), "start": cand.start, "end": cand.end,
-                    "quote": cand.quote, "score": round(cand.score, 4), "taken": (cand.dimension, cand.start) in taken,
+                    "quote": cand.quote, "score": round(kept_score(cand, cut, keep), 4),
+                    "fitted": round(cand.score, 4), "taken": (cand.dimension, cand.start) in taken,
                     "bias": round(fit.biases.get(cand.dimension, PRIOR_BIAS), 4),
                     "features": {f: round(x, 4) for f, x in zip(FEATURES, cand.features)},
                     "weights": {f: round(w, 4) for f, w in zip(FEATURES, weights)}})
