@@ -5,14 +5,15 @@
 
 SET is one or more of `decision` and `blind` (the two sets of decision records, both fitting
 sets; `blind` was reported once before it became one), `risks`, `paper` (reported, never fitted
-on); without one, decision, risks and paper. A reviewer's verdicts are derived from a set's annotation of the verdict
+on), `blind3` and `risks3` (a third set of fifteen records, annotated under both schemas by
+someone who never saw the extractor's output: held out, reported and never fitted on); without one, decision, risks and paper. A reviewer's verdicts are derived from a set's annotation of the verdict
 documents: every annotated fragment accepted (exact text of the source), every claim the offline
 extractor proposes there that matches no fragment of its dimension (strict) rejected. The
 scorer is fitted on them (`orgkit.extract.scorer`, as `orgkit extract learn` fits it) and the
 other documents are extracted and scored strictly (bench_extract.score), every quote checked
 to be a span of its source.
 
-Folds. A set of 15 documents (decision, blind) is cut into three disjoint verdict sets of five
+Folds. A set of 15 documents (decision, blind, blind3, risks3) is cut into three disjoint verdict sets of five
 documents in the annotation's order (1-5, 6-10, 11-15), each scored on the other ten; with
 --rotations 2 (the default) three more from the order `random.Random(1).shuffle` gives. A set
 of 8 (risks, paper) takes its first five documents' verdicts and scores the last three. Each
@@ -41,10 +42,13 @@ from bench_extract import CORPUS, MODEL, REPO, main_points, score, sources, stri
 
 BLIND = REPO / "bench" / "extract_blind"
 DECISION_SCHEMA = str(BLIND / "decision_review_schema.org")
+RISKS_SCHEMA = str(BLIND / "requirements_risks_schema.org")
 SETS = {"decision": ("adr_decision_review.json", DECISION_SCHEMA, CORPUS),
-        "risks": ("adr_requirements_risks.json", str(BLIND / "requirements_risks_schema.org"), CORPUS),
+        "risks": ("adr_requirements_risks.json", RISKS_SCHEMA, CORPUS),
         "paper": ("paper_notes.json", "paper", CORPUS.parent / "braindump"),
-        "blind": ("adr2_decision_review.json", DECISION_SCHEMA, BLIND / "adr2")}
+        "blind": ("adr2_decision_review.json", DECISION_SCHEMA, BLIND / "adr2"),
+        "blind3": ("adr3_decision_review.json", DECISION_SCHEMA, BLIND / "adr3"),
+        "risks3": ("adr3_requirements_risks.json", RISKS_SCHEMA, BLIND / "adr3")}
 BAR = (0.55, 0.60)  # the goal: strict precision at this recall
 
 
