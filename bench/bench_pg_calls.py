@@ -29,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pg_server
+import psycopg
 from bench_http import OUT_PG, QUERIES, TINY, cpu_seconds
 
 ARGS = {"search": lambda q: {"query": q, "limit": 10}, "context": lambda q: {"query": q, "budget": 2000},
@@ -42,10 +43,16 @@ def main() -> None:
     ap.add_argument("--statements", type=int, default=25)
     ap.add_argument("--profile", choices=sorted(ARGS), default=None)
     ap.add_argument("--functions", type=int, default=30)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a server setting for the database's sessions (ALTER DATABASE ... SET), to try one")
     args = ap.parse_args()
     server = pg_server.start(OUT_PG / "pgdata")
     try:
         url = pg_server.database(server, "calls", template=f"seed_{args.name.replace('-', '_')}")
+        for setting in args.set:
+            name, value = setting.split("=", 1)
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"ALTER DATABASE calls SET {name} = '{value}'")
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
         from tiny_model import MODEL_NAME
 

@@ -331,3 +331,21 @@ def test_a_warm_recall_leaves_the_files_unchecked_until_the_check_is_due(notes: 
     call(ctx, "new", {"title": "Sirens at night", "body": "Dogs howl at sirens."}, identity=STDIO)
     assert call(ctx, "links", {"id": "late-note"}, identity=STDIO).result is not None
     ctx.close()
+
+
+def test_a_rebuilt_index_goes_on_from_the_generation_it_replaces(notes: Path, tiny_model: Path) -> None:
+    """What a warm process remembers of an index is keyed by its generation: a rebuild that counted
+    again from one would hand it an older index's facts (a passage count, a vector index) as its own."""
+    embedder = Embedder.from_config(load(notes))
+    index = Index.at(notes)
+    update(index, embedder=embedder)
+    before = index.generation()
+    with index.snapshot() as conn:
+        assert index.fact(conn, "passages", lambda: index.backend.passage_count(conn)) > 0
+    update(index, embedder=embedder, rebuild=True)
+    assert index.generation() > before
+    with index.snapshot() as conn:
+        asked = []
+        index.fact(conn, "passages", lambda: asked.append(1) or 1)
+        assert asked == [1]  # a new generation: the fact is read afresh
+    index.close()

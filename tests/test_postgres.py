@@ -443,6 +443,7 @@ def test_both_engines_answer_dense_and_cosines_alike(pg_url: str, tmp_path: Path
     from orgkit.config import load
     from orgkit.embed import Embedder
     from orgkit.index import Index, update
+    from orgkit.storage.backend import first_of_each_node
 
     notes = _corpus("manual", tmp_path)
     embedder = Embedder.from_config(load(notes))
@@ -454,6 +455,10 @@ def test_both_engines_answer_dense_and_cosines_alike(pg_url: str, tmp_path: Path
             ids = dict(conn.execute("SELECT rowid, id FROM nodes").fetchall())
             nearest = index.backend.dense(conn, embedder.fingerprint, query, 10)
             best = index.backend.cosines(conn, embedder.fingerprint, query, list(ids))
+            # each node by its nearest passage, as the database cuts them: the passages' own ranking, cut
+            every = index.backend.dense(conn, embedder.fingerprint, query, 10_000)
+            per_node = index.backend.dense(conn, embedder.fingerprint, query, 10_000, nodes=7)
+            assert per_node == first_of_each_node(every, 7) and len(per_node) == 7
         answers.append(([score for _, _, score in nearest], {ids[n]: cosine for n, cosine in best.items()}))
         index.close()
     (sqlite_nearest, sqlite_best), (pg_nearest, pg_best) = answers

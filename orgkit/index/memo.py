@@ -20,6 +20,7 @@ from .lexicon import Lexicon
 COUNTS_KEPT = 100_000  # stems whose counts a memo keeps for one generation of the index
 STEMS_KEPT = 20_000  # texts whose stems are remembered (braindump has 3,126 passages)
 BASELINES_KEPT = 4  # (model, generation) scales a memo keeps
+FACTS_KEPT = 64  # (generation, name) facts of the index a memo keeps (Index.fact)
 CUT_CHARS = 4_000_000  # note text whose pieces a memo keeps (each call excerpts the same notes again)
 
 Key = TypeVar("Key", bound=Hashable)
@@ -118,3 +119,5 @@ class IndexMemo:
         # (generation, {path: FileState}): the indexed files' states, stale with the generation, or
         # forgotten by a writer of this process that changed them without moving it (Index.file_states)
         self.files: tuple[int, Any] | None = None
+        # (generation, name) -> a fact of the index at that generation (Index.fact): never stale
+        self.facts: Kept[tuple[int, str], Any] = Kept(FACTS_KEPT)

@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple
 
 from ..errors import NotFound
 from ..texts import TextCache
@@ -56,6 +56,9 @@ class Index:
     memo: IndexMemo = field(default_factory=IndexMemo, repr=False, compare=False)
     _conn: Connection | None = field(default=None, repr=False)
     _backend: IndexBackend | None = field(default=None, repr=False)
+    # inside `snapshot`'s read transaction, the generation it sees (None: not read yet): it cannot
+    # move inside one, so it is read once; outside one (False) it is read each time
+    _seen: int | None | bool = field(default=False, repr=False)
 
     @classmethod
     def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None,
@@ -103,9 +106,11 @@ class Index:
             yield conn
             return
         conn.execute(self.backend.begin_read)
+        self._seen = None
         try:
             yield conn
         finally:
+            self._seen = False
             conn.execute("COMMIT")
 
     def stored_texts(self) -> "StoredTexts | None":
@@ -115,8 +120,25 @@ class Index:
         return StoredTexts(self.root, index=self)
 
     def generation(self, conn: Connection | None = None) -> int:
-        """A number that grows with every committed change (vector caches check it)."""
-        return generation(conn or self.conn)
+        """A number that grows with every committed change (vector caches check it): read once per
+        read transaction of `snapshot`, which sees one state however often a call asks."""
+        if self._seen is False or (conn is not None and conn is not self._conn):
+            return generation(conn or self.conn)
+        if self._seen is None:
+            self._seen = generation(self.conn)
+        return int(self._seen)
+
+    def fact(self, conn: Connection, name: str, read: Callable[[], Any]) -> Any:
+        """What `read` finds in the index as it is now (a count of rows, whether a vector index exists),
+        read once per generation and kept in the memo: its key holds the generation, which every change
+        of the index moves (a vector index built, a rebuild), so it is never stale. `read` must not
+        answer None."""
+        key = (self.generation(conn), name)
+        found = self.memo.facts.get(key)
+        if found is None:
+            found = read()
+            self.memo.facts.put(key, found)
+        return found
 
     def locate(self, ids: list[str]) -> dict[str, list[str]]:
         """The files holding each ID, for the deep read (no ripgrep pass needed); a duplicate
@@ -415,6 +437,13 @@ def bump_generation(conn: Connection) -> None:
     """Say that the index changed (inside the writer's transaction): processes' caches of it check the number."""
     conn.execute("INSERT INTO meta VALUES ('generation', '1') "
                  "ON CONFLICT (key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1")
+
+
+def keep_generation(conn: Connection, backend: IndexBackend, value: int) -> None:
+    """Set the generation (inside the writer's transaction): a rebuilt index goes on from the number
+    the one it replaces reached, so that no process's memo reads an older generation's facts as its."""
+    backend.run(conn, f"INSERT INTO meta VALUES ('generation', {backend.P}) "
+                      "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(value),))
 
 
 def passage_text(conn: Connection, backend: IndexBackend, rowid: int) -> str:

@@ -33,7 +33,7 @@ from .kinds import NOTE, node_kinds
 from .embedding import Progress, embed_pending, pending_count
 from .file_store import FileRows, FileStore
 from .outlines import section_rows
-from .store import Index, bump_generation
+from .store import Index, bump_generation, keep_generation
 
 _RACY_NS = 2_000_000_000  # files this recent may change again within the same mtime
 CHECKED = "checked"  # in the state dir: its mtime is when the last whole check of the files began
@@ -83,8 +83,11 @@ def update(
     stats = UpdateStats()
     with index.backend.writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
+            before = index.generation()
             index.backend.clear(index)
             index.forget_file_states()
+            with write_transaction(index.conn):  # the number keeps growing: memos are keyed by it
+                keep_generation(index.conn, index.backend, before + 1)
         _sync_files(index, stats)
         if embedder is not None:
             _embed(index, embedder, stats, progress, workers)

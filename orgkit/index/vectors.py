@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import replace_file
-from ..storage.db import Connection
-from .store import Index
+from ..storage.db import Connection, write_transaction
+from .store import Index, bump_generation
 from .vector_store import VectorStore
 
 if TYPE_CHECKING:
@@ -285,8 +285,11 @@ def _write_cache(path: Path, fingerprint: str, content: _Content) -> None:
 
 def after_embed(index: Index, fingerprint: str, embedded: int) -> None:
     """What follows an embedding run: the backend's own step (PostgreSQL's HNSW index), and for
-    vectors ranked in memory, the matrix cache rewritten when that is worth it."""
-    index.backend.after_embed(index, fingerprint, embedded)
+    vectors ranked in memory, the matrix cache rewritten when that is worth it. A new vector index is
+    a change of the index: its generation moves, so that a warm process's searches take the graph."""
+    if index.backend.after_embed(index, fingerprint, embedded):
+        with write_transaction(index.conn):
+            bump_generation(index.conn)
     if index.backend.dense_in_database:
         return
     if cache_is_worth_rewriting(index, fingerprint, embedded):

@@ -29,7 +29,7 @@ from typing import Callable
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
 from ..index import vocab
-from ..storage.backend import IndexBackend, any_phrase, backend_for
+from ..storage.backend import IndexBackend, any_phrase, backend_for, first_of_each_node
 from ..storage.db import Connection
 from ..index.store import HitPassage, Index
 from ..index.vector_store import VectorStore
@@ -118,9 +118,11 @@ class DatabaseVectors:
     conn: Connection
     fingerprint: str
     count: int
+    generation: int  # the index's, which the count and `indexed` were read at
+    indexed: bool  # the model's vectors have their HNSW index
 
-    def nearest(self, query_vector, take: int) -> list[tuple[int, int, float]]:
-        return self.backend.dense(self.conn, self.fingerprint, query_vector, take)
+    def nearest(self, query_vector, take: int, nodes: int | None = None) -> list[tuple[int, int, float]]:
+        return self.backend.dense(self.conn, self.fingerprint, query_vector, take, self.indexed, nodes)
 
 
 @dataclass
@@ -198,7 +200,7 @@ def search(
             scores = dense_scores(vectors, query_vector)
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         floors = floor.floors_for(embedder.name) if embedder is not None else None
-        total = index.backend.passage_count(conn)
+        total = index.fact(conn, "passages", lambda: index.backend.passage_count(conn))
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
             trust = fusion.trust(_top_evidence(index, terms, lexical, total),
@@ -234,7 +236,7 @@ def _baseline(index: Index, conn: Connection, embedder: Embedder,
     if isinstance(vectors, DatabaseVectors):
         import numpy as np
 
-        key = (embedder.fingerprint, index.generation(conn))
+        key = (embedder.fingerprint, vectors.generation)
         return probes.baseline(index.memo.baselines, key, embedder, lambda probed: np.array(
             [max((score for _, _, score in vectors.nearest(vector, 1)), default=-1.0) for vector in probed]))
     key = (embedder.fingerprint, vectors.generation)
@@ -336,8 +338,12 @@ def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder
         return _words_only(result, "no embedding model configured")
     backend = index.backend
     if backend.dense_in_database:
-        count = VectorStore(conn, backend).count(embedder.fingerprint)
-        vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, embedder.fingerprint, count)
+        fingerprint = embedder.fingerprint
+        count = index.fact(conn, f"vectors {fingerprint}", lambda: VectorStore(conn, backend).count(fingerprint))
+        indexed = count > 0 and index.fact(conn, f"vector index {fingerprint}",
+                                           lambda: backend.has_vector_index(conn, fingerprint))
+        vectors: DatabaseVectors | VectorSet = DatabaseVectors(backend, conn, fingerprint, count,
+                                                               index.generation(conn), indexed)
     else:
         cached = (cache or VectorCache()).get(index, embedder.fingerprint, conn)
         vectors, count = cached, len(cached.chunks)
@@ -432,22 +438,14 @@ def _nearest_per_node(vectors: DatabaseVectors, query_vector, pool: int) -> Rank
     """
     take = min(vectors.count, max(pool, DENSE_TAKE))
     while True:
-        ranking = _best_per_node(vectors.nearest(query_vector, take), pool)
+        ranking = _best_per_node(vectors.nearest(query_vector, take, pool), pool)
         if len(ranking) >= pool or take >= vectors.count:
             return ranking
         take = min(vectors.count, take * 4)
 
 
 def _best_per_node(rows, pool: int) -> Ranking:
-    seen: set[int] = set()
-    out: Ranking = []
-    for node, chunk, score in rows:
-        if node not in seen:
-            seen.add(node)
-            out.append((node, chunk, float(score)))
-            if len(out) >= pool:
-                break
-    return out
+    return [(node, chunk, float(score)) for node, chunk, score in first_of_each_node(rows, pool)]
 
 
 def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,

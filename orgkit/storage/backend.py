@@ -97,12 +97,14 @@ class IndexBackend(Protocol):
     def vocabulary(self, conn: Connection) -> Vocabulary: ...
     def passage_count(self, conn: Connection) -> int: ...
     def vector_value(self, vector: Any) -> Any: ...
-    def after_embed(self, index: Index, fingerprint: str, embedded: int) -> None: ...
+    def after_embed(self, index: Index, fingerprint: str, embedded: int) -> bool: ...
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int: ...
     def claim_batch(self, conn: Connection, fingerprint: str, limit: int) -> list[str]: ...
     def unqueue(self, conn: Connection, fingerprint: str, hashes: list[str]) -> None: ...
     def vector_indexes(self, conn: Connection) -> list[str]: ...
-    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list: ...
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int,
+              indexed: bool | None = None, nodes: int | None = None) -> list: ...
+    def has_vector_index(self, conn: Connection, fingerprint: str) -> bool: ...
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]: ...
 
@@ -302,9 +304,10 @@ class SqliteBackend:
     def vector_value(self, vector: Any) -> Any:
         return vector.tobytes()
 
-    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
-        """Nothing in the database: the vector matrix cache beside it is the caller's
-        (`vectors.after_embed`)."""
+    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> bool:
+        """Nothing in the database (False: nothing changed): the vector matrix cache beside it is the
+        caller's (`vectors.after_embed`)."""
+        return False
 
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
         """How many passage texts lack a vector from this model: SQLite's queue is that backlog itself."""
@@ -321,9 +324,15 @@ class SqliteBackend:
         """None: SQLite's vectors are scanned, never indexed."""
         return []
 
-    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
+    def has_vector_index(self, conn: Connection, fingerprint: str) -> bool:
+        """Never: SQLite's vectors are scanned."""
+        return False
+
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int,
+              indexed: bool | None = None, nodes: int | None = None) -> list:
         """(node, passage, cosine) of the passages nearest `query_vector`, nearest first: an exact
-        scan of the stored vectors (search ranks from its in-memory matrix instead)."""
+        scan of the stored vectors (search ranks from its in-memory matrix instead); with `nodes`,
+        each node by its nearest passage only, the first `nodes` of them."""
         import numpy as np
 
         rows = conn.execute("SELECT c.node, c.rowid, v.vector FROM chunks c JOIN vectors v "
@@ -333,7 +342,8 @@ class SqliteBackend:
         scores = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1) \
             @ np.asarray(query_vector, np.float32)
         order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1]))[:take]
-        return [(rows[i][0], rows[i][1], float(scores[i])) for i in order]
+        found = [(rows[i][0], rows[i][1], float(scores[i])) for i in order]
+        return found if nodes is None else first_of_each_node(found, nodes)
 
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
@@ -584,8 +594,9 @@ class PostgresBackend:
 
         return vector_literal(vector)
 
-    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> None:
-        """Give this model's vectors their HNSW index once there are enough to need one."""
+    def after_embed(self, index: "Index", fingerprint: str, embedded: int) -> bool:
+        """Give this model's vectors their HNSW index once there are enough to need one (True: it was
+        built now)."""
         conn = index.conn
         row = _native(conn).run("SELECT count(*), min(vector_dims(vector)) FROM vectors WHERE model = %s",
                                 (fingerprint,)).fetchone()
@@ -596,6 +607,8 @@ class PostgresBackend:
                          f"WITH (m = {int(HNSW_M)}, ef_construction = {int(HNSW_EF_CONSTRUCTION)}) "
                          f"WHERE model = {_literal(fingerprint)}")
             conn.execute("ANALYZE vectors")  # row counts for the planner, so that it takes the graph
+            return True
+        return False
 
     def queue_embedding(self, conn: Connection, fingerprint: str) -> int:
         """Queue every passage text without a vector from this model (one row per text, for every
@@ -622,18 +635,29 @@ class PostgresBackend:
             "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%' "
             "AND schemaname = current_schema()")]
 
-    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int) -> list:
+    def has_vector_index(self, conn: Connection, fingerprint: str) -> bool:
+        """Whether this model's HNSW index exists."""
+        return _has_vector_index(conn, fingerprint)
+
+    def dense(self, conn: Connection, fingerprint: str, query_vector: Any, take: int,
+              indexed: bool | None = None, nodes: int | None = None) -> list:
         """(node, passage, cosine) of the passages nearest `query_vector`, nearest first.
 
         The `take` nearest distinct texts are found first (by the HNSW index
-        when the model has one and `take` fits its search list, else exactly),
-        then every passage with one of those texts.
+        when the model has one, `indexed`: as the caller knows it, None: looked
+        up, and `take` fits its search list, else exactly), then every passage
+        with one of those texts; with `nodes`, each node by its nearest passage
+        only, the first `nodes` of them (a text many notes share is sent once a
+        node, not once a passage).
         """
         from .postgres import vector_literal
 
         dims = len(query_vector)
         model = _literal(fingerprint)
-        indexed = take <= MAX_EF_SEARCH and _has_vector_index(conn, fingerprint)
+        if take > MAX_EF_SEARCH:
+            indexed = False
+        elif indexed is None:
+            indexed = _has_vector_index(conn, fingerprint)
         literal = vector_literal(query_vector)
         if indexed:  # the graph's own expression, each vector cast to its dimensions
             # until the read transaction ends
@@ -646,9 +670,14 @@ class PostgresBackend:
                        "ORDER BY distance LIMIT %s")
             params = (literal, take)
         # The passages of the nearest texts are found by their hash's index.
+        passages = f"SELECT c.node, c.rowid, v.distance FROM ({nearest}) v JOIN chunks c ON c.hash = v.hash"
+        if nodes is None:
+            return _native(conn).run(f"SELECT node, rowid, 1 - distance FROM ({passages}) p "
+                                     "ORDER BY distance, rowid", params).fetchall()
         return _native(conn).run(
-            f"""SELECT c.node, c.rowid, 1 - v.distance FROM ({nearest}) v
-                JOIN chunks c ON c.hash = v.hash ORDER BY v.distance, c.rowid""", params).fetchall()
+            f"""SELECT node, rowid, 1 - distance FROM (SELECT DISTINCT ON (node) node, rowid, distance
+                FROM ({passages}) p ORDER BY node, distance, rowid) b ORDER BY distance, rowid LIMIT %s""",
+            (*params, nodes)).fetchall()
 
     def cosines(self, conn: Connection, fingerprint: str, query_vector: Any, rows: list[int], *,
                 by: str = "node") -> dict[int, float]:
@@ -691,6 +720,20 @@ def _runs(rowids: list[int], gap: int = RUN_GAP) -> list[tuple[int, int]]:
         else:
             runs.append((rowid, rowid))
     return runs
+
+
+def first_of_each_node(rows: Iterable[tuple[int, int, Any]], nodes: int) -> list[tuple[int, int, Any]]:
+    """The first (node, passage, score) row of each node, in the rows' order, up to `nodes` of them:
+    a ranking of passages, best first, as a ranking of nodes by their best passage."""
+    seen: set[int] = set()
+    out = []
+    for row in rows:
+        if row[0] not in seen:
+            seen.add(row[0])
+            out.append(row)
+            if len(out) >= nodes:
+                break
+    return out
 
 
 def _native(conn: Connection) -> "PgConnection":
