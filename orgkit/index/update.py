@@ -83,7 +83,7 @@ def update(
     stats = UpdateStats()
     with index.backend.writer_lock(index, wait=wait, on_wait=on_wait):
         if rebuild:
-            before = index.generation()
+            before = _generation_of_old(index)
             index.backend.clear(index)
             index.forget_file_states()
             with write_transaction(index.conn):  # the number keeps growing: memos are keyed by it
@@ -95,6 +95,15 @@ def update(
             index.backend.after_update(index, stats.parsed + stats.removed, stats.files + stats.removed)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _generation_of_old(index: Index) -> int:
+    """The generation of the index a rebuild replaces, 0 when it cannot be read (a newer schema, a
+    damaged file: what a rebuild is for), for no process could read its memos' entries either."""
+    try:
+        return index.generation()
+    except Exception:  # noqa: BLE001 - whatever is wrong with it, the old index is thrown away
+        return 0
 
 
 @dataclass(slots=True)
