@@ -132,6 +132,17 @@ def cli():
     return run
 
 
+def cli_as_process(env: dict, *args: str):
+    """Run `orgkit ARGS...` in this process with `env` as its whole environment, as a subprocess
+    given `env` would have it; returns click's Result (stdout/stderr apart). For the setup steps
+    and checks of tests about something else (a server, a browser, a killed process), which need
+    the command's answer, not a Python started anew for it."""
+    from orgkit.cli import main
+
+    whole = {key: None for key in os.environ if key not in env} | env
+    return CliRunner().invoke(main, list(args), env=whole, catch_exceptions=False)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A tiny static embedding model, built once per test session."""

@@ -21,9 +21,17 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from conftest import cli_as_process
 from memory_notes import FINDING, TANGLE, make_notes, rows
-from team_server import ORGKIT, orgkit
+from team_server import ORGKIT
 
+
+def orgkit(notes: Path, env: dict, *args: str) -> dict | list:
+    """`orgkit ARGS --notes NOTES --json` in this process (setup and checks; the server and the
+    browser these tests are about run as processes of their own)."""
+    done = cli_as_process(env, *args, "--notes", str(notes), "--json")
+    assert done.exit_code == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 class HttpServer:
@@ -226,7 +234,7 @@ def test_idle_connections_are_closed_and_the_server_keeps_answering(team) -> Non
     half = socket.create_connection(("127.0.0.1", server.port))
     half.sendall(b"POST /ops/search HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
     try:
-        time.sleep(2.5)  # http.idle_timeout is 1 s here
+        # http.idle_timeout is 1 s here: each socket is closed by the server, waited for as it comes
         for sock in idle + [half]:
             sock.settimeout(5)
             assert sock.recv(1024) == b""  # closed by the server

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_as_process
 from memory_notes import FINDING, NOWEB, TANGLE, make_notes, rows
 
 ORGKIT = [str(Path(sys.executable).with_name("orgkit"))]
@@ -149,9 +150,10 @@ def _multi_file_proposals(notes: Path, env: dict, llm_server) -> list[str]:
         {"kind": "append", "target": NOWEB, "text": "Prefer noweb over :var.", "chunks": [2]},
         {"kind": "new", "title": "Var is refused", "body": "Evaluating :var would run code.", "chunks": [1]},
     ]})
-    done = orgkit(notes, env | {"ORGKIT_LLM_ENDPOINT": llm_server.url}, "deposit", "--title", "Tangling and var",
-                  "--body", FINDING, "--json")
-    assert done.returncode == 0, done.stderr
+    # in this process: the deposit is the setup; the processes under test are the reviews killed after it
+    done = cli_as_process(env | {"ORGKIT_LLM_ENDPOINT": llm_server.url}, "deposit", "--title", "Tangling and var",
+                          "--body", FINDING, "--json", "--notes", str(notes))
+    assert done.exit_code == 0, done.stderr
     return [r["id"] for r in rows(notes, "SELECT id FROM proposals WHERE status = 'pending' ORDER BY seq")]
 
 
