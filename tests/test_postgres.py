@@ -414,8 +414,11 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
     from orgkit.config import load
     from orgkit.embed import Embedder
     from orgkit.index import Index, update
-    from orgkit.storage import backend
+    from orgkit.index.vector_store import VectorStore
+    from orgkit.index.vectors import after_embed
+    from orgkit.retrieve import search as search_module
     from orgkit.retrieve.search import search
+    from orgkit.storage import backend
 
     notes = _corpus("manual", tmp_path)
     embedder = Embedder.from_config(load(notes))
@@ -423,8 +426,11 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
     update(index, embedder=embedder)
     exact = [(h.id, round(h.score, 4)) for h in search(index, "tangle a file", mode="dense", embedder=embedder).hits]
     monkeypatch.setattr(backend, "EXACT_BELOW", 10)
-    index.backend.after_embed(index, embedder.fingerprint, 0)
+    before = index.generation()
+    after_embed(index, embedder.fingerprint, 0)
     assert backend.vector_index_name(embedder.fingerprint) in index.backend.vector_indexes(index.conn)
+    # a new vector index is a change of the index: a warm process's kept facts are read again
+    assert index.generation() > before
     with index.snapshot() as conn:
         conn.execute("SET LOCAL enable_sort = off")  # a graph this small: make the planner show its choice
         plan = "\n".join(r[0] for r in conn.execute(
@@ -434,6 +440,14 @@ def test_dense_search_through_the_hnsw_index(pg_url: str, tmp_path: Path, tiny_m
     through_graph = [(h.id, round(h.score, 4)) for h in search(index, "tangle a file", mode="dense",
                                                                embedder=embedder).hits]
     assert through_graph == exact  # 180 vectors, a candidate list of 200: the graph finds them all
+    with index.snapshot() as conn:
+        assert search_module._dense_inputs(index, conn, "tangle a file", embedder, None,
+                                           search_module.SearchResult(mode="dense"))[0].indexed
+    # An update that builds the index records the vectors complete at the generation it moved to.
+    update(index, embedder=embedder, rebuild=True)
+    assert backend.vector_index_name(embedder.fingerprint) in index.backend.vector_indexes(index.conn)
+    with index.snapshot() as conn:
+        assert VectorStore(conn, index.backend).complete_at(embedder.fingerprint) == str(index.generation(conn))
     index.close()
 
 

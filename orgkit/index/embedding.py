@@ -134,13 +134,14 @@ def _embed_queued(index: Index, embedder: Embedder, state: EmbedProgress, progre
 
 
 def _finish(index: Index, fingerprint: str, state: EmbedProgress) -> EmbedProgress:
-    """Record that every passage has a vector (when it is so), and let the backend index them."""
+    """Let the backend index the vectors, then record that every passage has one (when it is so), at
+    the generation a new vector index moved the index to."""
+    after_embed(index, fingerprint, state.done)
     conn = index.conn
     vectors = VectorStore(conn, index.backend)
     with write_transaction(conn):
         if not vectors.missing_hashes(fingerprint):
             vectors.mark_complete(fingerprint, index.generation(conn))
-    after_embed(index, fingerprint, state.done)
     return state
 
 
