@@ -56,9 +56,10 @@ class Index:
     memo: IndexMemo = field(default_factory=IndexMemo, repr=False, compare=False)
     _conn: Connection | None = field(default=None, repr=False)
     _backend: IndexBackend | None = field(default=None, repr=False)
-    # inside `snapshot`'s read transaction, the generation it sees (None: not read yet): it cannot
-    # move inside one, so it is read once; outside one (False) it is read each time
-    _seen: int | None | bool = field(default=False, repr=False)
+    # inside `snapshot`'s read transaction (`_reading`), the generation it sees, once read: it cannot
+    # move inside one, so it is read once; outside one it is read each time
+    _reading: bool = field(default=False, repr=False)
+    _seen: int | None = field(default=None, repr=False)
 
     @classmethod
     def at(cls, root: Path, state_dir: Path | None = None, database: str | None = None,
@@ -106,11 +107,11 @@ class Index:
             yield conn
             return
         conn.execute(self.backend.begin_read)
-        self._seen = None
+        self._reading, self._seen = True, None
         try:
             yield conn
         finally:
-            self._seen = False
+            self._reading, self._seen = False, None
             conn.execute("COMMIT")
 
     def stored_texts(self) -> "StoredTexts | None":
@@ -122,11 +123,11 @@ class Index:
     def generation(self, conn: Connection | None = None) -> int:
         """A number that grows with every committed change (vector caches check it): read once per
         read transaction of `snapshot`, which sees one state however often a call asks."""
-        if self._seen is False or (conn is not None and conn is not self._conn):
+        if not self._reading or (conn is not None and conn is not self._conn):
             return generation(conn or self.conn)
         if self._seen is None:
             self._seen = generation(self.conn)
-        return int(self._seen)
+        return self._seen
 
     def fact(self, conn: Connection, name: str, read: Callable[[], Any]) -> Any:
         """What `read` finds in the index as it is now (a count of rows, whether a vector index exists),

@@ -157,7 +157,7 @@ class Cosines:
         if read_as is not None:
             also = vectors.backend.cosines(vectors.conn, vectors.fingerprint, read_as, nodes)
             best = {n: max(best.get(n, -1.0), also.get(n, -1.0)) for n in best.keys() | also.keys()}
-            top = max([top] + [score for _, _, score in vectors.nearest(read_as, 1)])
+            top = max([top] + [score for _, _, score in vectors.nearest(read_as, 1, nodes=1)])
         return cls(top, lambda node: best.get(node, -1.0))
 
 
@@ -238,7 +238,7 @@ def _baseline(index: Index, conn: Connection, embedder: Embedder,
 
         key = (embedder.fingerprint, vectors.generation)
         return probes.baseline(index.memo.baselines, key, embedder, lambda probed: np.array(
-            [max((score for _, _, score in vectors.nearest(vector, 1)), default=-1.0) for vector in probed]))
+            [max((score for _, _, score in vectors.nearest(vector, 1, nodes=1)), default=-1.0) for vector in probed]))
     key = (embedder.fingerprint, vectors.generation)
     return probes.baseline(index.memo.baselines, key, embedder, lambda probed: (vectors.matrix @ probed.T).max(axis=0))
 
