@@ -272,3 +272,21 @@ def test_at_the_fits_own_point_the_rules_picks_are_kept_and_a_given_cut_is_plain
     assert {(p.dimension, p.quote) for p in choose(doc, schema, cands, 0.5, fit)} == ruled
     assert all(p.score == 0.5 for p in choose(doc, schema, cands, 0.5, fit))  # counted at the cut
     assert choose(doc, schema, cands, 0.5, fit, rules=False) == []
+
+
+def test_the_fits_operating_point_leans_toward_recall_while_half_the_claims_taken_are_accepted() -> None:
+    from orgkit.extract.scorer import FLOOR, operating_point
+
+    assert FLOOR == 0.5
+    sure, likely, unlikely = [0.9] * 4, [0.32] * 6, [0.1] * 10
+    chances = sure + likely + unlikely
+    labels = [1.0] * 4 + [1.0] * 2 + [0.0] * 4 + [0.0] * 10
+    # best F1 is at 0.9 (4 of 4 taken, F1 0.8; at 0.15 6 of 10, F1 0.75), but 6 of the 10 taken
+    # at 0.15 are accepted: the cut goes down to there
+    assert operating_point(chances, labels) == 0.15
+    assert operating_point(chances, labels, held_out=False) == 0.9  # a lone document's own fit: best F1
+    # claims spread thin: only the two sure ones reach half accepted, and the best-F1 cut is lower
+    chances = [0.9] * 2 + [0.2] * 38
+    labels = [1.0] * 2 + [1.0] * 8 + [0.0] * 30
+    assert operating_point(chances, labels) == 0.2
+    assert operating_point([0.7, 0.2], [0.0, 0.0]) == 0.5  # nothing accepted: the default

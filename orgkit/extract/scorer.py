@@ -16,6 +16,12 @@ At the fit's own operating point a unit today's rules take is kept whatever its 
 (the verdicts add claims to the rules' and rank them; an explicit `--min-score` is a plain
 cut): a fit on documents of one template learns to trust its sections and scores the rules'
 sure picks of another template (a status line) under its threshold (bench/README.md).
+The fit's operating point leans toward recall, for the reviewer's sake: a claim missed costs
+them a search of the source, a wrong one a click to reject it. It is the score cut with the best
+F1 on the reviewed documents (each scored by a fit on the others), lowered to the lowest cut at
+which at least `FLOOR` of the candidates taken there were accepted, when that is lower and
+there are two reviewed documents or more; a schema whose sure claims are few keeps its best-F1
+cut (bench/README.md).
 A fitted scorer also keeps to the reviewer's density: a document gives a dimension at most
 `CAP` times the quotes the reviewer accepted per reviewed document, the best-scored first
 (it lifted precision more than any per-document feature tried: bench/README.md).
@@ -49,6 +55,7 @@ L2_DIMENSION = 4.0  # the pull of each dimension's own deviation toward the shar
 IMPLICIT = 0.5  # a unit of a reviewed document that no verdict names counts this much as a rejection
 CAP = 2.0  # a dimension gives a document at most this many times the claims the reviewer accepted per document
 MIN_SCORE = 0.5  # the default operating point: a unit is taken when its score is at least this
+FLOOR = 0.5  # the fit's operating point goes as low as keeps this share of the reviewed candidates taken accepted
 _HEADING_NUMBER = re.compile(r"^\W*(?:adr\s*)?\d+[.:)]?\s*", re.I)
 
 
@@ -75,7 +82,7 @@ class Fit:
     verdicts: int = 0
     documents: int = 0
     digest: str = "prior"
-    threshold: float = MIN_SCORE  # the operating point the verdicts favour (best F1 on the reviewed documents)
+    threshold: float = MIN_SCORE  # the operating point the verdicts favour (see `operating_point`)
     accepted: dict[str, list[str]] = field(default_factory=dict)  # dimension -> accepted quotes
     rejected: dict[str, list[str]] = field(default_factory=dict)
     accepted_headings: dict[str, list[str]] = field(default_factory=dict)
@@ -311,7 +318,7 @@ def explain(doc: Document, schema: Schema, fit: Fit, min_score: float | None,
 def digest(verdicts: list[Verdict]) -> str:
     """A fingerprint of the verdicts and the constants a fit came from."""
     rows = sorted(f"{v.source}\t{v.dimension}\t{v.accept}\t{v.quote}" for v in verdicts)
-    constants = f"{PRIOR_WEIGHT} {PRIOR_BIAS} {L2} {L2_DIMENSION} {IMPLICIT} {CAP} {FEATURES}"
+    constants = f"{PRIOR_WEIGHT} {PRIOR_BIAS} {L2} {L2_DIMENSION} {IMPLICIT} {CAP} {FLOOR} {FEATURES}"
     return hashlib.sha256("\n".join([constants, *rows]).encode("utf-8")).hexdigest()[:16]
 
 
@@ -375,7 +382,7 @@ def fit_verdicts(schema: Schema, verdicts: list[Verdict], embed: Callable | None
     return Fit(schema.name, dict(zip(FEATURES, shared)), dict(zip(names, biases)),
                {n: dict(zip(FEATURES, dev)) for n, dev in zip(names, deviations)},
                verdicts=len(verdicts), documents=len(docs), digest=digest(verdicts),
-               threshold=operating_point(chances, labels), density=_density(verdicts, names, len(docs)),
+               threshold=operating_point(chances, labels, len(docs) > 1), density=_density(verdicts, names, len(docs)),
                accepted=fitted.accepted, rejected=fitted.rejected, accepted_headings=fitted.accepted_headings,
                rejected_headings=fitted.rejected_headings)
 
@@ -459,20 +466,33 @@ def _newton(rows: list[list[float]], labels: list[float], weights: list[float], 
     return shared, biases, [[float(t) for t in row] for row in devs]
 
 
-def operating_point(chances: list[float], labels: list[float]) -> float:
-    """The score cut with the best F1 on the reviewed documents' candidates (ties: the higher
-    cut), so a schema whose claims are rare gets a lower bar than one whose claims stand out."""
+def operating_point(chances: list[float], labels: list[float], held_out: bool = True) -> float:
+    """The score cut for the reviewed documents' candidates (`chances`, each from a fit without
+    its document; `labels` 1 for accepted): the cut with the best F1 (ties: the higher cut), so a
+    schema whose claims are rare gets a lower bar than one whose claims stand out, lowered to the
+    lowest cut at which at least `FLOOR` of the candidates taken were accepted when that is lower
+    and the chances are `held_out` (a lone reviewed document is scored by its own fit, whose
+    precision flatters it: then the best F1 stands).
+
+    F1 weighs a missed claim and a wrong one alike; to the reviewer a miss costs a search of the
+    source and a wrong claim a click to reject it, so the cut goes as low as the verdicts say the
+    claims taken stay right at least as often as `FLOOR`. It never goes above the best-F1 cut:
+    where only a few sure candidates reach `FLOOR` (claims spread over prose), the floor would
+    be a higher cut, and the best F1 stays."""
     positives = sum(labels)
     if not positives:
         return MIN_SCORE
     best = (0.0, MIN_SCORE)
+    lowest: float | None = None
     for step in range(5, 96, 5):
         cut = step / 100
         taken = [y for c, y in zip(chances, labels) if c >= cut]
         hits = sum(taken)
         f1 = 2 * hits / (len(taken) + positives) if taken else 0.0
         best = max(best, (round(f1, 6), cut))
-    return best[1]
+        if lowest is None and taken and hits / len(taken) >= FLOOR:
+            lowest = cut
+    return best[1] if lowest is None or not held_out else min(best[1], lowest)
 
 
 def fit_json(fit: Fit) -> str:
