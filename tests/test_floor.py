@@ -298,3 +298,56 @@ def test_the_manual_refuses_a_question_its_notes_do_not_answer(tmp_path: Path, m
     search_index = minilm(notes)
     assert search_index("how do I install orgkit").relevant
     assert not search_index("how do i run orgkit inside a docker container").relevant
+
+
+def test_a_question_naming_a_thing_the_notes_lack_is_not_answered() -> None:
+    """A rare word no note holds, no slip of theirs, names a thing the notes do not answer a question
+    about; a subject described with it is judged on its cosine as before."""
+    from orgkit.retrieve import floor
+
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+
+    def passes(query: str, unnamed: bool, cosine: float = 0.60) -> bool:
+        signals = floor.Signals(cosine, 0.4, 0.8, BRAINDUMP_LIKE, floor.asks(query), 0.4, unnamed)
+        return floor.judge(signals, dense).relevant
+
+    asked = "how does paxos elect a leader"
+    assert passes(asked, unnamed=False) and not passes(asked, unnamed=True)
+    assert passes("paxos leader election rounds", unnamed=True)
+    assert not floor.judge(floor.Signals(None, 0.5, 0.8, asks=True, unnamed=True)).relevant  # words only, too
+    assert floor.judge(floor.Signals(None, 0.5, 0.8, asks=True)).relevant
+    assert floor.rare(0) and floor.rare(50) and not floor.rare(5000)
+
+
+def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_path: Path) -> None:
+    """Notes on raft answer how raft elects a leader, also asked with an ordinary word they lack, and
+    not how paxos does; the tail of a contraction is no word of the question."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "raft.org").write_text(
+        ":PROPERTIES:\n:ID: raft\n:END:\n#+title: Raft consensus\n\n"
+        "Raft elects a leader by votes: a follower that hears no heartbeat becomes a candidate and\n"
+        "asks the others for votes; the leader replicates the log to its followers.\n")
+    (notes / "soup.org").write_text(":PROPERTIES:\n:ID: soup\n:END:\n#+title: Soup\n\nLeek and potato soup.\n")
+
+    def relevant(query: str) -> bool:
+        hits = search(cli, notes, "--mode", "lexical", query)
+        return bool(hits) and hits[0]["id"] == "raft" and hits[0]["relevant"]
+
+    assert relevant("how does raft elect a leader")
+    assert relevant("how does raft actually elect a leader")  # "actually": a common word, no name
+    assert not relevant("how does paxos elect a leader")  # "paxos": no note names it
+    assert relevant("paxos leader election votes")  # not asked: its words decide
+    assert relevant("why isn't the raft leader elected by votes")  # "isn", "t": no words
+
+
+def test_the_language_counts_its_words_british_spellings_as_american_ones() -> None:
+    from orgkit.index.lexicon import Lexicon
+    from orgkit.index.words import query_terms
+
+    lexicon = Lexicon()
+    assert lexicon.count("honour") == lexicon.count("honor") > 1000
+    assert lexicon.count("behaviour") == lexicon.count("behavior") > 1000
+    assert lexicon.count("colour") == lexicon.count("color") > 1000
+    assert lexicon.count("paxos") == 0 and lexicon.count("goroutines") == 0
+    assert query_terms("isn't the leader's term kept?") == ["leader", "term", "kept"]

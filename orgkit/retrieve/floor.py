@@ -26,7 +26,13 @@ the notes merely border on scores as a described subject would; a question
 passes only when the note ranked first for it holds some of the words it
 names (NAMED: its best passage's coverage), for what a question near the
 notes' field asks for is a thing (a tool, a theorem, a procedure) whose name
-the notes lack while they talk of its neighbours; or when
+the notes lack while they talk of its neighbours; and only when every thing
+it names is known to the notes: a word no note holds, that is no slip of
+theirs, and that the language barely uses (fewer than RARE uses in its word
+lists: "paxos", "goroutines", "homology", "qr") names a particular thing, and
+notes that lack the name do not answer a question about it, however near its
+neighbours come (an ordinary word they lack, "myself" or "somewhere", says
+nothing of the kind); or when
 one passage holds nearly all of its words (WORDS_ALONE: "emacs one shots
 fallback" names a note whatever its cosine). Read on that scale, one floor
 holds for a corpus of fifteen records and one of five hundred notes on
@@ -39,7 +45,9 @@ braindump_fit set alone (the midpoint between its highest everyday question
 and the in-corpus query above it), the hit floor and the penalty earlier on
 bench/retrieval_dev.json and the blind manual set, NAMED on all three
 fitting sets (the midpoint of the widest gap between near questions' and
-in-corpus questions' top-hit coverage); figures on the held-out sets are in
+in-corpus questions' top-hit coverage), RARE on those and a second blind
+question set of braindump and of the manual (the lists' least count is 50:
+RARE takes the words at it and those they lack); figures on the held-out sets are in
 bench/README.md. No signal here tells a described subject near the notes'
 field that they do not answer from a paraphrase of a note (their cosines,
 coverage and the rankings' agreement overlap, and a paraphrase is written in
@@ -57,6 +65,7 @@ CORRECTED_WEIGHT = 0.7  # a mistyped word's correction counts for less than the 
 WORDS_ALONE = 0.8  # the coverage at which a query passes on its words, whatever its cosine
 NAMED = 0.15  # the coverage a question's top hit must reach: a note that answers a question holds some of its words
 UNKNOWN_PENALTY = 0.2  # how far the query floor rises with the share of the query's words the notes lack
+RARE = 100  # a word the language's lists count fewer times than this names a particular thing (lexicon.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +118,7 @@ class Signals:
     baseline: Baseline | None = None  # the corpus's scale for the query's top cosine (the query's, not a hit's)
     asks: bool = False  # the query is asked as a question (`asks`; the query's, not a hit's)
     named: float = 1.0  # the word coverage of the top hit's passage (the query's, not a hit's; 1: no words to hold)
+    unnamed: bool = False  # the query names a thing the notes lack (a RARE word, no slip, held by no note; the query's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,13 +165,24 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
         # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
         stands = standing >= (floors.question if signals.asks else floors.query) and value >= floors.hit
         # a question names what it wants: the note ranked first for it holds some of its words
-        stands = stands and (not signals.asks or signals.named >= NAMED)
+        stands = stands and (not signals.asks or signals.named >= NAMED) and not _names_the_unheld(signals)
         return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
-    return Verdict(signals.coverage, signals.coverage >= LEXICAL.query + penalty or signals.coverage >= WORDS_ALONE)
+    stands = signals.coverage >= LEXICAL.query + penalty and not _names_the_unheld(signals)
+    return Verdict(signals.coverage, stands or signals.coverage >= WORDS_ALONE)
+
+
+def _names_the_unheld(signals: Signals) -> bool:
+    """Whether the query is a question about a particular thing whose name the notes lack."""
+    return signals.asks and signals.unnamed
 
 
 QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where", "can", "could",
                             "does", "do", "did", "is", "are", "was", "were", "should", "would", "will", "shall"})
+
+
+def rare(count: int) -> bool:
+    """Whether a word the language's lists count `count` times (0: in none) names a particular thing."""
+    return count < RARE
 
 
 def asks(query: str) -> bool:

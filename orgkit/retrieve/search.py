@@ -34,6 +34,7 @@ from ..storage.db import Connection
 from ..index.store import HitPassage, Index
 from ..index.vector_store import VectorStore
 from ..index.vectors import VectorSet, load_vectors
+from ..index.lexicon import Lexicon
 from ..index.memo import IndexMemo
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
@@ -278,6 +279,12 @@ def known(terms: list[Term]) -> float:
     return sum(1 for t in terms if t.docs or t.corrections) / len(terms) if terms else 1.0
 
 
+def unnamed(terms: list[Term], lexicon: Lexicon) -> bool:
+    """Whether a word of the query names a thing the notes lack: no note holds it, it is no slip of
+    a word they hold, and the language barely uses it (floor.py)."""
+    return any(not t.docs and not t.corrections and floor.rare(lexicon.count(t.word)) for t in terms)
+
+
 def _credit(term: Term) -> float:
     """What holding a query word counts: the word itself fully, a correction of a mistyped one less."""
     return 1.0 if term.docs else floor.CORRECTED_WEIGHT
@@ -306,7 +313,7 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals), known(terms),
                          cosines.baseline if cosines is not None else None, asks,
-                         signals[0].coverage if terms else 1.0)
+                         signals[0].coverage if terms else 1.0, asks and unnamed(terms, index.memo.lexicon))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
