@@ -11,7 +11,9 @@ import re
 STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i if in into is it its of on or "
     "that the their this to was what when where which who why will with you your".split()
-) | frozenset(  # what a contraction leaves once cut at its apostrophe ("isn't": "isn", "t"): no word of its own
+)
+# What a contraction leaves once cut at its apostrophe ("isn't": "isn", "t"): pieces of common words, no names.
+CONTRACTION_TAILS = frozenset(
     "s t d ll m re ve isn aren wasn weren doesn didn hasn haven hadn wouldn shouldn couldn mustn needn".split()
 )
 WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts words: `_` separates

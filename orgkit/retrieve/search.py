@@ -38,7 +38,7 @@ from ..index.lexicon import Lexicon
 from ..index.memo import IndexMemo
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
-from ..index.words import WORD, query_terms
+from ..index.words import CONTRACTION_TAILS, WORD, query_terms
 from . import floor, fusion, probes
 from .scope import Scope, scoped
 
@@ -282,7 +282,8 @@ def known(terms: list[Term]) -> float:
 def unnamed(terms: list[Term], lexicon: Lexicon) -> bool:
     """Whether a word of the query names a thing the notes lack: no note holds it, it is no slip of
     a word they hold, and the language barely uses it (floor.py)."""
-    return any(not t.docs and not t.corrections and floor.rare(lexicon.count(t.word)) for t in terms)
+    return any(not t.docs and not t.corrections and t.word not in CONTRACTION_TAILS
+               and floor.rare(lexicon.count(t.word)) for t in terms)
 
 
 def _credit(term: Term) -> float:
