@@ -263,6 +263,8 @@ def test_a_question_must_stand_higher_on_the_scale_than_a_described_subject() ->
     assert dense is not None
     assert floor.asks("how does an isolation forest detect anomalies") and floor.asks("isolation forest anomalies?")
     assert not floor.asks("trimming connections from trained nets") and not floor.asks("  ")
+    assert floor.asks("linux oom killer, how does it pick which process to kill")  # its subject named first
+    assert not floor.asks("grid cells, place cells and head direction")
 
     def passes(cosine: float, query: str) -> bool:
         return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query)), dense).relevant

@@ -58,6 +58,7 @@ set for what the notes never mention, and a paraphrase passes.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 COVERAGE_WEIGHT = 0.15  # what full word coverage adds to a cosine
@@ -186,9 +187,15 @@ def rare(count: int) -> bool:
 
 
 def asks(query: str) -> bool:
-    """Whether `query` is asked as a question (an English question word first, or a question mark last)."""
-    words = query.split()
-    return bool(words) and (words[0].lower() in QUESTION_WORDS or query.rstrip().endswith("?"))
+    """Whether `query` is asked as a question: an English question word first, or first after a comma,
+    semicolon or colon (its subject named before it: "linux oom killer, how does it pick"), or a
+    question mark last."""
+    if query.rstrip().endswith("?"):
+        return True
+    return any(words and words[0].lower() in QUESTION_WORDS for words in (c.split() for c in _CLAUSE.split(query)))
+
+
+_CLAUSE = re.compile(r"[,;:]")
 
 
 def coverage(words: list[tuple[float, float]]) -> float:
