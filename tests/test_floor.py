@@ -341,6 +341,7 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert not relevant("how does paxos elect a leader")  # "paxos": no note names it
     assert relevant("paxos leader election votes")  # not asked: its words decide
     assert relevant("why isn't the raft leader elected by votes")  # "isn", "t": a contraction's tails, no names
+    assert relevant("how does raft 3 elect a leader")  # a number names nothing alone
 
 
 def test_the_language_counts_its_words_british_spellings_as_american_ones() -> None:

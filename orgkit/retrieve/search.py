@@ -281,8 +281,9 @@ def known(terms: list[Term]) -> float:
 
 def unnamed(terms: list[Term], lexicon: Lexicon) -> bool:
     """Whether a word of the query names a thing the notes lack: no note holds it, it is no slip of
-    a word they hold, and the language barely uses it (floor.py)."""
-    return any(not t.docs and not t.corrections and t.word not in CONTRACTION_TAILS
+    a word they hold, and the language barely uses it (floor.py). A number names nothing alone (a
+    version, an error code the notes need not spell out), nor does a contraction's tail."""
+    return any(not t.docs and not t.corrections and not t.word.isdigit() and t.word not in CONTRACTION_TAILS
                and floor.rare(lexicon.count(t.word)) for t in terms)
 
 
