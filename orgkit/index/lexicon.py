@@ -19,6 +19,9 @@ either.
 The lists also count how often each word is used (`count`): a word the
 language barely uses ("paxos", "homology") names a particular thing, and a
 question naming a thing the notes lack is not answered by them (floor.py).
+A count is the highest of every list (English's "identifier" is rare,
+French's is not), so it reads them all; it is asked only for a question's
+words the notes lack, which `is_real` has mostly read them for already.
 """
 
 from __future__ import annotations

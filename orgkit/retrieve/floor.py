@@ -179,6 +179,7 @@ def _names_the_unheld(signals: Signals) -> bool:
 
 QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where", "can", "could",
                             "does", "do", "did", "is", "are", "was", "were", "should", "would", "will", "shall"})
+_CLAUSE = re.compile(r"[,;:]")  # where a question may begin after its subject is named
 
 
 def rare(count: int) -> bool:
@@ -194,8 +195,6 @@ def asks(query: str) -> bool:
         return True
     return any(words and words[0].lower() in QUESTION_WORDS for words in (c.split() for c in _CLAUSE.split(query)))
 
-
-_CLAUSE = re.compile(r"[,;:]")
 
 
 def coverage(words: list[tuple[float, float]]) -> float:
