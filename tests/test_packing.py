@@ -72,3 +72,19 @@ def test_a_heading_that_ranks_first_keeps_its_place_when_its_file_comes_after(cl
     bees = doc["included"][ids.index("bees")]
     assert "Swarming:" not in bees["content"] and "one queen" in bees["content"]  # no line given twice
     assert not any("included instead" in o["reason"] for o in doc["omitted"])
+
+
+def test_every_note_gives_its_best_passage_before_any_gives_a_second(cli, tmp_path: Path, tiny_model: Path) -> None:
+    """Breadth first: a long note's first turn is its best passage only, so the notes ranked after it get
+    in; what they leave goes back to the excerpts in rank order."""
+    filler = "The garden needs water in the summer and the cat sleeps on the wall all day.\n" * 20
+    notes = write_notes(tmp_path / "notes", {
+        f"pottery{i}.org": f":PROPERTIES:\n:ID: pottery{i}\n:END:\n#+title: Pottery {i}\n\n" + filler + "".join(
+            f"* Firing {k}\nKiln glaze firing, step {k} of batch {i}: the glaze melts in the kiln and the "
+            f"firing ends when the cones bend; a slow firing keeps the glaze from crawling.\n\n" for k in range(3))
+        for i in range(8)})
+    doc = context(cli, notes, 600, "kiln", "glaze", "firing")
+    assert sorted(e["id"] for e in doc["included"]) == [f"pottery{i}" for i in range(8)]
+    assert all(e["excerpt"] for e in doc["included"]) and doc["tokens"] <= 600
+    assert doc["included"][0]["content"].count("Kiln glaze firing") > 1  # the room left widened the first
+    assert not doc["omitted"]

@@ -4,12 +4,13 @@ Candidates are search's hits in search's order (hybrid: meaning and words),
 down to the first that the relevance floor marks not relevant: the same
 `relevant` a search shows (none: no notes, reason "nothing relevant"). They are
 read in that order: a short note that fits in what is left of the token budget
-whole, a longer one as an excerpt of its best-matching passages
-(`passages.py`) taking at most a quarter of the budget; when a note's best
-passage no longer fits, no note ranked below it comes in instead. What is
-left goes to the notes the included text links to that the floor marked
-relevant, then widens the excerpts by their passages that match nearly as
-well as their best. What nothing relevant fills stays unspent. The
+whole, a longer one as its best-matching passage (`passages.py`), cut to
+at most a quarter of the budget: every note gives its best passage before
+any gives a second, for the note that answers is not always the first; when
+a note's best passage no longer fits, no note ranked below it comes in
+instead. What is left goes to the notes the included text links to that the
+floor marked relevant, then widens the excerpts, in rank order, by their
+passages that match nearly as well as their best. What nothing relevant fills stays unspent. The
 result says what was included, what was left out and why, so an agent can ask
 for more.
 """
@@ -129,7 +130,7 @@ def _span(doc: ReadDoc) -> tuple[int, int]:
 
 
 class _Gatherer:
-    """Fills the budget in rank order: a short note whole when it fits, else its best passages."""
+    """Fills the budget in rank order: a short note whole when it fits, else its best passage, then more of it."""
 
     def __init__(self, index: Index, query: str, budget: int, embedder: Embedder | None,
                  cache: VectorCache | None, result: ContextResult, scope: Scope | None,
@@ -140,8 +141,8 @@ class _Gatherer:
         self.scores = PassageScores(index, query, embedder=embedder, cache=cache)  # every note's, read at once
         self.taken: list[_Taken] = []
         self.full = False  # a note's best passage did not fit: the budget is spent
-        # A note longer than this gives its best passages first, so that the notes ranked after
-        # it get room too; what they leave widens the excerpts (`widen`).
+        # A note longer than this gives its best passage first, cut to this, so that the notes ranked
+        # after it get room too; what they leave widens the excerpts (`widen`).
         self.share = max(budget // SHARES, WHOLE_TOKENS)
 
     def offer(self, doc: ReadDoc, score: float | None, found_by: list[str]) -> dict | None:
@@ -165,7 +166,7 @@ class _Gatherer:
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
             return self._take(_Taken(doc, entry, [(first, last)]), score)
         skip = [r for t in same_file for r in t.ranges]
-        part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip)
+        part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip, best_only=True)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
             self.full = True
@@ -175,10 +176,10 @@ class _Gatherer:
     def widen(self) -> None:
         """Spend what is left of the budget on more of each excerpt, in rank order.
 
-        An excerpt first takes only the passages near its note's best that fit
-        its share, so the notes ranked after it get room; what none of them
-        needed goes back to the excerpts, for the passages near their best
-        that did not fit (the rest of a note is not relevant: it stays out).
+        An excerpt first takes only its note's best passage, within its share,
+        so the notes ranked after it get room; what none of them needed goes
+        back to the excerpts, for the passages near their best (the rest of a
+        note is not relevant: it stays out).
         """
         for at, t in enumerate(self.taken):
             room = self.budget - self.result.tokens

@@ -151,12 +151,13 @@ def _span(doc: ReadDoc) -> tuple[str, int, int]:
 
 
 def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
-            skip: Sequence[tuple[int, int]] = ()) -> Excerpt | None:
+            skip: Sequence[tuple[int, int]] = (), best_only: bool = False) -> Excerpt | None:
     """The best pieces of `doc` for the query `scores` rank by within `room` tokens (None when not even one fits).
 
-    Only pieces scoring at least NEAR_BEST of the best one are taken. Lines
-    in `skip` (ranges already given) are left out. When the best piece alone
-    is too long, its first lines that fit stand for it.
+    Only pieces scoring at least NEAR_BEST of the best one are taken, and
+    with `best_only` only the best. Lines in `skip` (ranges already given)
+    are left out. When the best piece alone is too long, its first lines
+    that fit stand for it.
     """
     if room < MIN_TOKENS:
         return None
@@ -169,16 +170,17 @@ def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
         if piece.olp and piece.olp[-1].strip().lower() in BACK_MATTER:
             piece.score *= BACK_MATTER_WEIGHT
     best = max((p.score for p in cut), default=0.0)
-    worth = [p for p in cut if p.score >= NEAR_BEST * best] if best > 0 else cut[:1]
+    worth = sorted([p for p in cut if p.score >= NEAR_BEST * best] if best > 0 else cut[:1],
+                   key=lambda p: (-p.score, p.first))[:1 if best_only else None]
     chosen: list[Piece] = []
     used = 0
-    for piece in sorted(worth, key=lambda p: (-p.score, p.first)):
+    for piece in worth:
         cost = piece.tokens + (estimate_tokens(GAP) if chosen else 0)
         if used + cost <= room:
             chosen.append(piece)
             used += cost
     if not chosen and worth:
-        trimmed = _trimmed(min(worth, key=lambda p: (-p.score, p.first)), room)
+        trimmed = _trimmed(worth[0], room)
         chosen = [trimmed] if trimmed.tokens >= MIN_TOKENS else []
     return Excerpt(_merged(sorted(chosen, key=lambda p: p.first))) if chosen else None
 
