@@ -10,8 +10,9 @@ The queries were written by a reader who never ran orgkit
 (bench/retrieval_blind/README.md); the misspelled and word-form variants of
 the keyword queries were made by a program; each corpus also has everyday
 off-topic questions. Only `manual` and `braindump_fit` (with
-bench/retrieval_dev.json), and the question sets `braindump_fit2` and
-`manual_fit2`, are for fitting constants; braindump, adr and
+bench/retrieval_dev.json), the question sets `braindump_fit2` and
+`manual_fit2`, and `braindump_sections` (targets are sections of a note:
+judged by file and line, as literate's) are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
 to choose), and so are the near and absent-word sets of every corpus.
 
@@ -62,8 +63,9 @@ def queries(corpus: str) -> list[dict]:
 
 
 def notes_corpus(query_set: str) -> str:
-    """The corpus a query set is over (braindump_fit and braindump_fit2 are more sets over braindump)."""
-    return query_set.split("_fit")[0]
+    """The corpus a query set is over (braindump_fit, braindump_fit2 and braindump_sections are more
+    sets over braindump)."""
+    return query_set.split("_fit")[0].split("_sections")[0]
 
 
 def rrf(*rankings: list[dict], k: float = 60.0) -> list[dict]:
@@ -149,8 +151,8 @@ def _mean(xs: list) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("corpus", choices=("braindump", "braindump_fit", "braindump_fit2", "adr", "manual",
-                                           "manual_fit2", "literate"))
+    parser.add_argument("corpus", choices=("braindump", "braindump_fit", "braindump_fit2", "braindump_sections", "adr",
+                                           "manual", "manual_fit2", "literate"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")

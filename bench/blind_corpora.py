@@ -17,8 +17,9 @@ files and headings without IDs (org/units.py).
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr), by file and a
-line inside the target heading's section (literate: a hit's line is its best
-passage's; a context entry counts when it gives a line of that section).
+line inside the target heading's section (literate, and braindump_sections'
+sections of braindump's notes: a hit's line is its best passage's; a context
+entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
 way: by file and a line inside the target node's text (a file node: the
 whole file; a heading node: its subtree), its lines as they are once the IDs
@@ -146,6 +147,11 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     """Whether a hit or context entry ({id, file, line, passages?, excerpt?}) answers `query` (in the
     corpus built with or without `ids`)."""
     targets = [t for t in [query.get("target"), *query.get("also", [])] if t]
+    if corpus == "braindump" and targets and "line" in targets[0]:  # a section of a note (braindump_sections)
+        if not ids:
+            raise SystemExit("section targets are lines of the corpus with its IDs: run them without --no-ids")
+        spans = [(t["file"], t["line"], _section_end(dest, t["file"], t["line"])) for t in targets]
+        return _answers(spans)
     if corpus in ("braindump", "manual") and ids:
         wanted = {t["id"] for t in targets}
         return lambda entry: entry["id"] in wanted
@@ -157,6 +163,11 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     else:
         shift = LITERATE_SHIFT if ids else 0
         spans = [(t["file"], t["line"] + shift, _section_end(dest, t["file"], t["line"] + shift)) for t in targets]
+    return _answers(spans)
+
+
+def _answers(spans: list[tuple[str, int, int]]) -> Callable[[dict], bool]:
+    """Whether a hit (its line) or a context entry (a line it gives) falls in one of `spans` (file, first, last)."""
 
     def answers(entry: dict) -> bool:
         if "content" in entry:  # a context entry: the lines it gives
