@@ -72,6 +72,22 @@ def test_a_slip_the_stemmer_hides_is_corrected_and_a_word_of_another_language_is
     assert found.corrected is None and found.hits[0].id == "review" and found.relevant
 
 
+def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_letters(tmp_path: Path) -> None:
+    """Two keys swapped in a name the notes hold is a slip of it; a name one key from an ordinary word of
+    theirs is no slip of that word."""
+    index = Index.at(write_notes(tmp_path / "notes", {
+        **NOTES, "sql.org": ":PROPERTIES:\n:ID: sql\n:END:\n#+title: Interactive SQL\n\n"
+                            "Presto and BigQuery answer interactive queries over large tables.\n"}), tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        found = search(index, "Persto BigQueyr")
+        assert found.corrected == "presto bigquery" and found.hits[0].id == "sql" and found.relevant
+        assert search(index, "Haming review").corrected is None  # not "having": other letters
+        assert search(index, "Karpathy").corrected is None
+    finally:
+        index.close()
+
+
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
     typed = cli("search", "--notes", str(notes), "--json", "regular", "expresion")
     assert typed.exit_code == 0 and json.loads(typed.stdout)[0]["corrected"] == "regular expression"

@@ -13,8 +13,8 @@ of a second; all four: about a second on a busy machine), then kept by the
 process (`Lexicon`), so a query whose words the notes hold never pays for them.
 
 A capitalised word no dictionary knows is taken for a name ("Haming",
-"Karpathy"): a name is not a slip of a common word, so it is not corrected
-either.
+"Karpathy"): a name is not a slip of a common word, so it is corrected only
+into a word of the notes with its very letters (vocab.py).
 
 The lists also count how often each word is used (`count`): a word the
 language barely uses ("paxos", "homology") names a particular thing, and a
@@ -48,10 +48,8 @@ class Lexicon:
         self._lists: dict[str, tuple["numpy.ndarray", "numpy.ndarray"]] = {}
         self._lock = threading.Lock()
 
-    def is_real(self, word: str, *, capitalised: bool = False) -> bool:
-        """Whether `word` is a word of the language (any of LANGUAGES) or, `capitalised`, a name."""
-        if capitalised:
-            return True
+    def is_real(self, word: str) -> bool:
+        """Whether `word` is a word of the language (any of LANGUAGES)."""
         key = hash(word.lower())
         for language in LANGUAGES:
             if self._count_in(language, key):

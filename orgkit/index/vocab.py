@@ -70,23 +70,28 @@ def stem(words: list[str], kept: Stems | None = None) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
-def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, memo: IndexMemo, *,
+def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: Any, memo: IndexMemo, *,
           names: frozenset[str] = frozenset(), correct: bool = True) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be.
 
     A word is corrected only when it is a slip: neither the notes nor the
-    language know it, nor is it one of `names` (capitalised as typed, lower
-    case here); with `correct` False (`--exact`) none is.
+    language know it; with `correct` False (`--exact`) none is. One of
+    `names` (capitalised as typed, lower case here) is taken for a name
+    ("Karpathy"): a name is no slip of a word of the language ("Haming" is
+    not "having"), so it is corrected only into a word of the notes written
+    with its very letters ("Persto" is "Presto", "BigQueyr" "BigQuery": two
+    keys swapped, a letter doubled or a double dropped, the commonest slips).
     """
     out = []
     stems = stem(words, memo.stems)
     counts = _documents(conn, set(stems), vocabulary, memo)
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
-        slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(
-            word, capitalised=word in names)
+        slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(word)
         fixes = (nearest(conn, stemmed, vocabulary, memo) or one_slip_away(conn, word, vocabulary, memo)) \
             if slip else ()
+        if fixes and word in names:
+            fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
         out.append(Term(word, stemmed, docs, fixes))
     return out
 

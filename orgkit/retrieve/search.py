@@ -399,7 +399,8 @@ def lexical_terms(conn: Connection, query: str, backend: IndexBackend, memo: Ind
     """The query's meaningful words as the passage index knows them (mistyped ones corrected, unless `exact`;
     a word typed capitalised is taken for a name, not for a slip)."""
     names = frozenset(w.lower() for w in WORD.findall(query) if w[:1].isupper())
-    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), memo, names=names, correct=not exact)
+    return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), backend, memo, names=names,
+                       correct=not exact)
 
 
 def wanted_words(terms: list[Term]) -> list[str]:
