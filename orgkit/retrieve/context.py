@@ -10,9 +10,9 @@ any gives a second, for the note that answers is not always the first; when
 a note's best passage no longer fits, no note ranked below it comes in
 instead. What is left goes to the notes the included text links to that the
 floor marked relevant, then widens the excerpts, in rank order, by their
-passages that match nearly as well as their best. What nothing relevant fills stays unspent. The
-result says what was included, what was left out and why, so an agent can ask
-for more.
+passages that match nearly as well as their best. What nothing relevant
+fills stays unspent. The result says what was included, what was left out
+and why, so an agent can ask for more.
 """
 
 from __future__ import annotations

@@ -397,7 +397,7 @@ def lexical_ranking(conn: Connection, query: str, pool: int, terms: list[Term] |
 def lexical_terms(conn: Connection, query: str, backend: IndexBackend, memo: IndexMemo,
                   exact: bool = False) -> list[Term]:
     """The query's meaningful words as the passage index knows them (mistyped ones corrected, unless `exact`;
-    a word typed capitalised is taken for a name, not for a slip)."""
+    a word typed capitalised is taken for a name, corrected only into a word of the notes with its letters)."""
     names = frozenset(w.lower() for w in WORD.findall(query) if w[:1].isupper())
     return vocab.terms(conn, query_terms(query), backend.vocabulary(conn), backend, memo, names=names,
                        correct=not exact)
