@@ -88,6 +88,25 @@ def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_
         index.close()
 
 
+def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_model: Path) -> None:
+    """A slip is corrected for meaning too: dense ranking embeds the corrected query, so a misspelt
+    query ranks as the word it was taken for does (cosines and all); `--exact` embeds it as typed."""
+    notes = write_notes(tmp_path / "notes", {
+        "rust.org": ":PROPERTIES:\n:ID: rust\n:END:\n#+title: Rust\n\nThe borrow checker of the compiler "
+                    "enforces ownership and memory safety.\n",
+        "garden.org": ":PROPERTIES:\n:ID: garden\n:END:\n#+title: Garden\n\nTomato plants need water, "
+                      "soil and compost.\n"})
+
+    def dense(*query: str) -> list[tuple[str, float]]:
+        result = cli("search", "--notes", str(notes), "--json", "--mode", "dense", *query)
+        assert result.exit_code == 0, result.stderr
+        return [(hit["id"], hit["score"]) for hit in json.loads(result.stdout)]
+
+    read = dense("compilr", "safety")
+    assert read == dense("compiler", "safety") and read[0][0] == "rust"
+    assert dense("--exact", "compilr", "safety") != read
+
+
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
     typed = cli("search", "--notes", str(notes), "--json", "regular", "expresion")
     assert typed.exit_code == 0 and json.loads(typed.stdout)[0]["corrected"] == "regular expression"

@@ -6,18 +6,20 @@ pgvector finds the nearest rows). Lexical: FTS5 BM25 over passages (in
 PostgreSQL, the same BM25 from stored terms), matches in the outline path
 weighted up; a query word no passage holds and no dictionary knows (a slip,
 index/lexicon.py) is replaced by its closest words in the index
-(index/vocab.py), and the relevance floor reads the query as corrected; a
-real word no passage holds raises the floor. Hybrid: weighted reciprocal-rank fusion (fusion.py), each ranking
-weighted per query by the probability that its top note is right, read from
-the evidence for it: BM25's from the idf-weighted share of the query its top
-passage holds, dense's from how its top cosine stands against the model's
-floors (floor.py); when the two disagree on the top note, each by the chance
-that it is right and the other wrong. A note that holds every
-rare word of a query is not buried by a dense ranking that found nothing
-sure, and a paraphrase no passage shares words with follows the dense
-ranking. A node that BM25 ranks near the top and whose title is the query's
-words (as stems) comes first. Every hit is then judged against the relevance
-floor (floor.py) and points at its best passage's line.
+(index/vocab.py), and both rankings and the relevance floor read the query
+as corrected (only slips are corrected, so a paraphrase keeps its own words
+for the model); a real word no passage holds raises the floor. Hybrid:
+weighted reciprocal-rank fusion (fusion.py), each ranking weighted per query
+by the probability that its top note is right, read from the evidence for
+it: BM25's from the idf-weighted share of the query its top passage holds,
+dense's from how its top cosine stands against the model's floors
+(floor.py); when the two disagree on the top note, each by the chance that
+it is right and the other wrong. A note that holds every rare word of a
+query is not buried by a dense ranking that found nothing sure, and a
+paraphrase no passage shares words with follows the dense ranking. A node
+that BM25 ranks near the top and whose title is the query's words (as
+stems) comes first. Every hit is then judged against the relevance floor
+(floor.py) and points at its best passage's line.
 """
 
 from __future__ import annotations
@@ -136,30 +138,18 @@ class Cosines:
     baseline: floor.Baseline | None = None
 
     @classmethod
-    def in_memory(cls, vectors: VectorSet, scores, read_as=None) -> "Cosines":
-        """From the product with every vector; with `read_as` (the corrected query's vector), each
-        passage's cosine is the closer of the two readings."""
-        if read_as is not None:
-            import numpy as np
-
-            scores = np.maximum(scores, dense_scores(vectors, read_as))
+    def in_memory(cls, vectors: VectorSet, scores) -> "Cosines":
+        """From the product with every vector."""
         return cls(float(scores.max(initial=-1.0)),
                    lambda node: float(scores[vectors.nodes == node].max(initial=-1.0)))
 
     @classmethod
-    def in_database(cls, vectors: DatabaseVectors, query_vector, dense: Ranking, nodes: list[int],
-                    read_as=None) -> "Cosines":
-        """From pgvector: the nearest passage's cosine, and each shown node's (asked for at once);
-        with `read_as`, the closer of the two readings, as `in_memory` takes them."""
+    def in_database(cls, vectors: DatabaseVectors, query_vector, dense: Ranking, nodes: list[int]) -> "Cosines":
+        """From pgvector: the nearest passage's cosine, and each shown node's (asked for at once)."""
         best = {node: score for node, _, score in dense}
         best |= vectors.backend.cosines(vectors.conn, vectors.fingerprint, query_vector,
                                         [n for n in nodes if n not in best])
-        top = dense[0][2] if dense else -1.0
-        if read_as is not None:
-            also = vectors.backend.cosines(vectors.conn, vectors.fingerprint, read_as, nodes)
-            best = {n: max(best.get(n, -1.0), also.get(n, -1.0)) for n in best.keys() | also.keys()}
-            top = max([top] + [score for _, _, score in vectors.nearest(read_as, 1, nodes=1)])
-        return cls(top, lambda node: best.get(node, -1.0))
+        return cls(dense[0][2] if dense else -1.0, lambda node: best.get(node, -1.0))
 
 
 # (node row, passage row, score), best first, one entry per node
@@ -195,7 +185,7 @@ def search(
         result.corrected = vocab.corrected(conn, query, terms, index.backend, index.memo)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
-            vectors, query_vector = _dense_inputs(index, conn, query, embedder, cache, result)
+            vectors, query_vector = _dense_inputs(index, conn, result.corrected or query, embedder, cache, result)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend) if result.mode != "dense" else None
         if vectors is not None and not isinstance(vectors, DatabaseVectors):
             scores = dense_scores(vectors, query_vector)
@@ -212,11 +202,10 @@ def search(
         fused = scoped(index, fused, scope)
         result.hits = _hits(index, fused, query, limit)
         cosines = None
-        read_as = _read_as(result.corrected, embedder) if vectors is not None else None
         if scores is not None and vectors is not None:
-            cosines = Cosines.in_memory(vectors, scores, read_as)
+            cosines = Cosines.in_memory(vectors, scores)
         elif isinstance(vectors, DatabaseVectors):
-            cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits], read_as)
+            cosines = Cosines.in_database(vectors, query_vector, dense or [], [h.node for h in result.hits])
         if cosines is not None and floors is not None and embedder is not None and vectors is not None:
             cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
@@ -242,17 +231,6 @@ def _baseline(index: Index, conn: Connection, embedder: Embedder,
             [max((score for _, _, score in vectors.nearest(vector, 1, nodes=1)), default=-1.0) for vector in probed]))
     key = (embedder.fingerprint, vectors.generation)
     return probes.baseline(index.memo.baselines, key, embedder, lambda probed: (vectors.matrix @ probed.T).max(axis=0))
-
-
-def _read_as(corrected: str | None, embedder: Embedder | None):
-    """The corrected query's vector, whose cosines the floor also judges by (None: nothing was corrected).
-
-    Dense ranking embeds the query as typed (the model reads a slip in a
-    word well enough, and a word the notes lack is often no slip: a
-    paraphrase's words corrected into the notes' own would mean something
-    else), but a corrected word counts as what it was taken for in the floor.
-    """
-    return embedder.embed_query(corrected) if corrected and embedder is not None else None
 
 
 def _top_evidence(index: Index, terms: list[Term], lexical: Ranking, total: int) -> float:
@@ -338,7 +316,7 @@ def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[se
 
 def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder | None,
                   cache: VectorCache | None, result: SearchResult):
-    """(vectors, query vector) for dense ranking, or (None, None) with the reason in `result`.
+    """(vectors, `query`'s vector) for dense ranking, or (None, None) with the reason in `result`.
 
     The stored vectors are looked at first: with none from this model there is
     nothing to rank by meaning, and the model is not even loaded.
