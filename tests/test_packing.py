@@ -88,3 +88,18 @@ def test_every_note_gives_its_best_passage_before_any_gives_a_second(cli, tmp_pa
     assert all(e["excerpt"] for e in doc["included"]) and doc["tokens"] <= 600
     assert doc["included"][0]["content"].count("Kiln glaze firing") > 1  # the room left widened the first
     assert not doc["omitted"]
+
+
+def test_a_misspelt_query_gets_the_passage_of_the_word_it_was_taken_for(cli, tmp_path: Path,
+                                                                         tiny_model: Path) -> None:
+    """The excerpt of a long note is chosen for the query as search read it, not as typed."""
+    filler = "The garden needs water in the summer and the cat sleeps on the wall all day.\n" * 25
+    notes = write_notes(tmp_path / "notes", {
+        "pottery.org": ":PROPERTIES:\n:ID: pottery\n:END:\n#+title: Pottery\n\n"
+                       "* Kilns\nA kiln fires the clay hard.\n" + filler
+                       + "* Glazes\nA glaze melts into glass over the clay.\n" + filler})
+    doc = context(cli, notes, 300, "glazs")
+    assert doc["corrected"] in ("glaze", "glazes"), doc
+    first = doc["included"][0]
+    assert first["id"] == "pottery" and first["excerpt"]
+    assert "A glaze melts" in first["content"] and "A kiln fires" not in first["content"]

@@ -94,7 +94,8 @@ def context(
         docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))
         result.warnings.extend(docs.warnings)
         by_id = {d.id: d for d in docs.docs}
-        gather = _Gatherer(index, query, budget, embedder, cache, result, scope, kept)
+        # the passages are scored for the query as search read it: a slip counts as the word it was taken for
+        gather = _Gatherer(index, found.corrected or query, budget, embedder, cache, result, scope, kept)
         gather.scores.read(docs.docs)
         for candidate in candidates:
             doc = by_id.get(candidate.id)
@@ -135,7 +136,7 @@ class _Gatherer:
     def __init__(self, index: Index, query: str, budget: int, embedder: Embedder | None,
                  cache: VectorCache | None, result: ContextResult, scope: Scope | None,
                  kept: KeptFiles | None) -> None:
-        self.index, self.query, self.budget = index, query, budget
+        self.index, self.budget = index, budget
         self.embedder, self.cache, self.result, self.scope = embedder, cache, result, scope
         self.kept = kept
         self.scores = PassageScores(index, query, embedder=embedder, cache=cache)  # every note's, read at once
