@@ -107,6 +107,25 @@ def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_m
     assert dense("--exact", "compilr", "safety") != read
 
 
+def test_a_slip_is_read_as_the_word_the_best_matching_passage_holds(tmp_path: Path) -> None:
+    """Of corrections alike in spelling ("modl": mold, model, modal), the one the passage that best
+    matches the whole query holds; and a correction whose stem the tokenizer would cut again
+    ("respons") still finds the notes' "response"."""
+    index = Index.at(write_notes(tmp_path / "notes", {
+        "bread.org": ":PROPERTIES:\n:ID: bread\n:END:\n#+title: Bread\n\nMold grows on old bread.\n",
+        "ml.org": ":PROPERTIES:\n:ID: ml\n:END:\n#+title: Learning\n\nWe fit a model to the training data.\n",
+        "api.org": ":PROPERTIES:\n:ID: api\n:END:\n#+title: Web API\n\nThe server sends a response to "
+                   "each request.\n"}), tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        found = search(index, "modl training")
+        assert found.corrected == "model training" and found.hits[0].id == "ml"
+        found = search(index, "responsse")
+        assert found.corrected == "response" and found.hits and found.hits[0].id == "api"
+    finally:
+        index.close()
+
+
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
     typed = cli("search", "--notes", str(notes), "--json", "regular", "expresion")
     assert typed.exit_code == 0 and json.loads(typed.stdout)[0]["corrected"] == "regular expression"

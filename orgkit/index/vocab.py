@@ -70,6 +70,17 @@ def stem(words: list[str], kept: Stems | None = None) -> list[str]:
     return [next(iter(found[i])) if len(found[i]) == 1 else word for i, word in enumerate(words)]
 
 
+def matchable(stems: list[str], kept: Stems | None = None) -> list[str]:
+    """A word for each of `stems` that the passage index's tokenizer cuts to it, for a search that
+    tokenizes what it is given: the stem itself, or, where the tokenizer would cut it again
+    ("respons" loses its "s" to it), the stem with the final e it took off ("response"). A stem
+    neither gives stays itself."""
+    if not stems:
+        return []
+    plain, with_e = stem(stems, kept), stem([s + "e" for s in stems], kept)
+    return [s + "e" if p != s and e == s else s for s, p, e in zip(stems, plain, with_e)]
+
+
 def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: Any, memo: IndexMemo, *,
           names: frozenset[str] = frozenset(), correct: bool = True) -> list[Term]:
     """The query's words with their document counts, each unmatched one corrected when it can be.
@@ -140,7 +151,7 @@ def corrected(conn: Connection, query: str, terms: list[Term], backend: Any, mem
 def surface(conn: Connection, typed: str, stemmed: str, backend: Any, memo: IndexMemo) -> str:
     """The word the notes write, with the stem `stemmed`, closest to what was `typed` (read from the
     best passage holding the stem: "flashcrd" is "flashcard", not the "Flashcards" of a title)."""
-    found = backend.lexical(conn, [stemmed], 1.0, 1)
+    found = backend.lexical(conn, matchable([stemmed], memo.stems), 1.0, 1)
     if not found:
         return stemmed
     words = list(dict.fromkeys(w.lower() for w in WORD.findall(passage_text(conn, backend, found[0][1]))))

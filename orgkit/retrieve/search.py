@@ -25,7 +25,7 @@ stems) comes first. Every hit is then judged against the relevance floor
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..embed import Embedder, ModelUnavailable
@@ -182,11 +182,14 @@ def search(
     pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend, index.memo, exact=exact)
+        lexical = lexical_ranking(conn, query, pool, terms, index.backend, index.memo) if mode != "dense" else None
+        terms = _in_context(index, terms, lexical)
         result.corrected = vocab.corrected(conn, query, terms, index.backend, index.memo)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
             vectors, query_vector = _dense_inputs(index, conn, result.corrected or query, embedder, cache, result)
-        lexical = lexical_ranking(conn, query, pool, terms, index.backend) if result.mode != "dense" else None
+        if lexical is None and result.mode != "dense":  # no model to rank by meaning: words alone
+            lexical = lexical_ranking(conn, query, pool, terms, index.backend, index.memo)
         if vectors is not None and not isinstance(vectors, DatabaseVectors):
             scores = dense_scores(vectors, query_vector)
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
@@ -303,6 +306,19 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     return best
 
 
+def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> list[Term]:
+    """`terms` with each mistyped word's corrections held by BM25's top passage (the one that best
+    matches the whole query, each correction searched for) put first, the others in their order
+    (closest, then commonest): "modl training" is read as "model", not "mold", where the notes
+    train models. What the query is shown and embedded as is the first correction."""
+    if not lexical or not any(len(t.corrections) > 1 for t in terms):
+        return terms
+    top = lexical[0][1]
+    held = vocab.stems_of(index.passage_words([top]), index.memo.stems).get(top, frozenset())
+    return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
+            if len(t.corrections) > 1 else t for t in terms]
+
+
 def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
     """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
 
@@ -366,7 +382,8 @@ def lexical_ranking(conn: Connection, query: str, pool: int, terms: list[Term] |
     HEADING_WEIGHT times the passage's text, so a note about a word outranks a
     note that mentions it. Without `terms`, the query's are found through `memo` (None: a memo of this call's).
     """
-    wanted = wanted_words(terms if terms is not None else lexical_terms(conn, query, backend, memo or IndexMemo()))
+    memo = memo or IndexMemo()
+    wanted = wanted_words(terms if terms is not None else lexical_terms(conn, query, backend, memo), memo)
     if not wanted:
         return []
     return _best_per_node(backend.lexical(conn, wanted, HEADING_WEIGHT, pool * 8), pool)
@@ -381,9 +398,11 @@ def lexical_terms(conn: Connection, query: str, backend: IndexBackend, memo: Ind
                        correct=not exact)
 
 
-def wanted_words(terms: list[Term]) -> list[str]:
-    """The words to match: each that some passage holds, and the corrections of one that none does."""
-    return list(dict.fromkeys([t.word for t in terms if t.docs] + [c for t in terms for c in t.corrections]))
+def wanted_words(terms: list[Term], memo: IndexMemo) -> list[str]:
+    """The words to match: each that some passage holds, and the corrections of one that none does
+    (stems: each as a word the tokenizer cuts to it, `vocab.matchable`)."""
+    fixes = vocab.matchable(list(dict.fromkeys(c for t in terms for c in t.corrections)), memo.stems)
+    return list(dict.fromkeys([t.word for t in terms if t.docs] + fixes))
 
 
 def dense_ranking(vectors: VectorSet | DatabaseVectors, query_vector, pool: int, scores=None) -> Ranking:
