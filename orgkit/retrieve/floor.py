@@ -196,7 +196,6 @@ def asks(query: str) -> bool:
     return any(words and words[0].lower() in QUESTION_WORDS for words in (c.split() for c in _CLAUSE.split(query)))
 
 
-
 def coverage(words: list[tuple[float, float]]) -> float:
     """The share of a query's word weight a passage holds: `words` is (weight, credit held: 0 to 1) per word."""
     total = sum(weight for weight, _ in words)

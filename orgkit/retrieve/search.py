@@ -313,21 +313,22 @@ def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> lis
     train models. What the query is shown and embedded as is the first correction."""
     if not lexical or not any(len(t.corrections) > 1 for t in terms):
         return terms
-    top = lexical[0][1]
-    held = vocab.stems_of(index.passage_words([top]), index.memo.stems).get(top, frozenset())
+    held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset())
     return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
             if len(t.corrections) > 1 else t for t in terms]
 
 
 def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
-    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections).
-
-    The passages' text (heading and body, as BM25 reads them) is stemmed once
-    in memory: one query and one tokenizer pass instead of a search per word.
-    """
-    held = vocab.stems_of(index.passage_words(passages), index.memo.stems)
+    """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections)."""
+    held = _stems_in(index, passages)
     return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
             for t in terms]
+
+
+def _stems_in(index: Index, passages: list[int]) -> dict[int, frozenset[str]]:
+    """The stems each of `passages` holds (heading and body, as BM25 reads them), by row: stemmed
+    in memory, one query and one tokenizer pass instead of a search per word."""
+    return vocab.stems_of(index.passage_words(passages), index.memo.stems)
 
 
 def _dense_inputs(index: Index, conn: Connection, query: str, embedder: Embedder | None,
