@@ -22,8 +22,8 @@ sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
 way: by file and a line inside the target node's text (a file node: the
-whole file; a heading node: its subtree), its lines as they are once the IDs
-are gone.
+whole file; a heading node: its subtree), and braindump_sections' by a line
+inside the section, their lines as they are once the IDs are gone.
 """
 
 from __future__ import annotations
@@ -143,15 +143,18 @@ def _node_span(corpus: str, target: dict) -> tuple[str, int, int]:
     return target["file"], where[node.line - 1], where[min(node.end_line, len(where)) - 1]
 
 
+def _line_without_ids(corpus: str, file: str, line: int) -> int:
+    """Where line `line` of a corpus file is once its IDs are removed."""
+    return strip_ids((SOURCES[corpus] / file).read_text(encoding="utf-8", errors="replace"))[1][line - 1]
+
+
 def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[[dict], bool]:
     """Whether a hit or context entry ({id, file, line, passages?, excerpt?}) answers `query` (in the
     corpus built with or without `ids`)."""
     targets = [t for t in [query.get("target"), *query.get("also", [])] if t]
     if corpus == "braindump" and targets and "line" in targets[0]:  # a section of a note (braindump_sections)
-        if not ids:
-            raise SystemExit("section targets are lines of the corpus with its IDs: run them without --no-ids")
-        spans = [(t["file"], t["line"], _section_end(dest, t["file"], t["line"])) for t in targets]
-        return _answers(spans)
+        lines = [(t["file"], t["line"] if ids else _line_without_ids(corpus, t["file"], t["line"])) for t in targets]
+        return _answers([(f, line, _section_end(dest, f, line)) for f, line in lines])
     if corpus in ("braindump", "manual") and ids:
         wanted = {t["id"] for t in targets}
         return lambda entry: entry["id"] in wanted
