@@ -1,0 +1,82 @@
+"""The relevance floor's verdicts on the fitting sets: in-corpus queries refused, off-topic ones answered.
+
+    ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
+    ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
+    python bench/bench_floor.py --braindump DIR --manual DIR [--constant NAMED=0.17 ...]
+
+DIR: braindump and the manual as notes, indexed with the model
+(`python bench/blind_corpora.py braindump DIR`, then `orgkit index --notes DIR`).
+Only the fitting sets are read: braindump_fit and the blind manual set with
+their typo and word-form variants, the question sets braindump_fit2 and
+manual_fit2, and bench/retrieval_dev.json (its queries on the manual run on
+the manual). Each query is judged by `search`'s `relevant`, as `context`
+reads it. `--constant` sets one of floor.py's constants for the run, so a
+value can be weighed before it is written down; the last line scores a
+floor by the share of near questions it refuses less ten times the share of
+in-corpus queries it refuses (a refused answer costs more than a needless
+one: 2% of them are tolerated against 20%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from orgkit.config import load
+from orgkit.embed import Embedder
+from orgkit.index import Index
+from orgkit.retrieve import floor
+from orgkit.retrieve.search import VectorCache, search
+
+HERE = Path(__file__).resolve().parent
+SETS = {"braindump": ("retrieval_blind/braindump_fit.json", "retrieval_blind/braindump_fit_typos.json",
+                      "retrieval_blind/braindump_fit2.json"),
+        "manual": ("retrieval_blind/manual.json", "retrieval_blind/manual_typos.json",
+                   "retrieval_blind/manual_fit2.json")}
+MISSED_ANSWER_COST = 10  # an in-corpus query refused weighs as ten near questions answered
+
+
+def fitting_queries(corpus: str) -> list[dict]:
+    """The fitting queries over `corpus`, each with its group: in (answered), near or everyday (refused)."""
+    out = [q for name in SETS[corpus] for q in json.loads((HERE / name).read_text())["queries"]]
+    dev = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
+    out += [q for q in dev if (q.get("corpus") == "notes") == (corpus == "manual")]
+    return [q | {"group": group(q)} for q in out]
+
+
+def group(query: dict) -> str:
+    """in: a note answers it; near: off-topic near the notes' field; everyday: off-topic everyday life."""
+    if query.get("target") or query.get("relevant"):
+        return "in"
+    return query.get("offtopic_kind") or ("everyday" if query["kind"] == "off-topic" else "near")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--braindump", type=Path, required=True)
+    parser.add_argument("--manual", type=Path, required=True)
+    parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a constant of orgkit/retrieve/floor.py for this run")
+    args = parser.parse_args()
+    for assignment in args.constant:
+        name, value = assignment.split("=")
+        if not isinstance(getattr(floor, name, None), (int, float)):
+            raise SystemExit(f"floor.py has no numeric constant {name}")
+        setattr(floor, name, type(getattr(floor, name))(value))
+    total, refused = Counter(), Counter()
+    for corpus, notes in (("braindump", args.braindump), ("manual", args.manual)):
+        index, cache, embedder = Index.at(notes), VectorCache(), Embedder.from_config(load(notes))
+        for query in fitting_queries(corpus):
+            total[query["group"]] += 1
+            refused[query["group"]] += not search(index, query["query"], embedder=embedder, cache=cache).relevant
+        index.close()
+    for name in ("in", "near", "everyday"):
+        print(f"{name}: {refused[name]}/{total[name]} refused")
+    score = refused["near"] / total["near"] - MISSED_ANSWER_COST * refused["in"] / total["in"]
+    print(f"near share refused - {MISSED_ANSWER_COST} x in-corpus share refused: {score:.3f}")
+
+
+if __name__ == "__main__":
+    main()
