@@ -1,6 +1,6 @@
 """The corpora of bench/retrieval_blind/ as notes directories orgkit takes in, and their targets.
 
-    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual or literate
+    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual, literate or enews
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -8,7 +8,12 @@
   headings (one level per `#` after the first), code fences as example blocks;
 - literate: each `.org` file gets a file `:ID:` derived from its path in a
   property drawer on top (three lines, so a target's line moves down by
-  LITERATE_SHIFT), nothing else changed.
+  LITERATE_SHIFT), nothing else changed;
+- enews: release notes in outline form (Emacs 26 and 27, Org, ERC, MH-E, Calc,
+  nXML), as Emacs 28.2 ships them in its `etc` folder (Debian's emacs-common),
+  copied as `.org` files under the names ENEWS gives them, nothing changed: a
+  folder without IDs, one subject. Their hashes are checked, since targets are
+  lines.
 
 With `--no-ids` a corpus is built as most org folders are, without IDs:
 literate gets no drawer, and every `:ID:` line of braindump and the manual
@@ -17,7 +22,7 @@ files and headings without IDs (org/units.py).
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr), by file and a
-line inside the target heading's section (literate, and braindump_sections'
+line inside the target heading's section (literate, enews, and braindump_sections'
 sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
@@ -28,6 +33,7 @@ inside the section, their lines as they are once the IDs are gone.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -38,8 +44,19 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # a checkout with no ../shared beside it
+EMACS_ETC = Path(os.environ.get("ORGKIT_EMACS_ETC", "/usr/share/emacs/28.2/etc"))  # where Emacs keeps its NEWS files
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
-           "manual": REPO / "notes"}
+           "manual": REPO / "notes", "enews": EMACS_ETC}
+# enews: each note's name, the Emacs file it is, and that file's SHA-256 in Emacs 28.2
+ENEWS = {
+    "calc-news.org": ("CALC-NEWS", "fa4cbd0a064cb44a0acf0c631ac2d960a9f2f354f426e27d7aaaa1c99ead69d4"),
+    "emacs-26-news.org": ("NEWS.26", "843078de3ee0f484e9a37075cd29116bcc24d197f01ab987402aea094ce9b0a7"),
+    "emacs-27-news.org": ("NEWS.27", "e84bd822168ee004fcc0d4b0b62d214bff2ed1c4ccc54d70491f93c73a7b3411"),
+    "erc-news.org": ("ERC-NEWS", "41d45fdcdf3e94695c09ecd44bf4624251b0225f143ae639302aae3e156494b2"),
+    "mh-e-news.org": ("MH-E-NEWS", "2ae049b92c83c2669dc255e5805366d5017ccd17204cc92702b99d210834559b"),
+    "nxml-news.org": ("NXML-NEWS", "13e41f3ad9ea8ce525b47727e1a2865a8f51c270edac2637507eddbcad73fc4d"),
+    "org-news.org": ("ORG-NEWS", "f4705a6d88b842a726d89f77dca624f6518fdc6325e5ce4e0a91d1d0c547bb4d"),
+}
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
 
 
@@ -62,6 +79,14 @@ def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True)
             out = dest / org.relative_to(source)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(org.read_text(encoding="utf-8", errors="replace"), encoding="utf-8")
+    elif corpus == "enews":
+        dest.mkdir(parents=True)
+        for name, (emacs_name, sha) in ENEWS.items():
+            data = (source / emacs_name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise SystemExit(f"{source / emacs_name} is not the one the enews queries were written on "
+                                 "(Emacs 28.2's; ORGKIT_EMACS_ETC names another etc folder)")
+            (dest / name).write_bytes(data)
     elif corpus == "adr":
         dest.mkdir(parents=True)
         for md in sorted(source.glob("[0-9]*.md")):
@@ -164,7 +189,7 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     if corpus in ("braindump", "manual"):
         spans = [_node_span(corpus, t) for t in targets]
     else:
-        shift = LITERATE_SHIFT if ids else 0
+        shift = LITERATE_SHIFT if ids and corpus == "literate" else 0
         spans = [(t["file"], t["line"] + shift, _section_end(dest, t["file"], t["line"] + shift)) for t in targets]
     return _answers(spans)
 

@@ -265,6 +265,11 @@ def test_a_question_must_stand_higher_on_the_scale_than_a_described_subject() ->
     assert not floor.asks("trimming connections from trained nets") and not floor.asks("  ")
     assert floor.asks("linux oom killer, how does it pick which process to kill")  # its subject named first
     assert not floor.asks("grid cells, place cells and head direction")
+    assert floor.asks("what's the difference between a call option and a put") and floor.asks("how many steps per minute")
+    # a question word followed by no auxiliary starts a description, not a question
+    assert not floor.asks("when adding a file to an outline entry, the prompt starts in the other window's folder")
+    assert not floor.asks("how names and parent chains get derived for entries")
+    assert not floor.asks("why comparing yourself with competitors derails your aims")
 
     def passes(cosine: float, query: str) -> bool:
         return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query)), dense).relevant

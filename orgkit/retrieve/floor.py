@@ -178,9 +178,15 @@ def _names_the_unheld(signals: Signals) -> bool:
     return signals.asks and signals.unnamed
 
 
-QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where", "can", "could",
-                            "does", "do", "did", "is", "are", "was", "were", "should", "would", "will", "shall"})
+# A question starts with an auxiliary ("does it...", "can i...") or with a question word the auxiliary follows
+# ("how do i...", "what is..."), or asks how much ("how many", "how long"); a question word followed by anything
+# else starts a description ("how names get derived", "when adding a file").
+AUXILIARIES = frozenset({"can", "could", "does", "do", "did", "is", "are", "was", "were", "am", "should", "would",
+                         "will", "shall", "has", "have", "had", "may", "might", "must"})
+QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where"})
+DEGREES = frozenset({"many", "much", "long", "often", "far", "old", "big", "come"})
 _CLAUSE = re.compile(r"[,;:]")  # where a question may begin after its subject is named
+_CONTRACTED_IS = re.compile(r"['’]s ")  # "what's", "how's"
 
 
 def rare(count: int) -> bool:
@@ -189,12 +195,20 @@ def rare(count: int) -> bool:
 
 
 def asks(query: str) -> bool:
-    """Whether `query` is asked as a question: an English question word first, or first after a comma,
-    semicolon or colon (its subject named before it: "linux oom killer, how does it pick"), or a
-    question mark last."""
+    """Whether `query` is asked as a question: a question mark last, or a clause (the first, or one after
+    a comma, semicolon or colon: "linux oom killer, how does it pick") that starts as English questions do."""
     if query.rstrip().endswith("?"):
         return True
-    return any(words and words[0].lower() in QUESTION_WORDS for words in (c.split() for c in _CLAUSE.split(query)))
+    return any(_starts_a_question(clause) for clause in _CLAUSE.split(query))
+
+
+def _starts_a_question(clause: str) -> bool:
+    words = _CONTRACTED_IS.sub(" is ", f"{clause.lower()} ").split()
+    if not words:
+        return False
+    if words[0] in AUXILIARIES:
+        return True
+    return words[0] in QUESTION_WORDS and len(words) > 1 and (words[1] in AUXILIARIES or words[1] in DEGREES)
 
 
 def coverage(words: list[tuple[float, float]]) -> float:
