@@ -348,9 +348,10 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert relevant("paxos leader election votes")  # not asked: its words decide
     assert relevant("why isn't the raft leader elected by votes")  # "isn", "t": a contraction's tails, no names
     assert relevant("how does raft 3 elect a leader")  # a number names nothing alone
+    assert relevant("how does raft elect a leader with asterisks")  # a plural the lists barely count, of a word they do
 
 
-def test_the_language_counts_its_words_british_spellings_as_american_ones() -> None:
+def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> None:
     from orgkit.index.lexicon import Lexicon
 
     lexicon = Lexicon()
@@ -358,3 +359,5 @@ def test_the_language_counts_its_words_british_spellings_as_american_ones() -> N
     assert lexicon.count("behaviour") == lexicon.count("behavior") > 1000
     assert lexicon.count("colour") == lexicon.count("color") > 1000
     assert lexicon.count("paxos") == 0 and lexicon.count("goroutines") == 0
+    assert lexicon.count("asterisks") == lexicon.count("asterisk") > 100  # a plural counts as its word does
+    assert lexicon.count("class") > lexicon.count("clas")  # no plural of "clas"

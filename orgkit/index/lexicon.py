@@ -59,9 +59,10 @@ class Lexicon:
     def count(self, word: str) -> int:
         """How often the language uses `word`: its highest count in any of LANGUAGES' lists (0: in none),
         a British spelling the count of its American form (the English list spells the American way:
-        "honour" is "honor" to it)."""
+        "honour" is "honor" to it), a plural or verb form at least its word's (the lists count
+        "asterisks" barely, "asterisk" often)."""
         word = word.lower()
-        return self._listed(word) or max(map(self._listed, _american(word)), default=0)
+        return max(map(self._listed, {word, *_american(word), *_uninflected(word)}))
 
     def _listed(self, word: str) -> int:
         return max(self._count_in(language, hash(word)) for language in LANGUAGES)
@@ -92,6 +93,18 @@ _BRITISH = tuple((re.compile(pattern), american) for pattern, american in (
 def _american(word: str) -> set[str]:
     """The American spellings a British-spelt `word` may have (none for a word with no British ending)."""
     return {pattern.sub(american, word) for pattern, american in _BRITISH} - {word}
+
+
+_INFLECTIONS = (("ies", ("y",)), ("es", ("", "e")), ("s", ("",)), ("ed", ("", "e")), ("ing", ("", "e")))
+
+
+def _uninflected(word: str) -> set[str]:
+    """The words an English plural or verb form may be of ("asterisks": "asterisk"; "parsing": "pars",
+    "parse"), for a word of five letters or more that ends as one (no "ss": "class" is no plural)."""
+    if len(word) < 5 or word.endswith("ss"):
+        return set()
+    return next(({word[:-len(ending)] + base for base in bases} for ending, bases in _INFLECTIONS
+                 if word.endswith(ending)), set())
 
 
 def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:

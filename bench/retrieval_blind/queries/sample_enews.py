@@ -1,20 +1,32 @@
-import json, random, re, hashlib
+"""The enews sections the blind queries were written on: `python sample_enews.py DIR`, DIR the corpus as
+`python bench/blind_corpora.py enews DIR` builds it. Prints the sampled sections (file, heading line, heading)
+of enews.json (seed 2027, 45 sections) and of enews_fit2.json's in-corpus questions (seed 2028, 25 others):
+every heading whose own section (to the next heading) holds 25 words or more, `#+` lines not counted."""
+import json
+import random
+import re
+import sys
 from pathlib import Path
-root = Path("/tmp/fl/enews")
-H = re.compile(r"^(\*+)\s+(.*)$")
-items = []
-for f in sorted(root.glob("*.org")):
-    lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
-    heads = [i for i, l in enumerate(lines) if H.match(l)]
-    for k, i in enumerate(heads):
-        end = heads[k + 1] if k + 1 < len(heads) else len(lines)
-        body = [l for l in lines[i + 1:end] if l.strip() and not l.lstrip().startswith("#+")]
-        words = sum(len(l.split()) for l in body)
-        if words >= 25:
-            items.append({"file": f.name, "line": i + 1, "heading": H.match(lines[i]).group(2).strip(),
-                          "text": "\n".join(lines[i:end]).strip()})
-rng = random.Random(2027)
-picked = rng.sample(items, 45)
-json.dump({"sha256": {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(root.glob("*.org"))},
-           "sections": picked}, open("/tmp/enews_blind/sections.json", "w"), indent=1)
-print(len(items), "eligible;", "picked per file:", {f: sum(1 for p in picked if p["file"] == f) for f in sorted({p["file"] for p in picked})})
+
+HEADING = re.compile(r"^(\*+)\s+(.*)$")
+
+
+def eligible(root: Path) -> list[dict]:
+    items = []
+    for f in sorted(root.glob("*.org")):
+        lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
+        heads = [i for i, line in enumerate(lines) if HEADING.match(line)]
+        for k, i in enumerate(heads):
+            end = heads[k + 1] if k + 1 < len(heads) else len(lines)
+            body = [line for line in lines[i + 1:end] if line.strip() and not line.lstrip().startswith("#+")]
+            if sum(len(line.split()) for line in body) >= 25:
+                items.append({"file": f.name, "line": i + 1, "heading": HEADING.match(lines[i]).group(2).strip()})
+    return items
+
+
+if __name__ == "__main__":
+    items = eligible(Path(sys.argv[1]))
+    first = random.Random(2027).sample(items, 45)
+    taken = {(s["file"], s["line"]) for s in first}
+    second = random.Random(2028).sample([s for s in items if (s["file"], s["line"]) not in taken], 25)
+    print(json.dumps({"enews": first, "enews_fit2": second}, indent=1))
