@@ -182,7 +182,7 @@ def _names_the_unheld(signals: Signals) -> bool:
 # ("how do i...", "what is..."), or asks how much ("how many", "how long"); a question word followed by anything
 # else starts a description ("how names get derived", "when adding a file").
 AUXILIARIES = frozenset({"can", "could", "does", "do", "did", "is", "are", "was", "were", "am", "should", "would",
-                         "will", "shall", "has", "have", "had", "may", "might", "must"})
+                         "will", "shall", "has", "have", "had", "might", "must"})  # no "may": a month starts notes
 QUESTION_WORDS = frozenset({"what", "how", "why", "which", "who", "whom", "whose", "when", "where"})
 DEGREES = frozenset({"many", "much", "long", "often", "far", "old", "big", "come"})
 _CLAUSE = re.compile(r"[,;:]")  # where a question may begin after its subject is named
@@ -203,6 +203,8 @@ def asks(query: str) -> bool:
 
 
 def _starts_a_question(clause: str) -> bool:
+    """Whether `clause` starts as an English question: an auxiliary first, or a question word and then an
+    auxiliary or a degree."""
     words = _CONTRACTED_IS.sub(" is ", f"{clause.lower()} ").split()
     if not words:
         return False
