@@ -12,9 +12,10 @@ the keyword queries were made by a program; each corpus also has everyday
 off-topic questions. Only `manual` and `braindump_fit` (with
 bench/retrieval_dev.json), the question sets `braindump_fit2` and
 `manual_fit2`, `braindump_sections` (targets are sections of a note:
-judged by file and line, as literate's), and `enews` with `enews_fit2` (release
-notes without IDs: sections as targets, near and everyday questions) are for
-fitting constants; braindump, adr and
+judged by file and line, as literate's), `enews` with `enews_fit2` (release
+notes without IDs: sections as targets, near and everyday questions) and
+`npmdocs` with `npmdocs_fit2` (npm's manual, seventeen pages, as small as adr)
+are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
 to choose), and so are the near and absent-word sets of every corpus.
 
@@ -154,7 +155,7 @@ def _mean(xs: list) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpus", choices=("braindump", "braindump_fit", "braindump_fit2", "braindump_sections", "adr",
-                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2"))
+                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs", "npmdocs_fit2"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")

@@ -2,19 +2,20 @@
 
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
-    python bench/bench_floor.py --braindump DIR --manual DIR [--enews DIR] [--constant NAMED=0.17 ...]
+    python bench/bench_floor.py --braindump DIR --manual DIR [--enews DIR] [--npmdocs DIR] [--constant NAMED=0.17 ...]
 
-DIR: braindump, the manual and enews as notes, indexed with the model
-(`python bench/blind_corpora.py braindump DIR`, then `orgkit index --notes DIR`).
-Only the fitting sets are read: braindump_fit and the blind manual set with
-their typo and word-form variants, the question sets braindump_fit2 and
-manual_fit2, bench/retrieval_dev.json (its queries on the manual run on the
-manual) and, with --enews, enews and enews_fit2. Each query is judged by `search`'s `relevant`, as `context`
-reads it. `--constant` sets one of floor.py's constants for the run, so a
-value can be weighed before it is written down; the last line scores a
-floor by the share of near questions it refuses less ten times the share of
-in-corpus queries it refuses (a refused answer costs more than a needless
-one: 2% of them are tolerated against 20%).
+DIR: braindump, the manual, enews and npmdocs as notes, indexed with the
+model (`python bench/blind_corpora.py braindump DIR`, then `orgkit index
+--notes DIR`). Only the fitting sets are read: braindump_fit and the blind
+manual set with their typo and word-form variants, the question sets
+braindump_fit2 and manual_fit2, bench/retrieval_dev.json (its queries on the
+manual run on the manual) and, with --enews and --npmdocs, their sets (the
+queries, their variants, the questions). Each query is judged by `search`'s
+`relevant`, as `context` reads it. `--constant` sets one of floor.py's
+constants for the run, so a value can be weighed before it is written down;
+the last line scores a floor by the share of near questions it refuses less
+ten times the share of in-corpus queries it refuses (a refused answer costs
+more than a needless one: 2% of them are tolerated against 20%).
 """
 
 from __future__ import annotations
@@ -35,14 +36,16 @@ SETS = {"braindump": ("retrieval_blind/braindump_fit.json", "retrieval_blind/bra
                       "retrieval_blind/braindump_fit2.json"),
         "manual": ("retrieval_blind/manual.json", "retrieval_blind/manual_typos.json",
                    "retrieval_blind/manual_fit2.json"),
-        "enews": ("retrieval_blind/enews.json", "retrieval_blind/enews_typos.json", "retrieval_blind/enews_fit2.json")}
+        "enews": ("retrieval_blind/enews.json", "retrieval_blind/enews_typos.json", "retrieval_blind/enews_fit2.json"),
+        "npmdocs": ("retrieval_blind/npmdocs.json", "retrieval_blind/npmdocs_typos.json",
+                    "retrieval_blind/npmdocs_fit2.json")}
 MISSED_ANSWER_COST = 10  # an in-corpus query refused weighs as ten near questions answered
 
 
 def fitting_queries(corpus: str) -> list[dict]:
     """The fitting queries over `corpus`, each with its group: in (answered), near or everyday (refused)."""
     out = [q for name in SETS[corpus] for q in json.loads((HERE / name).read_text())["queries"]]
-    if corpus != "enews":
+    if corpus in ("braindump", "manual"):
         dev = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
         out += [q for q in dev if (q.get("corpus") == "notes") == (corpus == "manual")]
     return [q | {"group": group(q)} for q in out]
@@ -60,6 +63,7 @@ def main() -> None:
     parser.add_argument("--braindump", type=Path, required=True)
     parser.add_argument("--manual", type=Path, required=True)
     parser.add_argument("--enews", type=Path, help="enews as notes: its two fitting sets too")
+    parser.add_argument("--npmdocs", type=Path, help="npmdocs as notes: its two fitting sets too")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
                         help="set a constant of orgkit/retrieve/floor.py for this run")
     args = parser.parse_args()
@@ -69,7 +73,8 @@ def main() -> None:
             raise SystemExit(f"floor.py has no numeric constant {name}")
         setattr(floor, name, type(getattr(floor, name))(value))
     total, refused = Counter(), Counter()
-    corpora = [("braindump", args.braindump), ("manual", args.manual)] + ([("enews", args.enews)] if args.enews else [])
+    corpora = [(name, notes) for name, notes in (("braindump", args.braindump), ("manual", args.manual),
+                                                 ("enews", args.enews), ("npmdocs", args.npmdocs)) if notes]
     for corpus, notes in corpora:
         index, cache, embedder = Index.at(notes), VectorCache(), Embedder.from_config(load(notes))
         for query in fitting_queries(corpus):

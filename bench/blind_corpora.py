@@ -1,6 +1,6 @@
 """The corpora of bench/retrieval_blind/ as notes directories orgkit takes in, and their targets.
 
-    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual, literate or enews
+    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual, literate, enews or npmdocs
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -9,6 +9,9 @@
 - literate: each `.org` file gets a file `:ID:` derived from its path in a
   property drawer on top (three lines, so a target's line moves down by
   LITERATE_SHIFT), nothing else changed;
+- npmdocs: the seventeen pages of npm's manual on using and configuring it
+  (npm 11.19.1's, as node ships it), each an org note as an ADR becomes one
+  (`npm_note`): a small folder on one tool, as adr is;
 - enews: release notes in outline form (Emacs 26 and 27, Org, ERC, MH-E, Calc,
   nXML), as Emacs 28.2 ships them in its `etc` folder (Debian's emacs-common),
   copied as `.org` files under the names ENEWS gives them, nothing changed: a
@@ -21,7 +24,7 @@ is removed (with a property drawer it leaves empty), so orgkit finds them as
 files and headings without IDs (org/units.py).
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
-answers a query: by node ID (braindump, manual), by file (adr), by file and a
+answers a query: by node ID (braindump, manual), by file (adr, npmdocs), by file and a
 line inside the target heading's section (literate, enews, and braindump_sections'
 sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
@@ -45,8 +48,9 @@ from typing import Callable
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # a checkout with no ../shared beside it
 EMACS_ETC = Path(os.environ.get("ORGKIT_EMACS_ETC", "/usr/share/emacs/28.2/etc"))  # where Emacs keeps its NEWS files
+NPM_DOCS = Path(os.environ.get("ORGKIT_NPM_DOCS", "/usr/lib/node_modules/npm/docs/content"))  # npm's own manual
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
-           "manual": REPO / "notes", "enews": EMACS_ETC}
+           "manual": REPO / "notes", "enews": EMACS_ETC, "npmdocs": NPM_DOCS}
 # enews: each note's name, the Emacs file it is, and that file's SHA-256 in Emacs 28.2
 ENEWS = {
     "calc-news.org": ("CALC-NEWS", "fa4cbd0a064cb44a0acf0c631ac2d960a9f2f354f426e27d7aaaa1c99ead69d4"),
@@ -56,6 +60,26 @@ ENEWS = {
     "mh-e-news.org": ("MH-E-NEWS", "2ae049b92c83c2669dc255e5805366d5017ccd17204cc92702b99d210834559b"),
     "nxml-news.org": ("NXML-NEWS", "13e41f3ad9ea8ce525b47727e1a2865a8f51c270edac2637507eddbcad73fc4d"),
     "org-news.org": ("ORG-NEWS", "f4705a6d88b842a726d89f77dca624f6518fdc6325e5ce4e0a91d1d0c547bb4d"),
+}
+# npmdocs: the pages of npm's manual taken (their paths under NPM_DOCS) and their SHA-256 in npm 11.19.1
+NPMDOCS = {
+    "configuring-npm/folders.md": "350ff467e2c4c6ae5d68cc7e2128d3115743971e99839753520612e1ffe1a522",
+    "configuring-npm/install.md": "edaed251152c5ae1d435082e9d811028be4bc276aa809022af3076214cb25cfa",
+    "configuring-npm/npm-shrinkwrap-json.md": "19e6c7fcd19a29e457edb669fa050f50b4ae39cab2a20a56399861dff4e4d617",
+    "configuring-npm/npmrc.md": "27679e35984fed04bb01697704e096092839c968fd797ce6e50c4660959d4df6",
+    "configuring-npm/package-json.md": "3644b6951ffe70f98f02456ce7fb5b8888906e474705d979fa0bbb2eddfb42c1",
+    "configuring-npm/package-lock-json.md": "41b2fbcb9b4436368b079f8efbe0cbcff92641d031fbf3ecdd98e3c5ba5310d6",
+    "using-npm/config.md": "01feec10d720e14f67b9d835e27db58e30fa13b73eee13471194deb241cb0495",
+    "using-npm/dependency-selectors.md": "5038794ecfa8801b2c2f37d5d32ca302eec1a48a04b45ebdc6717985d5d93d04",
+    "using-npm/developers.md": "98520436e38cee73dd5a2ce56de84bdb9c3f8e1de0a6f209deebe9cb11696ff7",
+    "using-npm/logging.md": "900db43ef2eee353b87c66b4385dcb14aff73f71f2c85ff93c9bcda951fb89d9",
+    "using-npm/orgs.md": "c0627e35a4df724fd448052b6f63fb764152339a9a3f924dcb129f8e6b70cea5",
+    "using-npm/package-spec.md": "de31cf3dcd710c6aac5e18d170adea815365b5296b8fcac6510ac8e84500ffd1",
+    "using-npm/registry.md": "fce7ad40d89f636ee47828c967f36eb14ad10f969b3ff658d67b8720afbe21cb",
+    "using-npm/removal.md": "41c1f5d4bf35eea318f2b9ca8ce629bf7c5fa0751f13266b69dca782ec3dd30f",
+    "using-npm/scope.md": "a3d5191047739a56ab0e6110d38eacc25c870aede38ffcb33d8a93481c4c757f",
+    "using-npm/scripts.md": "65e6a99222ab1f46696c6626747a488bd0429c6ae54898c6cb43f19e2282953d",
+    "using-npm/workspaces.md": "87f5ce2c28468c9d5fa1789805b2131641f989f122da9771bd0b5ac4c8ec8d5a",
 }
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
 
@@ -87,6 +111,14 @@ def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True)
                 raise SystemExit(f"{source / emacs_name} is not the one the enews queries were written on "
                                  "(Emacs 28.2's; ORGKIT_EMACS_ETC names another etc folder)")
             (dest / name).write_bytes(data)
+    elif corpus == "npmdocs":
+        dest.mkdir(parents=True)
+        for rel, sha in NPMDOCS.items():
+            md = source / rel
+            if hashlib.sha256(md.read_bytes()).hexdigest() != sha:
+                raise SystemExit(f"{md} is not the one the npmdocs queries were written on "
+                                 "(npm 11.19.1's; ORGKIT_NPM_DOCS names another docs folder)")
+            (dest / f"{md.stem}.org").write_text(npm_note(md, rel), encoding="utf-8")
     elif corpus == "adr":
         dest.mkdir(parents=True)
         for md in sorted(source.glob("[0-9]*.md")):
@@ -147,6 +179,26 @@ def adr_note(md: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def npm_note(md: Path, rel: str) -> str:
+    """A page of npm's manual as an org note: a file `:ID:` derived from `rel`, its front matter's title
+    and description, `###` sections as `*` headings, `*` bullets as `-` ones, code fences as example blocks."""
+    text = md.read_text(encoding="utf-8")
+    front, _, body = text.removeprefix("---\n").partition("\n---\n")
+    meta = dict(line.split(": ", 1) for line in front.splitlines() if ": " in line)
+    out = [":PROPERTIES:", f":ID: {node_id('npmdocs', rel)}", ":END:", f"#+title: {meta.get('title', md.stem)}", ""]
+    out += [meta["description"], ""] if "description" in meta else []
+    fenced = False
+    for line in body.splitlines():
+        if line.startswith("```"):
+            out.append("#+end_example" if fenced else "#+begin_example")
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"^(#+)\s+(.*)", line)):
+            out.append("*" * max(1, len(m.group(1)) - 2) + " " + m.group(2))
+        else:
+            out.append("- " + line[2:] if not fenced and line.startswith("* ") else line)  # a bullet, not a heading
+    return "\n".join(out) + "\n"
+
+
 def _section_end(dest: Path, file: str, line: int) -> int:
     """The last line of the section of the heading at `line` (1-based) in `dest/file`."""
     lines = (dest / file).read_text(encoding="utf-8", errors="replace").splitlines()
@@ -183,7 +235,7 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     if corpus in ("braindump", "manual") and ids:
         wanted = {t["id"] for t in targets}
         return lambda entry: entry["id"] in wanted
-    if corpus == "adr":
+    if corpus in ("adr", "npmdocs"):
         files = {Path(t["file"]).stem + ".org" for t in targets}
         return lambda entry: entry["file"] in files
     if corpus in ("braindump", "manual"):

@@ -212,3 +212,9 @@ def test_context_spends_the_budget_in_search_order_and_stops_where_search_stops(
         assert [e["id"] for e in small.included][0] == "cache"  # the long first note is excerpted, not passed over
     finally:
         index.close()
+
+
+def test_a_compound_the_notes_lack_is_no_slip_of_its_first_word(index: Index) -> None:
+    """"changelog" is "change" and "log", a thing the notes never name; "changign" is "change" mistyped."""
+    assert search(index, "changelog").corrected is None
+    assert search(index, "changign").corrected == "change"

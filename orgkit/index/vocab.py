@@ -175,7 +175,8 @@ def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary, memo: IndexM
 
     A stem may also match the start of `stemmed` followed by a short tail (one
     edit more): a slip in a suffix keeps the stemmer from removing it
-    ("samplign" is "sampl" + "ign").
+    ("samplign" is "sampl" + "ign"), unless the tail is a word of its own
+    ("changelog" is "change" and "log": a compound the notes lack).
     """
     limit = allowed_distance(stemmed)
     shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
@@ -188,12 +189,21 @@ def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary, memo: IndexM
         if len(letters.symmetric_difference(term)) > 2 * limit and tail <= limit:
             continue  # an edit changes at most two letters of the set: too far apart to compute
         distance = edit_distance(stemmed, term, limit)
-        if distance > limit and 0 < tail <= MAX_TAIL + limit and len(term) > SHORTEST:
+        if distance > limit and 0 < tail <= MAX_TAIL + limit and len(term) > SHORTEST \
+                and not _compound(stemmed, term, memo):
             distance = min(distance, 1 + edit_distance(stemmed[:len(term)], term, limit - 1))
         if distance <= limit:
             found.append((distance, len(letters.symmetric_difference(term)), -docs, term))
     found.sort()
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
+
+
+def _compound(stemmed: str, stem: str, memo: IndexMemo) -> bool:
+    """Whether `stemmed` is `stem`'s word followed by a second word ("changelog": "change" and "log"): a
+    compound the notes lack, no slip in a suffix ("samplign")."""
+    rest = stemmed[len(stem):]
+    return any(len(tail) >= 3 and memo.lexicon.is_real(tail)
+               for tail in (rest, rest[1:] if rest.startswith("e") else ""))
 
 
 def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary, memo: IndexMemo) -> list[tuple[str, int]]:
