@@ -182,20 +182,6 @@ def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
     assert [n for n, _, _ in fuse(lexical, dense)][:2] == [1, 2]
 
 
-def test_bm25s_top_third_in_dense_is_a_disagreement() -> None:
-    """The rankings agree when dense puts BM25's top note first or second; third, they disagree, and
-    each is weighed by the chance that it alone is right: a BM25 top holding every word of the query
-    stays first against the note dense prefers and BM25 ranks second."""
-    from orgkit.retrieve import fusion
-    from orgkit.retrieve.search import agreed, fuse
-
-    lexical = [(1, 10, 9.0), (2, 20, 8.0), (3, 30, 1.0)]
-    dense = [(2, 21, 0.6), (3, 31, 0.5), (1, 11, 0.4)]
-    assert not agreed(lexical, dense) and agreed(lexical, dense[1:]) and agreed([], dense)
-    trust = fusion.trust(1.0, 0.6, agreed(lexical, dense))
-    assert [n for n, _, _ in fuse(lexical, dense, trust=trust)] == [1, 2, 3]
-
-
 def _named(tmp_path: Path, files: dict[str, str], queries: list[str]) -> dict[str, str | None]:
     """The note each query names by the title rule (None: none), over an index of `files`."""
     from orgkit.index import Index, refresh

@@ -9,7 +9,7 @@ from the evidence for it: BM25's from how much of the query, weighted by
 rarity, its top passage holds; dense's from how far its top cosine clears the
 model's hit floor (floor.py). Each is a logistic curve fitted on the fitting
 query sets (`python bench/fit_fusion.py`, figures in bench/README.md). When
-BM25's top note is not among dense's first two, the two disagree and at most
+BM25's top note is not among dense's first few, the two disagree and at most
 one of them is right, so each weighs by the chance that it is and the other
 is not: a paraphrase whose
 few shared words point BM25 at another note follows the dense ranking, and a

@@ -45,7 +45,7 @@ from . import floor, fusion, probes
 from .scope import Scope, scoped
 
 MODES = ("hybrid", "dense", "lexical")
-AGREEMENT = 2  # dense's top nodes among which BM25's top one counts as agreed on (bench/README.md)
+AGREEMENT = 5  # dense's top nodes among which BM25's top one counts as agreed on
 RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking counts most
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
@@ -195,9 +195,10 @@ def search(
         dense = dense_ranking(vectors, query_vector, pool, scores) if vectors is not None else None
         floors = floor.floors_for(embedder.name) if embedder is not None else None
         total = index.fact(conn, "passages", lambda: index.backend.passage_count(conn))
+        agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
             trust = fusion.trust(_top_evidence(index, terms, lexical, total),
-                                 floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agreed(lexical, dense))
+                                 floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
             fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust)
         else:
             fused = lexical if lexical is not None else dense or []
@@ -220,12 +221,6 @@ def search(
     if min_score > 0:
         result.hits = [h for h in result.hits if h.relevance >= min_score]
     return result
-
-
-def agreed(lexical: Ranking, dense: Ranking) -> bool:
-    """Whether the two rankings agree on what answers: BM25's top note is one of dense's first AGREEMENT
-    (an empty ranking disagrees with nothing)."""
-    return not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
 
 
 def _baseline(index: Index, conn: Connection, embedder: Embedder,
