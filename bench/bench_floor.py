@@ -68,10 +68,13 @@ def main() -> None:
                         help="set a constant of orgkit/retrieve/floor.py for this run")
     args = parser.parse_args()
     for assignment in args.constant:
-        name, value = assignment.split("=")
+        name, _, value = assignment.partition("=")
         if not isinstance(getattr(floor, name, None), (int, float)):
-            raise SystemExit(f"floor.py has no numeric constant {name}")
-        setattr(floor, name, type(getattr(floor, name))(value))
+            raise SystemExit(f"floor.py has no numeric constant {name!r} (--constant NAME=VALUE)")
+        try:
+            setattr(floor, name, type(getattr(floor, name))(value))
+        except ValueError:
+            raise SystemExit(f"--constant {assignment!r}: {value!r} is not a number") from None
     total, refused = Counter(), Counter()
     corpora = [(name, notes) for name, notes in (("braindump", args.braindump), ("manual", args.manual),
                                                  ("enews", args.enews), ("npmdocs", args.npmdocs)) if notes]
