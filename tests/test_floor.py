@@ -279,6 +279,26 @@ def test_a_question_must_stand_higher_on_the_scale_than_a_described_subject() ->
     assert passes(0.60, "what do grid cells in the entorhinal cortex encode")
 
 
+def test_a_question_needs_a_cosine_no_corpus_scale_lowers() -> None:
+    """A corpus on one subject leaves everyday questions far, so a question near its field stands high on its
+    scale; an answered question comes near its note whatever else the notes hold, and one that stays below
+    that cosine is refused however high it stands. A described subject is still read on the scale alone."""
+    from orgkit.retrieve import floor
+
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+    assert dense is not None
+    narrow = Baseline(median=0.15, spread=0.04)  # a manual's: everyday questions reach 0.15
+
+    def passes(cosine: float, query: str, known: float = 1.0) -> bool:
+        return floor.judge(floor.Signals(cosine, 0.3, known, narrow, floor.asks(query), 0.3), dense).relevant
+
+    asked = "how do i switch the review page to dark mode?"
+    assert narrow.standing(0.36) > 2 * dense.question  # far above the scale's bar for a question...
+    assert not passes(0.36, asked)  # ...and refused all the same
+    assert passes(0.50, asked) and passes(0.36, "the review page in dark colours")
+    assert not passes(0.45, asked, known=0.5)  # a word the notes lack counts against it, as on the scale
+
+
 def test_a_question_passes_only_when_its_top_hit_holds_some_of_its_words() -> None:
     """A question near the notes' subjects scores as a paraphrase does on the cosine, but the note ranked
     first for it holds none of the words it names; a question with no meaningful words is not held to it."""
