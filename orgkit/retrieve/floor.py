@@ -41,26 +41,26 @@ of its words (WORDS_ALONE: "emacs one shots fallback" names a note whatever
 its cosine). Read on that scale, one floor holds for a corpus of fifteen
 records and one of five hundred notes on everything: a broad corpus comes
 nearer to any question, and asks more. A hit is relevant when the query passes
-and the hit reaches the (lower) hit floor or its words alone reach the words-
-only floor, so a query that matched nothing marks every hit not relevant, and
-a relevant query's weak tail is marked too. The query floor was fitted on the
-blind braindump_fit set alone (the midpoint between its highest everyday
-question and the in-corpus query above it), the hit floor and the penalty
-earlier on bench/retrieval_dev.json and the blind manual set, NAMED on those
-and the second blind question sets of braindump and of the manual (the value
-that refuses the largest share of near questions less ten times the share of
-in-corpus ones it refuses: a refused answer costs more than a needless one, 2%
-of them tolerated against 20%), RARE on the same (the lists' least count is
-50: RARE takes the words at it and those they lack), the question's cosine by
-that score on the sets of four fitting corpora (braindump, the manual, enews,
-npmdocs: the middle of the values that score best, 0.39 to 0.41; it took the
-place of a question's higher standing on the scale, which then changed one
-verdict in a hundred); figures on the held-out sets are in bench/README.md. No
-signal here tells a described subject near the notes' field that they do not
-answer from a paraphrase of a note (their cosines, coverage and the rankings'
-agreement overlap, and a paraphrase is written in words its note lacks), so
-for a query not asked as a question the floor is set for what the notes never
-mention, and a paraphrase passes.
+and the hit reaches the (lower) hit floor or its words alone reach the
+words-only floor, so a query that matched nothing marks every hit not
+relevant, and a relevant query's weak tail is marked too. The query floor was
+fitted on the blind braindump_fit set alone (the midpoint between its highest
+everyday question and the in-corpus query above it), the hit floor and the
+penalty earlier on bench/retrieval_dev.json and the blind manual set, NAMED on
+those and the second blind question sets of braindump and of the manual (the
+value that refuses the largest share of near questions less ten times the
+share of in-corpus ones it refuses: a refused answer costs more than a
+needless one, 2% of them tolerated against 20%), RARE on the same (the lists'
+least count is 50: RARE takes the words at it and those they lack), the
+question's cosine by that score on the sets of four fitting corpora
+(braindump, the manual, enews, npmdocs: the middle of the values that score
+best, 0.39 to 0.41; it took the place of a question's higher standing on the
+scale, which then changed one verdict in a hundred); figures on the held-out
+sets are in bench/README.md. No signal here tells a described subject near the
+notes' field that they do not answer from a paraphrase of a note (their
+cosines, coverage and the rankings' agreement overlap, and a paraphrase is
+written in words its note lacks), so for a query not asked as a question the
+floor is set for what the notes never mention, and a paraphrase passes.
 """
 
 from __future__ import annotations
