@@ -81,8 +81,8 @@ class Embedder:
 
     name: str
     path: Path | None = None
-    work_dir: Path | None = None  # the state dir: where the record for loading without fastembed is kept
-    model_cache: Path | None = None  # the user's shared cache of optimised ONNX models (config.model_cache)
+    work_dir: Path | None = None  # the state dir: where earlier versions kept their model copies (and the record)
+    model_cache: Path | None = None  # the user's shared cache: optimised ONNX models, records (config.model_cache)
     batch_limits: dict[str, int] = field(default_factory=dict, repr=False)  # plan_batches' limits, for benchmarks
     _model: Any = field(default=None, repr=False)
     _error: str | None = field(default=None, repr=False)  # a failed load is not retried
@@ -158,10 +158,13 @@ class Embedder:
             raise ModelUnavailable(self._error) from None
 
     def _record_path(self) -> Path | None:
-        """Where the record for running this model without fastembed is kept (a local model only)."""
-        if self.path is None or self.work_dir is None:
+        """Where the record for running this model without fastembed is kept (a local model only): in the
+        user's model cache, beside the optimised copy, so that one load through fastembed serves every notes
+        folder and process of the machine (a fresh state dir loads without it); else in the state dir."""
+        where = self.model_cache if self.model_cache is not None else self.work_dir
+        if self.path is None or where is None:
             return None
-        return self.work_dir / f"{self._work_name}.json"
+        return where / f"{self._work_name}.json"
 
     @property
     def _work_name(self) -> str:
@@ -331,11 +334,14 @@ def _cache_key(fingerprint: str, source: Path) -> str:
 
 
 def drop_old_copies(state_dir: Path) -> list[Path]:
-    """Remove the optimised model copies earlier versions kept in a state dir (`model-*/`); they are
-    derived data, and the shared cache replaces them. The directories removed."""
-    gone = [p for p in state_dir.glob("model-*") if p.is_dir() and not p.is_symlink()]
+    """Remove the optimised model copies and the records earlier versions kept in a state dir
+    (`model-*/`, `model-*.json`); they are derived data, and the shared cache replaces them. What was removed."""
+    gone = [p for p in state_dir.glob("model-*") if not p.is_symlink() and (p.is_dir() or p.suffix == ".json")]
     for path in gone:
-        shutil.rmtree(path, ignore_errors=True)
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
     return gone
 
 

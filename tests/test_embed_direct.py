@@ -137,7 +137,9 @@ def test_index_with_nothing_to_embed_imports_no_model_runtime(tmp_path: Path, ti
     assert words_only["parsed"] == 1 and imported == []
 
 
-def test_a_changed_file_is_embedded_from_the_record_without_fastembed(tmp_path: Path, tiny_model: Path) -> None:
+def test_a_changed_file_is_embedded_from_the_record_without_fastembed(tmp_path: Path, tiny_model: Path,
+                                                                      monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a machine that never loaded the model
     notes = write_notes(tmp_path / "notes", NOTES)
     first, imported = _index_in_a_process(notes)
     assert first["embedded"] > 0 and "fastembed" in imported  # the first load goes through fastembed
@@ -145,6 +147,19 @@ def test_a_changed_file_is_embedded_from_the_record_without_fastembed(tmp_path: 
     changed, imported = _index_in_a_process(notes)
     assert changed["parsed"] == 1 and changed["embedded"] >= 1 and changed["model_error"] is None
     assert imported == []  # a static model needs neither fastembed nor onnxruntime
+
+
+def test_the_record_serves_every_notes_folder_of_the_machine(tmp_path: Path, tiny_model: Path, monkeypatch) -> None:
+    """The record is kept in the user's cache: a second notes folder (or one whose state dir was deleted)
+    loads the model from it without importing fastembed, and no state dir keeps one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    one, two = (write_notes(tmp_path / name, NOTES) for name in ("one", "two"))
+    assert "fastembed" in _index_in_a_process(one)[1]
+    indexed, imported = _index_in_a_process(two)
+    assert indexed["embedded"] > 0 and indexed["model_error"] is None and imported == []
+    records = list((tmp_path / "cache" / "orgkit" / "models").glob("model-*.json"))
+    assert len(records) == 1
+    assert not [p for notes in (one, two) for p in (notes / ".orgkit").rglob("model-*.json")]
 
 
 def test_a_record_of_a_model_copy_in_the_state_dir_is_no_longer_used(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -175,6 +175,8 @@ def test_batches_cap_padded_tokens() -> None:
 def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> None:
     from conftest import real_model
 
+    from orgkit.embed_direct import DirectModel
+
     name, model = real_model()
     texts = ["a passage about trees and their roots", "another"]
     plain = Embedder(name, model)
@@ -184,9 +186,10 @@ def test_an_onnx_model_is_prepared_once_and_embeds_the_same(tmp_path: Path) -> N
     np.testing.assert_allclose(prepared.embed(texts), plain.embed(texts), atol=1e-6)
     (copy,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
     assert (copy / "model.onnx").is_file() and (copy / "tokenizer.json").is_symlink()
-    assert not [p for p in (tmp_path / "state").iterdir() if p.is_dir()], "the state dir keeps no model copy"
+    assert not (tmp_path / "state").exists(), "the state dir keeps no model copy, and no record"
     again = Embedder(name, model, tmp_path / "other-state", tmp_path / "cache")
     np.testing.assert_allclose(again.embed(texts), plain.embed(texts), atol=1e-6)
+    assert isinstance(again._model, DirectModel)  # another state dir loads from the cache's record
     assert prepared.fingerprint == plain.fingerprint
 
 
