@@ -20,6 +20,13 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="orgkit-config-home-")
 atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than there are cores. Many tests wait on what they start (servers,
+    Emacs, a browser, processes they kill), so a worker per core leaves the cores idle a part of the run
+    (bench/README.md, "Test suite time")."""
+    return (os.cpu_count() or 1) + 1
+
+
 def shared_path(*parts: str) -> Path:
     """A path in ../shared, skipping the test when it is absent (a user's clone)."""
     path = SHARED.joinpath(*parts)
