@@ -23,7 +23,7 @@ atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than there are cores. Many tests wait on what they start (servers,
     Emacs, a browser, processes they kill), so a worker per core leaves the cores idle a part of the run
-    (bench/README.md, "Test suite time")."""
+    (bench/README.md, "Test suite time: one worker more than cores")."""
     return (os.cpu_count() or 1) + 1
 
 
