@@ -17,7 +17,9 @@ notes without IDs: sections as targets, near and everyday questions) and
 `npmdocs` with `npmdocs_fit2` (npm's manual, seventeen pages, as small as adr)
 are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
-to choose), and so are the near and absent-word sets of every corpus.
+to choose), and so are the near and absent-word files of every corpus
+(`*_near.json`, `*_absent_*.json`); the near and everyday questions inside the
+fitting question sets are fitting data (bench_floor.py reads them).
 
 Search: MRR@10 and recall@10 per kind for dense, lexical (BM25), plain
 reciprocal-rank fusion of the two (k=60) and orgkit's hybrid. Context (the

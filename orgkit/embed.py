@@ -81,7 +81,7 @@ class Embedder:
 
     name: str
     path: Path | None = None
-    work_dir: Path | None = None  # the state dir: where earlier versions kept their model copies (and the record)
+    work_dir: Path | None = None  # the state dir: earlier versions' model copies; the record without a model cache
     model_cache: Path | None = None  # the user's shared cache: optimised ONNX models, records (config.model_cache)
     batch_limits: dict[str, int] = field(default_factory=dict, repr=False)  # plan_batches' limits, for benchmarks
     _model: Any = field(default=None, repr=False)

@@ -171,11 +171,12 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
         return Verdict(value, value >= floors.hit)
     penalty = UNKNOWN_PENALTY * (1.0 - signals.known)
     if floors is not LEXICAL and signals.cosine is not None and signals.baseline is not None:
-        standing = signals.baseline.standing(signals.cosine - penalty)
+        near = signals.cosine - penalty
+        standing = signals.baseline.standing(near)
         # and never below the hit floor: in a corpus of a few notes nothing is near an everyday question
         stands = standing >= floors.query and value >= floors.hit
         # a question comes near the note that answers it, however far the corpus leaves everyday questions
-        stands = stands and (not signals.asks or signals.cosine - penalty >= floors.question)
+        stands = stands and (not signals.asks or near >= floors.question)
         # a question names what it wants: the note ranked first for it holds some of its words
         stands = stands and (not signals.asks or signals.named >= NAMED) and not _names_the_unheld(signals)
         return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
