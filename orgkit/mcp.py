@@ -174,7 +174,7 @@ def _failure(message: str) -> types.CallToolResult:
 
 
 HANG_UP_GRACE = 0.5  # seconds a call that writes gets to finish after the client hangs up
-HANG_UP_EXIT = 0.7  # seconds after the hang-up by which the process has ended
+HANG_UP_SETTLE = 0.1  # then the seconds the normal shutdown gets before the process leaves anyway
 
 
 class _Writes:
@@ -220,16 +220,17 @@ async def run_op(ctx: OpContext, name: str, args: dict[str, Any], identity: Iden
 def _leave_after_hang_up() -> None:
     """End the process soon after the client closed stdin, whatever is still running.
 
-    A call that writes (a deposit) gets `HANG_UP_GRACE` to finish whole; reads
-    in flight are dropped, their client gone. Whatever is left (a model call of
+    A call that writes (a deposit) gets `HANG_UP_GRACE` to finish whole, and
+    the normal shutdown `HANG_UP_SETTLE` after it; reads in flight are
+    dropped, their client gone. Waiting no longer than the writes need keeps
+    the exit within a second on a busy machine. Whatever is left (a model call of
     the background librarian, the warm-up's embedding, a longer write) ends as
     a crash would, and the next start picks it up: every note is written whole
     by the one writer, every index and memory write is a transaction, and a
-    deposit left mid-way is repaired. The normal shutdown usually wins the race.
+    deposit left mid-way is repaired.
     """
-    hung_up = time.monotonic()
     WRITES.wait_idle(HANG_UP_GRACE)
-    time.sleep(max(0.0, HANG_UP_EXIT - (time.monotonic() - hung_up)))
+    time.sleep(HANG_UP_SETTLE)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
