@@ -103,3 +103,28 @@ def test_a_misspelt_query_gets_the_passage_of_the_word_it_was_taken_for(cli, tmp
     first = doc["included"][0]
     assert first["id"] == "pottery" and first["excerpt"]
     assert "A glaze melts" in first["content"] and "A kiln fires" not in first["content"]
+
+
+def test_a_long_notes_excerpt_starts_with_the_passage_search_showed(cli, tmp_path: Path, tiny_model: Path) -> None:
+    """Context follows search within a note too: the passage a hit shows (chosen by the ranking the query
+    trusted: here BM25, whose top passage holds every word) is the one its excerpt gives first, and
+    widening the excerpt keeps it, though another passage of the note is nearer in meaning."""
+    summer = "The garden needs water in the summer and the cat sleeps on the wall all day.\n" * 12
+    notes = write_notes(tmp_path / "notes", {
+        "beds.org": ":PROPERTIES:\n:ID: beds\n:END:\n#+title: Raised beds\n\n" + summer
+                    + "* Mixing\nWe mix the compost into the soil before the seeds go in; the dog and the cat "
+                      "watch from the wall, and the kitten sleeps in the sun all day while we work, and the people "
+                      "said that the dog was very well and the cat would know the way over the wall.\n\n"
+                    + "* Summer\n" + summer + "* Sowing\ncompost seeds compost seeds plants compost seeds\n\n"
+                    + "* Winter\n" + summer,
+        "rust.org": ":PROPERTIES:\n:ID: rust\n:END:\n#+title: Rust\n\nThe borrow checker gives memory safety.\n"})
+    found = cli("search", "--notes", str(notes), "--json", "compost", "soil", "seeds")
+    assert found.exit_code == 0, found.stderr
+    shown = json.loads(found.stdout)[0]
+    assert (shown["id"], shown["line"]) == ("beds", 18)  # the Mixing section, which holds all three words
+    for budget, widened in ((60, False), (400, True)):
+        first = context(cli, notes, budget, "compost", "soil", "seeds")["included"][0]
+        assert first["id"] == "beds" and first["excerpt"]
+        lines = [(p["line"], p["end_line"]) for p in first["passages"]]
+        assert any(a <= 18 <= b for a, b in lines), (budget, lines)
+        assert ("compost seeds compost" in first["content"]) is widened  # the nearer passage comes after

@@ -4,8 +4,8 @@ Candidates are search's hits in search's order (hybrid: meaning and words),
 down to the first that the relevance floor marks not relevant: the same
 `relevant` a search shows (none: no notes, reason "nothing relevant"). They are
 read in that order: a short note that fits in what is left of the token budget
-whole, a longer one as its best-matching passage (`passages.py`), cut to
-at most a quarter of the budget: every note gives its best passage before
+whole, a longer one as the passage search showed for it (`passages.py`), cut
+to at most a quarter of the budget: every note gives its best passage before
 any gives a second, for the note that answers is not always the first; when
 a note's best passage no longer fits, no note ranked below it comes in
 instead. What is left goes to the notes the included text links to that the
@@ -99,7 +99,7 @@ def context(
         gather.scores.read(docs.docs)
         for candidate in candidates:
             doc = by_id.get(candidate.id)
-            if doc is not None and gather.offer(doc, round(candidate.score, 6), ["search"]) is None \
+            if doc is not None and gather.offer(doc, round(candidate.score, 6), ["search"], candidate.line) is None \
                     and gather.full:
                 break  # what ranks below never takes the place of what did not fit
         gather.add_linked(locator, {h.id for h in found.hits if h.relevant})
@@ -124,6 +124,7 @@ class _Taken:
     doc: ReadDoc
     entry: dict
     ranges: list[tuple[int, int]]
+    lead: int | None = None  # the line of the passage search showed for it, which its excerpt keeps first
 
 
 def _span(doc: ReadDoc) -> tuple[int, int]:
@@ -146,8 +147,11 @@ class _Gatherer:
         # after it get room too; what they leave widens the excerpts (`widen`).
         self.share = max(budget // SHARES, WHOLE_TOKENS)
 
-    def offer(self, doc: ReadDoc, score: float | None, found_by: list[str]) -> dict | None:
+    def offer(self, doc: ReadDoc, score: float | None, found_by: list[str],
+              lead: int | None = None) -> dict | None:
         """Include `doc` whole or as an excerpt (its entry), otherwise say why not. No text is included twice.
+
+        An excerpt starts with the passage at line `lead` (the one search showed), else the best scored.
 
         A doc inside one already included whole is left out. A doc that
         overlaps what is included (a file after one of its heading nodes, or
@@ -167,12 +171,13 @@ class _Gatherer:
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
             return self._take(_Taken(doc, entry, [(first, last)]), score)
         skip = [r for t in same_file for r in t.ranges]
-        part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip, best_only=True)
+        part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip, best_only=True,
+                       lead=lead)
         if part is None:
             result.omitted.append({**brief, "reason": "over budget"})
             self.full = True
             return None
-        return self._take(_excerpted(doc, part, found_by), score)
+        return self._take(_excerpted(doc, part, found_by, lead), score)
 
     def widen(self) -> None:
         """Spend what is left of the budget on more of each excerpt, in rank order.
@@ -187,10 +192,10 @@ class _Gatherer:
             if not t.entry["excerpt"] or room <= 0:
                 continue
             skip = [r for o in self.taken if o is not t and o.doc.file == t.doc.file for r in o.ranges]
-            part = excerpt(self.scores, t.doc, room + t.entry["tokens"], skip=skip)
+            part = excerpt(self.scores, t.doc, room + t.entry["tokens"], skip=skip, lead=t.lead)
             if part is None or part.tokens <= t.entry["tokens"]:
                 continue
-            wider = _excerpted(t.doc, part, t.entry["found_by"])
+            wider = _excerpted(t.doc, part, t.entry["found_by"], t.lead)
             wider.entry |= {k: t.entry[k] for k in ("score", "via", "depth") if k in t.entry}
             self.taken[at] = wider
             self.result.included[at] = wider.entry
@@ -231,13 +236,13 @@ class _Gatherer:
         result.omitted.extend({"id": m, "via": via_of[m], "reason": "no note has this ID"} for m in docs.missing)
 
 
-def _excerpted(doc: ReadDoc, part: Excerpt, found_by: list[str]) -> _Taken:
+def _excerpted(doc: ReadDoc, part: Excerpt, found_by: list[str], lead: int | None = None) -> _Taken:
     """An excerpt's entry: the note's fields, its passages' text and labels, and how long the whole note is."""
     text = part.content
     entry = doc.to_json() | {"content": text, "links": [d for d in doc.links if f"id:{d}" in text],
                              "tokens": part.tokens, "found_by": found_by, "excerpt": True,
                              "whole_tokens": doc.tokens, "passages": part.to_json()}
-    return _Taken(doc, entry, [(p.first, p.last) for p in part.pieces])
+    return _Taken(doc, entry, [(p.first, p.last) for p in part.pieces], lead)
 
 
 def _contains(outer: ReadDoc, inner: ReadDoc) -> bool:

@@ -151,13 +151,16 @@ def _span(doc: ReadDoc) -> tuple[str, int, int]:
 
 
 def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
-            skip: Sequence[tuple[int, int]] = (), best_only: bool = False) -> Excerpt | None:
+            skip: Sequence[tuple[int, int]] = (), best_only: bool = False,
+            lead: int | None = None) -> Excerpt | None:
     """The best pieces of `doc` for the query `scores` rank by within `room` tokens (None when not even one fits).
 
-    Only pieces scoring at least NEAR_BEST of the best one are taken, and
-    with `best_only` only the best. Lines in `skip` (ranges already given)
-    are left out. When the best piece alone is too long, its first lines
-    that fit stand for it.
+    The piece holding line `lead` comes first when one does (the passage
+    search showed for the note, chosen by the ranking the query trusted),
+    then the pieces scoring at least NEAR_BEST of the best one, best first;
+    with `best_only` only the first. Lines in `skip` (ranges already given)
+    are left out. When the first piece is too long, its first lines that
+    fit stand for it.
     """
     if room < MIN_TOKENS:
         return None
@@ -170,8 +173,10 @@ def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
         if piece.olp and piece.olp[-1].strip().lower() in BACK_MATTER:
             piece.score *= BACK_MATTER_WEIGHT
     best = max((p.score for p in cut), default=0.0)
-    worth = sorted([p for p in cut if p.score >= NEAR_BEST * best] if best > 0 else cut[:1],
-                   key=lambda p: (-p.score, p.first))[:1 if best_only else None]
+    shown = [p for p in cut if lead is not None and p.first <= lead <= p.last][:1]
+    near = [p for p in cut if p.score >= NEAR_BEST * best] if best > 0 else cut[:1]
+    worth = shown + sorted((p for p in near if p not in shown), key=lambda p: (-p.score, p.first))
+    worth = worth[:1] if best_only else worth
     chosen: list[Piece] = []
     used = 0
     for piece in worth:
@@ -179,9 +184,12 @@ def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,
         if used + cost <= room:
             chosen.append(piece)
             used += cost
-    if not chosen and worth:
-        trimmed = _trimmed(worth[0], room)
-        chosen = [trimmed] if trimmed.tokens >= MIN_TOKENS else []
+        elif not chosen:  # the first piece is never dropped for being long: its first lines stand for it
+            trimmed = _trimmed(piece, room)
+            if trimmed.tokens < MIN_TOKENS:
+                return None
+            chosen.append(trimmed)
+            used += trimmed.tokens
     return Excerpt(_merged(sorted(chosen, key=lambda p: p.first))) if chosen else None
 
 
