@@ -18,7 +18,8 @@ notes without IDs: sections as targets, near and everyday questions) and
 are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
 to choose), and so are the near and absent-word files of every corpus
-(`*_near.json`, `*_absent_*.json`); the near and everyday questions inside the
+(`*_near.json`, `*_absent_*.json`) and the later sets on the same three
+corpora (`braindump_fresh`, `adr_fresh`, `literate_fresh`); the near and everyday questions inside the
 fitting question sets are fitting data (bench_floor.py reads them).
 
 Search: MRR@10 and recall@10 per kind for dense, lexical (BM25), plain
@@ -68,9 +69,9 @@ def queries(corpus: str) -> list[dict]:
 
 
 def notes_corpus(query_set: str) -> str:
-    """The corpus a query set is over (braindump_fit, braindump_fit2 and braindump_sections are more
-    sets over braindump)."""
-    return query_set.split("_fit")[0].split("_sections")[0]
+    """The corpus a query set is over (braindump_fit, braindump_fit2, braindump_sections and
+    braindump_fresh are more sets over braindump)."""
+    return query_set.split("_fit")[0].split("_sections")[0].split("_fresh")[0]
 
 
 def rrf(*rankings: list[dict], k: float = 60.0) -> list[dict]:
@@ -157,7 +158,8 @@ def _mean(xs: list) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpus", choices=("braindump", "braindump_fit", "braindump_fit2", "braindump_sections", "adr",
-                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs", "npmdocs_fit2"))
+                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs", "npmdocs_fit2",
+                                           "braindump_fresh", "adr_fresh", "literate_fresh"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")
