@@ -68,6 +68,12 @@ def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Pa
     assert [h["title"] for h in run_json(cli, *search, "--todo", "done")] == ["Order compost bins"]
     assert files(run_json(cli, *search, "--folder", "home")) == {"home/garden.org", "home/old.org"}
     assert files(run_json(cli, *search, "--folder", "home/g*.org")) == {"home/garden.org"}
+    assert files(run_json(cli, *search, "--folder", "./home/")) == {"home/garden.org", "home/old.org"}
+    assert files(run_json(cli, *search, "--folder", ".")) == files(run_json(cli, *search))  # the whole notes dir
+    for outside in ("../home", "/tmp", "home/../.."):
+        refused = cli(*search, "--folder", outside)
+        assert refused.exit_code == 1 and refused.stderr.startswith(f"orgkit: error: --folder {outside!r} is ")
+        assert len(refused.stderr.strip().splitlines()) == 1
     assert files(run_json(cli, *search, "--since", "7d")) == {"work/plan.org", "home/garden.org"}
     assert files(run_json(cli, *search, "--until", "14d")) == {"home/old.org"}
     assert run_json(cli, *search, "--tag", "work", "--folder", "home") == []

@@ -6,7 +6,8 @@ carry it in their scope (scope.py), the headline scan applies it to each
 headline. Tags are a note's own and inherited ones (org-roam's inheritance),
 compared without regard to case, every tag asked for must be there; the
 folder is a glob over the path relative to the notes (`projects/*`), or a
-folder's path, which holds everything below it; dates are the file's
+folder's path, which holds everything below it (`./projects/` is `projects`,
+`.` the whole notes dir; a path outside the notes is refused); dates are the file's
 modification time, given as an ISO date or time (`2026-12-01`,
 `2026-12-01T09:30`) or as a span back from now (`7d`, `12h`, `2w`).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 import re
 import time
 from dataclasses import dataclass, field
@@ -86,14 +88,33 @@ class Filters:
 
 
 def _in_folder(file: str, folder: str) -> bool:
-    pattern = folder.strip().strip("/") or "*"
-    return fnmatch.fnmatchcase(file, pattern) or file.startswith(pattern + "/")
+    return fnmatch.fnmatchcase(file, folder) or file.startswith(folder + "/")
+
+
+def folder_of(text: str | None) -> str | None:
+    """`text` as a path relative to the notes (None: every folder), the way a shell user types it.
+
+    A path or glob is read relative to the notes dir: `./projects/` is
+    `projects`, and `.` is the whole dir. One that leaves it (absolute, or
+    climbing out with `..`) could hold none of the notes and is refused.
+    """
+    value = (text or "").strip()
+    if not value:
+        return None
+    if posixpath.isabs(value) or os.path.isabs(value):
+        raise BadParameter("folder", f" {text!r} is an absolute path: give a folder relative to the notes dir "
+                                     "(projects) or a glob (projects/*.org)")
+    folder = posixpath.normpath(value.replace(os.sep, "/"))
+    if folder == ".." or folder.startswith("../"):
+        raise BadParameter("folder", f" {text!r} is outside the notes dir: give a folder inside it (projects) "
+                                     "or a glob (projects/*.org)")
+    return None if folder == "." else folder
 
 
 def from_args(args: dict) -> Filters:
     """The filters a call asked for (`tag`, `folder`, `todo`, `since`, `until`)."""
     since, until = args.get("since"), args.get("until")
-    return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()), folder=args.get("folder") or None,
+    return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()), folder=folder_of(args.get("folder")),
                    todo=args.get("todo") or None,
                    since=when(since, "since") if since else None,
                    until=when(until, "until", end=True) if until else None)
