@@ -164,3 +164,6 @@ def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) ->
     assert [r["file"] for r in run_json(cli, "recent", "--limit", "2", "--notes", str(notes))] == \
         ["home/garden.org", "twins/a.org"]
     assert len(run_json(cli, "recent", "--since", "7d", "--notes", str(notes))) == 4
+    assert [r["file"] for r in run_json(cli, "recent", "--folder", "twins", "--notes", str(notes))] == \
+        ["twins/a.org", "twins/b.org"]
+    assert [r["file"] for r in run_json(cli, "recent", "--until", "7d", "--notes", str(notes))] == ["home/old.org"]

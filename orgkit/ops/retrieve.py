@@ -113,11 +113,10 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
 
 def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.store import pending_deposits
-    from ..retrieve.filters import when
+    from ..retrieve.filters import from_args
     from ..retrieve.recent import recent as changed
 
-    return changed(ctx.root, limit=args["limit"], since=when(args["since"], "since") if args["since"] else None,
-                   hidden=pending_deposits(ctx.config))
+    return changed(ctx.root, limit=args["limit"], filters=from_args(args), hidden=pending_deposits(ctx.config))
 
 
 def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
@@ -169,7 +168,7 @@ declare(Op("read", "The org text of nodes by ID, exact title or alias (or of fil
            role="reader"))
 declare(Op("recent", "The notes changed lately, newest first (by their files' modification time).", recent,
            params=(Param("limit", "integer", "At most N notes.", default=10, minimum=1),
-                   FILTERS[3]),
+                   FILTERS[1], FILTERS[3], FILTERS[4]),
            result="[{id, title, file, modified, locator?}]", role="reader"))
 declare(Op("search", "Find notes by meaning and words, best first.", search,
            params=(QUERY,

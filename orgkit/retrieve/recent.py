@@ -14,24 +14,24 @@ from pathlib import Path
 
 from ..errors import OrgkitError
 from ..vault import iter_org_files, read_org_file, require_dir
+from .filters import Filters
 
 
-def recent(root: Path, *, limit: int = 10, since: float | None = None,
+def recent(root: Path, *, limit: int = 10, filters: Filters = Filters(),
            hidden: frozenset[str] = frozenset()) -> list[dict]:
-    """The `limit` note files modified last (after `since`, seconds since the epoch), newest first:
+    """The `limit` note files modified last (in the folder and dates of `filters`), newest first:
     {id, title, file, modified (ISO, local time), locator?}; the files in `hidden` (deposits review
     has not admitted) left out, as search leaves them."""
     require_dir(root)
     stamped = []
     for rel in iter_org_files(root):
-        if rel in hidden:
+        if rel in hidden or not filters.admits_file(root, rel):
             continue
         try:
             modified = os.stat(os.path.join(root, rel)).st_mtime
         except OSError:
             continue
-        if since is None or modified >= since:
-            stamped.append((modified, rel))
+        stamped.append((modified, rel))
     out = []
     for modified, rel in sorted(stamped, key=lambda m: (-m[0], m[1]))[:limit]:
         try:
