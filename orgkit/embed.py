@@ -20,6 +20,7 @@ however many passages there are.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 import socket
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .config import DEFAULT_MODEL, model_cache
 from .errors import OrgkitError, first_line
-from .files import file_lock, staged_directory
+from .files import file_lock, replace_file, staged_directory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -161,10 +162,14 @@ class Embedder:
         """Where the record for running this model without fastembed is kept (a local model only): in the
         user's model cache, beside the optimised copy, so that one load through fastembed serves every notes
         folder and process of the machine (a fresh state dir loads without it); else in the state dir."""
+        where = self._kept_dir()
+        return where / f"{self._work_name}.json" if where is not None else None
+
+    def _kept_dir(self) -> Path | None:
+        """Where what is derived from a local model alone is kept: the user's model cache, else the state
+        dir (None for a model named without a path: its files, and so its vectors, may change under it)."""
         where = self.model_cache if self.model_cache is not None else self.work_dir
-        if self.path is None or where is None:
-            return None
-        return where / f"{self._work_name}.json"
+        return where if self.path is not None else None
 
     @property
     def _work_name(self) -> str:
@@ -310,6 +315,34 @@ class Embedder:
         self.load()
         rows = [np.asarray(next(iter(self._model.query_embed(text))), dtype=np.float32) for text in texts]
         return normalise(np.vstack(rows))
+
+    def kept_queries(self, texts: tuple[str, ...]) -> "np.ndarray":
+        """`texts` embedded as queries, kept per model and texts beside the model's record: a fixed set
+        (the relevance floor's probes, 50 of them, 0.3 s) that every cold process would embed again.
+
+        A kept matrix that does not read back whole, or not in their shape, is embedded again.
+        """
+        import numpy as np
+
+        where = self._kept_dir()
+        digest = hashlib.sha1("\0".join((self.fingerprint, *texts)).encode()).hexdigest()[:16]
+        path = where / f"queries-{digest}.npy" if where is not None else None
+        if path is not None:
+            try:
+                kept = np.load(path, allow_pickle=False)
+                if kept.dtype == np.float32 and kept.ndim == 2 and kept.shape[0] == len(texts):
+                    return kept
+            except (OSError, ValueError, EOFError):
+                pass
+        vectors = self.embed_queries(list(texts))
+        if path is not None:
+            buffer = io.BytesIO()
+            np.save(buffer, vectors, allow_pickle=False)
+            try:
+                replace_file(path, buffer.getvalue(), sync=False)  # a derived cache: a crash may lose it
+            except OSError:
+                pass  # a read-only cache: embedded again next time
+        return vectors
 
     def embed_query(self, text: str) -> "np.ndarray":
         import numpy as np

@@ -180,3 +180,29 @@ def test_a_record_of_a_model_copy_in_the_state_dir_is_no_longer_used(tiny_model_
     again.load()
     assert not isinstance(again._model, DirectModel)
     assert json.loads(record_path.read_text()) == record
+
+
+def test_the_floors_probes_are_embedded_once_per_model_and_read_back_whole(tiny_model_dir: Path,
+                                                                         tmp_path: Path) -> None:
+    """A cold process reads the probes' vectors from the model's cache; one that does not read back
+    whole, or in another shape, is embedded again and replaced."""
+    from orgkit.retrieve.probes import PROBES
+    from tiny_model import MODEL_NAME
+
+    cache = tmp_path / "cache"
+    first = Embedder(MODEL_NAME, tiny_model_dir, tmp_path / "state", cache)
+    expected = first.embed_queries(list(PROBES))
+    assert np.array_equal(first.kept_queries(PROBES), expected)
+    (kept,) = cache.glob("queries-*.npy")
+    cold = Embedder(MODEL_NAME, tiny_model_dir, tmp_path / "state", cache)
+    assert np.array_equal(cold.kept_queries(PROBES), expected) and cold._model is None  # read, not embedded
+    assert Embedder(MODEL_NAME, None, tmp_path / "state", cache)._kept_dir() is None  # its files may change
+    for broken in (kept.read_bytes()[:100], b"not a matrix", None):
+        if broken is None:
+            np.save(kept, expected[:3])  # whole, but not the probes' shape
+        else:
+            kept.write_bytes(broken)
+        again = Embedder(MODEL_NAME, tiny_model_dir, tmp_path / "state", cache)
+        assert np.array_equal(again.kept_queries(PROBES), expected)
+        assert np.array_equal(np.load(kept), expected)  # written afresh
+    assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
