@@ -66,12 +66,13 @@ class Filters:
             return False
         if self.since is None and self.until is None:
             return True
-        modified = self._modified_of(root, file)
+        modified = self.modified(root, file)
         if modified is None:
             return False
         return (self.since is None or modified >= self.since) and (self.until is None or modified < self.until)
 
-    def _modified_of(self, root: Path, file: str) -> float | None:
+    def modified(self, root: Path, file: str) -> float | None:
+        """When `file` (relative to the notes) last changed (None: it is gone), read once a call."""
         if file not in self._modified:
             try:
                 self._modified[file] = os.stat(os.path.join(root, file)).st_mtime

@@ -8,7 +8,6 @@ path) when it has none.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -17,21 +16,18 @@ from ..vault import iter_org_files, read_org_file, require_dir
 from .filters import Filters
 
 
-def recent(root: Path, *, limit: int = 10, filters: Filters = Filters(),
+def recent(root: Path, *, limit: int = 10, filters: Filters | None = None,
            hidden: frozenset[str] = frozenset()) -> list[dict]:
-    """The `limit` note files modified last (in the folder and dates of `filters`), newest first:
-    {id, title, file, modified (ISO, local time), locator?}; the files in `hidden` (deposits review
-    has not admitted) left out, as search leaves them."""
+    """The `limit` note files modified last (in the folder and dates of `filters`: a call's own, whose
+    one `stat` a file it keeps), newest first: {id, title, file, modified (ISO, local time), locator?};
+    the files in `hidden` (deposits review has not admitted) left out, as search leaves them."""
     require_dir(root)
+    filters = filters if filters is not None else Filters()
     stamped = []
     for rel in iter_org_files(root):
-        if rel in hidden or not filters.admits_file(root, rel):
-            continue
-        try:
-            modified = os.stat(os.path.join(root, rel)).st_mtime
-        except OSError:
-            continue
-        stamped.append((modified, rel))
+        modified = filters.modified(root, rel) if rel not in hidden and filters.admits_file(root, rel) else None
+        if modified is not None:
+            stamped.append((modified, rel))
     out = []
     for modified, rel in sorted(stamped, key=lambda m: (-m[0], m[1]))[:limit]:
         try:
