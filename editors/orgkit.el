@@ -31,6 +31,7 @@
 ;;
 ;;   s  `orgkit-search'       search, pick a result, jump to it
 ;;   c  `orgkit-scan'         a sparse tree of the headlines matching a query
+;;   l  `orgkit-recent'       the notes changed lately, newest first
 ;;   f  `orgkit-find-node'    visit a node by title or alias
 ;;   i  `orgkit-insert-link'  insert an id link to a node at point
 ;;   b  `orgkit-backlinks'    the notes linking to the node at point
@@ -124,6 +125,10 @@ also deposits waiting for review; \"all\": everything."
 (defcustom orgkit-scan-limit nil
   "At most this many headlines in `orgkit-scan', or nil for all."
   :type '(choice (const :tag "No limit" nil) integer))
+
+(defcustom orgkit-recent-limit 20
+  "At most this many notes in `orgkit-recent'."
+  :type 'integer)
 
 (defcustom orgkit-read-depth 1
   "How many link hops `orgkit-read' follows from the node it reads."
@@ -718,15 +723,16 @@ the chosen result."
       (orgkit--visit root (alist-get 'file result) (alist-get 'line result))
       result)))
 
-(defun orgkit--read-filters ()
+(defun orgkit--read-filters (&optional only)
   "Ask for the filters of a search or scan; an empty answer leaves one out.
 Return them as request fields: tags (comma-separated), a folder or
 glob relative to the notes, a TODO state, and the dates the files
-changed since and before (2026-12-01, or a span back such as 7d)."
+changed since and before (2026-12-01, or a span back such as 7d).
+ONLY, a list of field names, asks for those alone."
   (let (filters)
     (dolist (field '((tag . "Tags (a,b): ") (folder . "Folder or glob: ") (todo . "TODO state: ")
                      (since . "Changed since (2026-12-01, 7d): ") (until . "Changed before: ")))
-      (let ((value (string-trim (read-string (cdr field)))))
+      (let ((value (if (or (null only) (memq (car field) only)) (string-trim (read-string (cdr field))) "")))
         (unless (string-empty-p value)
           (push (cons (car field) (if (eq (car field) 'tag)
                                       (vconcat (split-string value "[ ,]+" t))
@@ -848,6 +854,28 @@ for FILTERS, as `orgkit-search' does.  Return the buffer."
           (insert (propertize (format "  :%d" .line) 'face 'orgkit-detail) "\n")))
       (unless hits
         (insert "\nNothing matches.\n")))))
+
+;;;; Recent
+
+;;;###autoload
+(defun orgkit-recent (&optional filters)
+  "List the notes changed lately, newest first, each a button visiting it.
+With a prefix argument, ask for FILTERS: a folder or glob relative to
+the notes, and the dates the files changed since and before.  Return
+the buffer."
+  (interactive (list (and current-prefix-arg (orgkit--read-filters '(folder since until)))))
+  (let* ((root (orgkit--notes-directory))
+         (notes (orgkit--call "recent" `((limit . ,orgkit-recent-limit) ,@filters))))
+    (orgkit--with-results-buffer "*orgkit-recent*" root (lambda () (orgkit-recent filters))
+      (insert (propertize (format "Notes changed lately: %d\n\n" (length notes)) 'face 'bold))
+      (dolist (note notes)
+        (let-alist note
+          (insert (propertize (format "%-20s " (substring .modified 0 (min 19 (length .modified))))
+                              'face 'orgkit-detail))
+          (orgkit--insert-hit root (or .title .file) .file 1 .id)
+          (insert (propertize (concat "  " .file) 'face 'orgkit-file) "\n")))
+      (unless notes
+        (insert "Nothing changed.\n")))))
 
 ;;;; Nodes: find, insert a link
 
@@ -1423,6 +1451,7 @@ Return the buffer."
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "s") #'orgkit-search)
     (define-key map (kbd "c") #'orgkit-scan)
+    (define-key map (kbd "l") #'orgkit-recent)
     (define-key map (kbd "f") #'orgkit-find-node)
     (define-key map (kbd "i") #'orgkit-insert-link)
     (define-key map (kbd "b") #'orgkit-backlinks)

@@ -331,6 +331,29 @@ line of the buffer showing the answer, a warning of the command line
                              (orgkit--call "scan" '((query . "brûlée"))))
                      '("Crème brûlée"))))))
 
+(ert-deftest orgkit-test-recent ()
+  "`orgkit-recent' lists the notes newest first, each a button visiting it; with
+a prefix argument, a folder or glob narrows the list."
+  (orgkit-test--with-notes
+    (let ((now (float-time)))
+      (cl-loop for file in '("gamma.org" "alpha.org" "plain.org" "beta.org")
+               for age from 0
+               do (set-file-times (expand-file-name file orgkit-notes-directory) (- now (* 60 age)))))
+    (with-current-buffer (orgkit-recent)
+      (should (eq major-mode 'orgkit-results-mode))
+      (let ((text (buffer-string)))
+        (should (< (string-match "Gamma note" text) (string-match "Alpha note" text)
+                   (string-match "plain\\.org" text) (string-match "Beta note" text))))
+      (should (equal (get-text-property (point) 'orgkit-id) (orgkit-test--id 'gamma)))
+      (push-button)
+      (should (orgkit-test--at "gamma.org" ":PROPERTIES:")))
+    (let ((answers (list "beta.org" "" "")))
+      (cl-letf (((symbol-function 'read-string) (lambda (&rest _) (pop answers)))
+                (current-prefix-arg '(4)))
+        (with-current-buffer (call-interactively #'orgkit-recent)
+          (should (string-match-p "Beta note" (buffer-string)))
+          (should-not (string-match-p "Alpha note\\|Gamma note" (buffer-string))))))))
+
 (ert-deftest orgkit-test-find-node ()
   "`orgkit-find-node' finds nodes by title and by alias."
   (orgkit-test--with-notes
