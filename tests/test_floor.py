@@ -312,7 +312,7 @@ def test_a_question_passes_only_when_its_top_hit_holds_some_of_its_words() -> No
     asked = "how do i run orgkit inside a docker container"
     assert passes(0.5, asked) and passes(floor.NAMED, asked)
     assert not passes(0.01, asked)
-    assert not passes(0.16, asked)  # a sixth of its words' weight: what a question near the notes' field holds
+    assert not passes(0.06, asked)  # a word of little weight: what a question near the notes' field may hold
     assert passes(0.01, "running the tool in an isolated box")  # a described subject: the cosine alone decides
     assert floor.judge(floor.Signals(0.60, 0.9, 1.0, BRAINDUMP_LIKE, True, 0.0), dense).relevant  # its words alone
 
