@@ -60,10 +60,10 @@ score on the same four (the middle of the values that score best, 0.05 to
 0.09: with the question's cosine in place, a question's top note need hold
 only a word of weight); figures on the held-out sets are in bench/README.md.
 No signal here tells a described subject near the notes' field that they do
-not answer from a paraphrase of a note (their
-cosines, coverage and the rankings' agreement overlap, and a paraphrase is
-written in words its note lacks), so for a query not asked as a question the
-floor is set for what the notes never mention, and a paraphrase passes.
+not answer from a paraphrase of a note (their cosines, coverage and the
+rankings' agreement overlap, and a paraphrase is written in words its note
+lacks), so for a query not asked as a question the floor is set for what the
+notes never mention, and a paraphrase passes.
 """
 
 from __future__ import annotations
