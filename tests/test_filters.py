@@ -88,6 +88,8 @@ def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Pa
     assert files(context["included"]) == {"work/plan.org"}
     bad = cli(*search, "--since", "last tuesday")
     assert bad.exit_code == 1 and "--since 'last tuesday' is not a date" in bad.stderr
+    crossed = cli(*search, "--since", "7d", "--until", "14d")
+    assert crossed.exit_code == 1 and "--since '7d' is not before the until date '14d'" in crossed.stderr
 
 
 def test_scan_tag_filter_inherits_through_headings_without_an_id(cli, tmp_path: Path) -> None:

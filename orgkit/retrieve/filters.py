@@ -115,7 +115,10 @@ def folder_of(text: str | None) -> str | None:
 def from_args(args: dict) -> Filters:
     """The filters a call asked for (`tag`, `folder`, `todo`, `since`, `until`)."""
     since, until = args.get("since"), args.get("until")
+    start = when(since, "since") if since else None
+    end = when(until, "until", end=True) if until else None
+    if start is not None and end is not None and start >= end:
+        raise BadParameter("since", f" {since!r} is not before the until date {until!r}: no file changed "
+                                    "in between")
     return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()), folder=folder_of(args.get("folder")),
-                   todo=args.get("todo") or None,
-                   since=when(since, "since") if since else None,
-                   until=when(until, "until", end=True) if until else None)
+                   todo=args.get("todo") or None, since=start, until=end)
