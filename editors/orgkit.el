@@ -730,9 +730,11 @@ glob relative to the notes, a TODO state, and the dates the files
 changed since and before (2026-12-01, or a span back such as 7d).
 ONLY, a list of field names, asks for those alone."
   (let (filters)
-    (dolist (field '((tag . "Tags (a,b): ") (folder . "Folder or glob: ") (todo . "TODO state: ")
-                     (since . "Changed since (2026-12-01, 7d): ") (until . "Changed before: ")))
-      (let ((value (if (or (null only) (memq (car field) only)) (string-trim (read-string (cdr field))) "")))
+    (dolist (field (cl-remove-if-not
+                    (lambda (field) (or (null only) (memq (car field) only)))
+                    '((tag . "Tags (a,b): ") (folder . "Folder or glob: ") (todo . "TODO state: ")
+                      (since . "Changed since (2026-12-01, 7d): ") (until . "Changed before: "))))
+      (let ((value (string-trim (read-string (cdr field)))))
         (unless (string-empty-p value)
           (push (cons (car field) (if (eq (car field) 'tag)
                                       (vconcat (split-string value "[ ,]+" t))

@@ -223,8 +223,8 @@ def _leave_after_hang_up() -> None:
     A call that writes (a deposit) gets `HANG_UP_GRACE` to finish whole, and
     the normal shutdown `HANG_UP_SETTLE` after it; reads in flight are
     dropped, their client gone. Waiting no longer than the writes need, and
-    at most 0.4 s, keeps the exit within a second on a busy machine, where a
-    deposit's fsyncs alone may take longer. Whatever is left (a model call of
+    never longer than the two together, keeps the exit within a second on a
+    busy machine, where a deposit's fsyncs alone may take longer. Whatever is left (a model call of
     the background librarian, the warm-up's embedding, a longer write) ends as
     a crash would, and the next start picks it up: every note is written whole
     by the one writer, every index and memory write is a transaction, and a
