@@ -1,5 +1,5 @@
-"""`orgkit mcp` ends within a second of its client closing stdin, and a deposit in flight is
-then whole or absent, never half-written."""
+"""`orgkit mcp` ends within a second of its client closing stdin (the disk's time for one fsync
+more when a deposit is writing), and a deposit in flight is then whole or absent, never half-written."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ import pytest
 
 from memory_notes import FINDING, make_notes, rows
 from test_memory_processes import deposit_invariants
+
+# A deposit in flight may be inside an fsync when the process leaves: the kernel ends a process only
+# once that call returns, so on a busy disk its end comes that much later than orgkit's own grace.
+FSYNC_ALLOWANCE = 1.0
 
 ORGKIT = [sys.executable, "-c", "from orgkit.cli import main; main()"]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -66,7 +70,7 @@ def test_a_deposit_in_flight_at_hang_up_is_whole_or_absent(notes: Path, offline_
                      "params": {"name": "deposit", "arguments": {"title": f"Finding {i}", "body": FINDING}}})
         time.sleep(0.05 * i)  # the hang-up falls at different points of the call
         took = _hang_up(proc)
-        assert took < 1, f"orgkit mcp lingered {took:.2f} s after stdin closed"
+        assert took < 1 + FSYNC_ALLOWANCE, f"orgkit mcp lingered {took:.2f} s after stdin closed"
     listed = subprocess.run([*ORGKIT, "deposits", "--notes", str(notes), "--json"], env=offline_env,
                             capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0, listed.stderr
