@@ -72,6 +72,34 @@ def test_a_slip_the_stemmer_hides_is_corrected_and_a_word_of_another_language_is
     assert found.corrected is None and found.hits[0].id == "review" and found.relevant
 
 
+def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) -> None:
+    """The stemmer cuts a misspelt word its own way: "linearziation" stems one letter from "linearly"
+    and "compuation" one from "compat" (compatibility), but as typed each is one edit from a word
+    of the notes; and a slip of a first letter is still a slip when nothing else is near, though in
+    a short word only two letters swapped are ("vterm" is another terminal than the notes' "xterm")."""
+    index = Index.at(write_notes(tmp_path / "notes", {
+        "ekf.org": ":PROPERTIES:\n:ID: ekf\n:END:\n#+title: Extended filter\n\n"
+                   "A Taylor expansion gives the linearization of the motion model around the mean.\n",
+        "cost.org": ":PROPERTIES:\n:ID: cost\n:END:\n#+title: Cost\n\nThe cost grows linearly with the "
+                    "computation each step needs.\n",
+        "compat.org": ":PROPERTIES:\n:ID: compat\n:END:\n#+title: Compatibility\n\nBackward compatibility "
+                      "of the file format; compatibility tests run on every release.\n",
+        "more.org": ":PROPERTIES:\n:ID: more\n:END:\n#+title: Upgrades\n\nCompatibility with old "
+                    "readers is kept for a year.\n",
+        "src.org": ":PROPERTIES:\n:ID: src\n:END:\n#+title: Reading\n\nRead the source first, in an xterm "
+                   "or the terminal you prefer.\n"}),
+        tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        found = search(index, "Taylor linearziation")
+        assert found.corrected == "taylor linearization" and found.hits[0].id == "ekf"
+        assert search(index, "compuation").corrected == "computation"
+        assert search(index, "osurce").corrected == "source"
+        assert search(index, "vterm").corrected is None
+    finally:
+        index.close()
+
+
 def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_letters(tmp_path: Path) -> None:
     """Two keys swapped in a name the notes hold is a slip of it; a name one key from an ordinary word of
     theirs is no slip of that word."""
@@ -122,6 +150,22 @@ def test_a_slip_is_read_as_the_word_the_best_matching_passage_holds(tmp_path: Pa
         assert found.corrected == "model training" and found.hits[0].id == "ml"
         found = search(index, "responsse")
         assert found.corrected == "response" and found.hits and found.hits[0].id == "api"
+    finally:
+        index.close()
+
+
+def test_a_slip_alone_is_read_as_the_commonest_word_it_may_be(tmp_path: Path) -> None:
+    """With no other word to read it by, "modl" is the notes' common "model": the passage BM25 puts
+    first holds the rare "mold", first for its rarity alone, so it says nothing of what was meant."""
+    models = {f"ml{i}.org": f":PROPERTIES:\n:ID: ml{i}\n:END:\n#+title: Learning {i}\n\nWe fit a model "
+                            f"to the data of run {i}.\n" for i in range(3)}
+    index = Index.at(write_notes(tmp_path / "notes", {
+        **models, "bread.org": ":PROPERTIES:\n:ID: bread\n:END:\n#+title: Bread\n\nMold grows on old bread.\n"}),
+        tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        assert search(index, "modl").corrected == "model"
+        assert search(index, "modl bread").corrected == "mold bread"
     finally:
         index.close()
 

@@ -3,11 +3,12 @@
 FTS5 keeps the vocabulary of the passage index (porter stems), and a
 `fts5vocab` table reads it with each term's document count without a copy.
 A query word that no passage holds, and that is no word of the language
-either (lexicon.py: "sourdough" is not a slip of "source"), is stemmed the
-same way and compared with the stems that start with the same letter and are
-about as long: the closest
-ones within a small edit distance (a swap of neighbouring letters counts one,
-as typing slips do), up to three equally close, are searched for in its place.
+either (lexicon.py: "sourdough" is not a slip of "source"), is taken for the
+words one edit from it as typed (a swap of neighbouring letters counts one, as
+typing slips do) whose stems the notes hold, words of the language first; when
+there are none, its stem is compared with the stems that start with the same
+letter and are about as long, the closest within a small edit distance; then
+its first letter may be the slip. Up to three are searched for in its place.
 Words that match something are left alone, so a correct query is ranked
 exactly as before.
 """
@@ -99,29 +100,41 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
         slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(word)
-        fixes = (nearest(conn, stemmed, vocabulary, memo) or one_slip_away(conn, word, vocabulary, memo)) \
-            if slip else ()
+        fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
+                 or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
         if fixes and word in names:
             fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
         out.append(Term(word, stemmed, docs, fixes))
     return out
 
 
-def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
-    """The stems the notes hold of the words one edit from `word` as typed, commonest first.
+def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo, *,
+                  first: bool = False) -> tuple[str, ...]:
+    """The stems the notes hold of the words one edit from `word` as typed: those of words of the
+    language first, then the commonest.
 
     The stemmer reads a slip its own way ("keyys" keeps its "yy", "rnage" is
-    no "range" to it), so a typed word whose stem is near no stem of the
-    notes may still be one edit from a word they use: each word one deletion,
-    swap of neighbours, change or insertion away is stemmed and looked up.
+    no "range" to it, "linearziation" keeps a "zi" that puts it one letter from
+    "linearly"), so the word as typed is compared first: each word one deletion,
+    swap of neighbours, change or insertion away is stemmed and looked up. An
+    edit that is no word may still stem to one ("compuation" less its "u" stems
+    as "compatible" does), so the stems of real words ("computation") come
+    first. Edits keep the first letter (people rarely miss it); with `first`,
+    only edits of the first letter are tried, for a word nothing else is near:
+    in a short word only a swap of the first two letters, as jargon often
+    differs from a word by its first letter alone.
     """
     letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
     edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
-    edits = {e for e in edits if len(e) >= SHORTEST and e[0] == word[0]}
-    counts = _documents(conn, set(stem(sorted(edits), memo.stems)), vocabulary, memo)
-    return tuple(sorted(counts, key=lambda s: (-counts[s], s))[:MAX_ALTERNATIVES])
+    if first and allowed_distance(word) < 2:  # a short word's first letter changed is often a word of its own
+        edits = {word[1] + word[0] + word[2:]}  # ("vterm" is no "xterm", "ediff" no "diff"): only swapped
+    tried = sorted(e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first)
+    stems = stem(tried)  # not remembered: a slip's hundreds of edits would push out the passages' stems
+    counts = _documents(conn, set(stems), vocabulary, memo)
+    real = {s for e, s in zip(tried, stems) if s in counts and memo.lexicon.is_real(e)}
+    return tuple(sorted(counts, key=lambda s: (s not in real, -counts[s], s))[:MAX_ALTERNATIVES])
 
 
 def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> dict[str, int]:

@@ -310,10 +310,13 @@ def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> lis
     """`terms` with each mistyped word's corrections held by BM25's top passage (the one that best
     matches the whole query, each correction searched for) put first, the others in their order
     (closest, then commonest): "modl training" is read as "model", not "mold", where the notes
-    train models. What the query is shown and embedded as is the first correction."""
+    train models. A passage holding no other word of the query is no context: BM25 put it first
+    for its correction's rarity alone. What the query is shown and embedded as is the first correction."""
     if not lexical or not any(len(t.corrections) > 1 for t in terms):
         return terms
     held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset())
+    if sum(bool({t.stem} & held if t.docs else set(t.corrections) & held) for t in terms) < 2:
+        return terms  # it holds no word beside the slip's: a rarer correction alone put it first
     return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
             if len(t.corrections) > 1 else t for t in terms]
 
