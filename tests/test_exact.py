@@ -75,13 +75,14 @@ def test_a_slip_the_stemmer_hides_is_corrected_and_a_word_of_another_language_is
 def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) -> None:
     """The stemmer cuts a misspelt word its own way: "linearziation" stems one letter from "linearly"
     and "compuation" one from "compat" (compatibility), but as typed each is one edit from a word
-    of the notes; and a slip of a first letter is still a slip when nothing else is near, though in
-    a short word only two letters swapped are ("vterm" is another terminal than the notes' "xterm")."""
+    of the notes; a word spelt by ear is read as the word it sounds like; and a slip of a first letter
+    is still a slip when nothing else is near, though in a short word only two letters swapped are
+    ("vterm" is another terminal than the notes' "xterm")."""
     index = Index.at(write_notes(tmp_path / "notes", {
         "ekf.org": ":PROPERTIES:\n:ID: ekf\n:END:\n#+title: Extended filter\n\n"
                    "A Taylor expansion gives the linearization of the motion model around the mean.\n",
-        "cost.org": ":PROPERTIES:\n:ID: cost\n:END:\n#+title: Cost\n\nThe cost grows linearly with the "
-                    "computation each step needs.\n",
+        "cost.org": ":PROPERTIES:\n:ID: cost\n:END:\n#+title: Cost\n\nThe cost function grows linearly with "
+                    "the computation each step needs.\n",
         "compat.org": ":PROPERTIES:\n:ID: compat\n:END:\n#+title: Compatibility\n\nBackward compatibility "
                       "of the file format; compatibility tests run on every release.\n",
         "more.org": ":PROPERTIES:\n:ID: more\n:END:\n#+title: Upgrades\n\nCompatibility with old "
@@ -96,6 +97,7 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         assert search(index, "compuation").corrected == "computation"
         assert search(index, "osurce").corrected == "source"
         assert search(index, "vterm").corrected is None
+        assert search(index, "cost funcshun").corrected == "cost function"  # spelt by ear: three letters off
     finally:
         index.close()
 

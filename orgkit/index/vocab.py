@@ -8,7 +8,8 @@ words one edit from it as typed (a swap of neighbouring letters counts one, as
 typing slips do) whose stems the notes hold, words of the language first; when
 there are none, its stem is compared with the stems that start with the same
 letter and are about as long, the closest within a small edit distance; then
-its first letter may be the slip. Up to three are searched for in its place.
+it may be spelt by ear ("funcshun"), then its first letter may be the slip.
+Up to three are searched for in its place.
 Words that match something are left alone, so a correct query is ranked
 exactly as before.
 """
@@ -101,6 +102,7 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         docs = counts.get(stemmed, 0)
         slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(word)
         fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
+                 or sounded_alike(conn, word, vocabulary, memo)
                  or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
         if fixes and word in names:
             fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
@@ -130,7 +132,25 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
     if first and allowed_distance(word) < 2:  # a short word's first letter changed is often a word of its own
         edits = {word[1] + word[0] + word[2:]}  # ("vterm" is no "xterm", "ediff" no "diff"): only swapped
-    tried = sorted(e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first)
+    return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
+
+
+# Spellings by ear and the spellings they stand for, each more than one edit apart ("funcshun", "sekwence")
+SOUNDS = (("shun", "tion"), ("shun", "sion"), ("kw", "qu"), ("f", "ph"), ("ks", "x"), ("ow", "ough"), ("t", "ght"))
+
+
+def sounded_alike(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
+    """The stems the notes hold of `word` with one spelling by ear put right (SOUNDS: "funcshun" is
+    "function", "sekwence" "sequence"), for a word nothing one edit or one stem away matched."""
+    respelt = {word[:at] + written + word[at + len(heard):] for heard, written in SOUNDS
+               for at in range(1, len(word)) if word.startswith(heard, at)}
+    return _held(conn, respelt, vocabulary, memo)
+
+
+def _held(conn: Connection, words: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
+    """The stems the notes hold of `words`, those of words of the language first, then the commonest
+    (at most MAX_ALTERNATIVES)."""
+    tried = sorted(words)
     stems = stem(tried)  # not remembered: a slip's hundreds of edits would push out the passages' stems
     counts = _documents(conn, set(stems), vocabulary, memo)
     real = {s for e, s in zip(tried, stems) if s in counts and memo.lexicon.is_real(e)}
