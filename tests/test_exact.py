@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -100,6 +102,22 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         assert search(index, "cost funcshun").corrected == "cost function"  # spelt by ear: three letters off
     finally:
         index.close()
+
+
+def test_a_hostile_query_costs_no_more_to_correct_than_a_few_slips(index: Index) -> None:
+    """A word's edits grow with its length (a 2,000-letter word had 110,000, each 2,000 letters long,
+    stemmed and looked up: seconds of CPU, and memory enough to end a server at ten times that), and
+    a query's with its words: a word longer than any a person misspells is searched for as it is,
+    and so is every unknown word after a query's first few."""
+    began = time.monotonic()
+    found = search(index, "q" + "wxyz" * 750 + " source")
+    assert time.monotonic() - began < 5
+    assert found.corrected is None and found.hits[0].id == "code"
+    unknown = ["zq" + "".join(letters) for letters in itertools.product("bcdfghj", repeat=4)]  # 2,401 words
+    began = time.monotonic()
+    found = search(index, " ".join(unknown) + " sourse")
+    assert time.monotonic() - began < 5
+    assert found.corrected is None  # the slip came after the first few unknown words: kept as typed
 
 
 def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_letters(tmp_path: Path) -> None:

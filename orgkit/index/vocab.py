@@ -27,6 +27,8 @@ from .store import generation, passage_text
 from .words import WORD
 
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
+LONGEST = 40  # longer words are no slips to look for: a word's edits grow with its length
+MOST_SLIPS = 8  # words of one query looked at as slips (each costs milliseconds): the rest are kept as typed
 MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 
@@ -94,13 +96,18 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     not "having"), so it is corrected only into a word of the notes written
     with its very letters ("Persto" is "Presto", "BigQueyr" "BigQuery": two
     keys swapped, a letter doubled or a double dropped, the commonest slips).
+    A query's first MOST_SLIPS unknown words are looked at, each of at most
+    LONGEST letters: what a caller sends bounds the work it costs.
     """
     out = []
     stems = stem(words, memo.stems)
     counts = _documents(conn, set(stems), vocabulary, memo)
+    looked = 0
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
-        slip = correct and not docs and len(word) >= SHORTEST and not memo.lexicon.is_real(word)
+        slip = correct and not docs and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS \
+            and not memo.lexicon.is_real(word)
+        looked += slip
         fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
                  or sounded_alike(conn, word, vocabulary, memo)
                  or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
