@@ -90,7 +90,8 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         "more.org": ":PROPERTIES:\n:ID: more\n:END:\n#+title: Upgrades\n\nCompatibility with old "
                     "readers is kept for a year.\n",
         "src.org": ":PROPERTIES:\n:ID: src\n:END:\n#+title: Reading\n\nRead the source first, in an xterm "
-                   "or the terminal you prefer.\n"}),
+                   "or the terminal you prefer.\n",
+        "sim.org": ":PROPERTIES:\n:ID: sim\n:END:\n#+title: Simulation\n\nA physics engine steps the world.\n"}),
         tmp_path / "state")
     update(index, embedder=None)
     try:
@@ -100,6 +101,7 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         assert search(index, "osurce").corrected == "source"
         assert search(index, "vterm").corrected is None
         assert search(index, "cost funcshun").corrected == "cost function"  # spelt by ear: three letters off
+        assert search(index, "fysics engine").corrected == "physics engine"  # its first sound too
     finally:
         index.close()
 

@@ -150,7 +150,7 @@ def sounded_alike(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     """The stems the notes hold of `word` with one spelling by ear put right (SOUNDS: "funcshun" is
     "function", "sekwence" "sequence"), for a word nothing one edit or one stem away matched."""
     respelt = {word[:at] + written + word[at + len(heard):] for heard, written in SOUNDS
-               for at in range(1, len(word)) if word.startswith(heard, at)}
+               for at in range(len(word)) if word.startswith(heard, at)}  # a first sound too ("fysics")
     return _held(conn, respelt, vocabulary, memo)
 
 
