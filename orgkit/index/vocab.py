@@ -133,12 +133,12 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     in a short word only a swap of the first two letters, as jargon often
     differs from a word by its first letter alone.
     """
+    if first and allowed_distance(word) < 2:  # a short word's first letter changed is often a word of its own
+        return _held(conn, {word[1] + word[0] + word[2:]}, vocabulary, memo)  # ("vterm" is no "xterm"): swapped
     letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
     edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
-    if first and allowed_distance(word) < 2:  # a short word's first letter changed is often a word of its own
-        edits = {word[1] + word[0] + word[2:]}  # ("vterm" is no "xterm", "ediff" no "diff"): only swapped
     return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
 
 
