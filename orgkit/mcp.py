@@ -224,7 +224,9 @@ def _leave_after_hang_up() -> None:
     the normal shutdown `HANG_UP_SETTLE` after it; reads in flight are
     dropped, their client gone. Waiting no longer than the writes need, and
     never longer than the two together, keeps the exit within a second on a
-    busy machine, where a deposit's fsyncs alone may take longer. Whatever is left (a model call of
+    busy machine, where a deposit's fsyncs alone may take longer (a thread
+    inside an fsync holds the process's end until the disk answers it; no
+    wait here adds to that). Whatever is left (a model call of
     the background librarian, the warm-up's embedding, a longer write) ends as
     a crash would, and the next start picks it up: every note is written whole
     by the one writer, every index and memory write is a transaction, and a

@@ -315,7 +315,7 @@ def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> lis
     if not lexical or not any(len(t.corrections) > 1 for t in terms):
         return terms
     held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset())
-    if sum(bool({t.stem} & held if t.docs else set(t.corrections) & held) for t in terms) < 2:
+    if sum(_holds(held, t) for t in terms) < 2:
         return terms  # it holds no word beside the slip's: a rarer correction alone put it first
     return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
             if len(t.corrections) > 1 else t for t in terms]
@@ -324,8 +324,12 @@ def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> lis
 def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
     """For each query word, which of `passages` hold it (or, for a mistyped word, one of its corrections)."""
     held = _stems_in(index, passages)
-    return [{p for p, stems in held.items() if ({t.stem} if t.docs else set(t.corrections)) & stems}
-            for t in terms]
+    return [{p for p, stems in held.items() if _holds(stems, t)} for t in terms]
+
+
+def _holds(stems: frozenset[str], term: Term) -> bool:
+    """Whether a passage with these `stems` holds the query word `term` (a mistyped one: a correction)."""
+    return bool(({term.stem} if term.docs else set(term.corrections)) & stems)
 
 
 def _stems_in(index: Index, passages: list[int]) -> dict[int, frozenset[str]]:
