@@ -77,6 +77,12 @@ def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Pa
     assert files(run_json(cli, *search, "--since", "7d")) == {"work/plan.org", "home/garden.org"}
     assert files(run_json(cli, *search, "--until", "14d")) == {"home/old.org"}
     assert run_json(cli, *search, "--tag", "work", "--folder", "home") == []
+    for command in (search, ("scan", "compost", "--notes", str(notes)), ("recent", "--notes", str(notes))):
+        mistyped = cli(*command, "--folder", "hoem")  # a path that names nothing is said to, not answered as empty
+        assert mistyped.exit_code == 1 and mistyped.stderr.strip() == (
+            "orgkit: error: --folder 'hoem' names nothing in the notes dir: give a folder inside it (projects) "
+            "or a glob (projects/*.org)")
+    assert run_json(cli, *search, "--folder", "hoem*") == []  # a glob may match nothing
 
     scan = ("scan", "compost", "--notes", str(notes))
     assert files(run_json(cli, *scan)) == {"work/plan.org", "home/old.org"}
@@ -152,6 +158,10 @@ def test_read_by_title_or_alias_and_an_ambiguous_title(cli, notes: Path) -> None
     assert twins.stderr.strip() == ("orgkit: error: 2 notes are titled 'Twin': twins/a.org (twins/a.org:1), "
                                     "twins/b.org (twins/b.org:1); read one by its ID or locator")
     assert cli("read", "No such title", "--notes", str(notes)).exit_code == 1
+    # no title is the name exactly: the one note whose title or alias it is whatever the case
+    for name in ("garden", "VEGETABLE PATCH"):
+        assert [d["id"] for d in run_json(cli, "read", name, "--notes", str(notes))] == ["garden"]
+    assert cli("read", "twin", "--notes", str(notes)).stderr.startswith("orgkit: error: 2 notes are titled 'twin': ")
 
 
 def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) -> None:

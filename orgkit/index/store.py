@@ -252,14 +252,26 @@ class Index:
         return {r[0]: {"id": r[1], "title": r[2], "file": r[3], "line": r[4], "level": r[5],
                        "olp": paths.get(r[6], []), "unit": bool(r[7])} for r in rows}
 
-    def named(self, names: list[str]) -> dict[str, list[dict]]:
-        """The nodes and units whose title or one of whose aliases is each of `names`, exactly: {id (a
-        unit's locator), file, line}, each once, in file order."""
+    def named(self, names: list[str], *, fold: bool = False) -> dict[str, list[dict]]:
+        """The nodes and units whose title or one of whose aliases is each of `names`, exactly (with
+        `fold`, regardless of case): {id (a unit's locator), file, line}, each once, in file order.
+
+        Case is folded here rather than in SQL, where SQLite folds ASCII alone and
+        PostgreSQL by its collation: every title is read, which only a name no
+        title has exactly asks for.
+        """
         found: dict[str, dict[str, dict]] = {}
+        titles = "SELECT title, id, file, line FROM nodes"
+        aliases = "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n ON n.rowid = a.node"
         with self.snapshot() as conn:
-            rows = self.backend.among(conn, "SELECT title, id, file, line FROM nodes WHERE title {}", names)
-            rows += self.backend.among(conn, "SELECT a.alias, n.id, n.file, n.line FROM aliases a JOIN nodes n "
-                                             "ON n.rowid = a.node WHERE a.alias {}", names)
+            if fold:
+                wanted = {name.casefold(): name for name in names}
+                rows = [(wanted[row[0].casefold()], *row[1:])
+                        for row in [*conn.execute(titles).fetchall(), *conn.execute(aliases).fetchall()]
+                        if row[0] and row[0].casefold() in wanted]
+            else:
+                rows = self.backend.among(conn, titles + " WHERE title {}", names)
+                rows += self.backend.among(conn, aliases + " WHERE a.alias {}", names)
         for name, key, file, line in sorted(rows, key=lambda r: (r[2], r[3])):
             found.setdefault(name, {}).setdefault(key, {"id": key, "file": file, "line": line})
         return {name: list(held.values()) for name, held in found.items()}

@@ -39,7 +39,7 @@ def scope_of(ctx: OpContext, args: dict[str, Any]):
 
     from ..retrieve.filters import from_args
 
-    return resolve(args["scope"], ctx.config, pending_deposits, from_args(args))
+    return resolve(args["scope"], ctx.config, pending_deposits, from_args(args, ctx.root))
 
 
 def report(ctx: OpContext, result, embedder) -> None:
@@ -69,7 +69,7 @@ def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..retrieve.filters import from_args
 
     found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"], count=True,
-                       filters=from_args(args))
+                       filters=from_args(args, ctx.root))
     for message in found.warnings:
         ctx.warn(message)
     if not found.hits:
@@ -116,7 +116,8 @@ def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..retrieve.filters import from_args
     from ..retrieve.recent import recent as changed
 
-    return changed(ctx.root, limit=args["limit"], filters=from_args(args), hidden=pending_deposits(ctx.config))
+    return changed(ctx.root, limit=args["limit"], filters=from_args(args, ctx.root),
+                   hidden=pending_deposits(ctx.config))
 
 
 def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..errors import BadParameter
 
+_GLOB = re.compile(r"[*?\[]")  # what makes a folder a pattern (fnmatch)
 _SPAN = re.compile(r"(\d+)\s*([mhdwy])")
 _SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 
@@ -92,12 +93,14 @@ def _in_folder(file: str, folder: str) -> bool:
     return fnmatch.fnmatchcase(file, folder) or file.startswith(folder + "/")
 
 
-def folder_of(text: str | None) -> str | None:
+def folder_of(text: str | None, root: Path | None = None) -> str | None:
     """`text` as a path relative to the notes (None: every folder), the way a shell user types it.
 
     A path or glob is read relative to the notes dir: `./projects/` is
     `projects`, and `.` is the whole dir. One that leaves it (absolute, or
-    climbing out with `..`) could hold none of the notes and is refused.
+    climbing out with `..`) could hold none of the notes and is refused, and
+    so is a path (no glob) that names nothing in `root`: a mistyped folder
+    is said to be one, not answered as a folder without notes.
     """
     value = (text or "").strip()
     if not value:
@@ -109,16 +112,22 @@ def folder_of(text: str | None) -> str | None:
     if folder == ".." or folder.startswith("../"):
         raise BadParameter("folder", f" {text!r} is outside the notes dir: give a folder inside it (projects) "
                                      "or a glob (projects/*.org)")
-    return None if folder == "." else folder
+    if folder == ".":
+        return None
+    if root is not None and not _GLOB.search(folder) and not os.path.lexists(os.path.join(root, folder)):
+        raise BadParameter("folder", f" {text!r} names nothing in the notes dir: give a folder inside it "
+                                     "(projects) or a glob (projects/*.org)")
+    return folder
 
 
-def from_args(args: dict) -> Filters:
-    """The filters a call asked for (`tag`, `folder`, `todo`, `since`, `until`)."""
+def from_args(args: dict, root: Path | None = None) -> Filters:
+    """The filters a call asked for (`tag`, `folder`, `todo`, `since`, `until`), a folder checked against
+    the notes dir `root`."""
     since, until = args.get("since"), args.get("until")
     start = when(since, "since") if since else None
     end = when(until, "until", end=True) if until else None
     if start is not None and end is not None and start >= end:
         raise BadParameter("since", f" {since!r} is not before the until date {until!r}: no file changed "
                                     "in between")
-    return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()), folder=folder_of(args.get("folder")),
-                   todo=args.get("todo") or None, since=start, until=end)
+    return Filters(tags=tuple(t for t in args.get("tag") or () if t.strip()),
+                   folder=folder_of(args.get("folder"), root), todo=args.get("todo") or None, since=start, until=end)

@@ -29,13 +29,15 @@ def index_locator(index: "Index") -> Locator:
 
 
 def by_title(index: "Index", keys: list[str]) -> list[str]:
-    """`keys` with each that is no ID the index knows, and no locator, taken as an exact title or alias:
-    the ID (or locator) of the one note it names. A name several notes have is an error listing them;
-    a name none has stays as it is (an unknown ID, said as such)."""
+    """`keys` with each that is no ID the index knows, and no locator, taken as an exact title or alias
+    (else one whatever its case): the ID (or locator) of the one note it names. A name several notes
+    have is an error listing them; a name none has stays as it is (an unknown ID, said as such)."""
     plain = [bare_id(k) for k in keys]
     unknown = [k for k in plain if not is_locator(k)]
     known = index.locate(unknown) if unknown else {}
     names = index.named([k for k in unknown if k not in known])
+    unnamed = [k for k in unknown if k not in known and k not in names]
+    names.update(index.named(unnamed, fold=True) if unnamed else {})
     out = []
     for key in plain:
         held = names.get(key, [])
