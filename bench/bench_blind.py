@@ -50,7 +50,7 @@ from orgkit.embed import Embedder
 from orgkit.index import Index
 from orgkit.ops import OpContext, call
 from orgkit.roles import OWNER
-from orgkit.retrieve.search import VectorCache, search
+from orgkit.retrieve.search import VectorCache, lexical_terms, search
 
 HERE = Path(__file__).resolve().parent
 K = 10
@@ -139,16 +139,22 @@ def context_table(corpus: str, notes: Path, items: list[dict], budget: int, ids:
 
 def absent_words_line(corpus: str, notes: Path) -> None:
     """How many of the corpus's ordinary absent words search rewrote into a word of the notes
-    (each searched alone, and capitalised as a sentence would start with it)."""
+    (each searched alone by its words, and capitalised as a sentence would start with it): said
+    to be corrected, or matched at all, as a word taken silently for another spelling would be."""
     path = HERE / "retrieval_blind" / f"{notes_corpus(corpus)}_absent_words.json"
     if not path.exists():
         return
     words = [w["word"] for w in json.loads(path.read_text())["words"]]
     index = Index.at(notes)
-    rewritten = [w for w in words for typed in (w, w.capitalize()) if search(index, typed, mode="lexical").corrected]
+    with index.snapshot() as conn:  # a word the notes have come to hold since the list was written is no test
+        held = {w for w in words if any(t.docs for t in lexical_terms(conn, w, index.backend, index.memo, exact=True))}
+    words = [w for w in words if w not in held]
+    rewritten = [w for w in words for typed in (w, w.capitalize())
+                 if (found := search(index, typed, mode="lexical")).corrected or found.hits]
     index.close()
     print(f"\n{corpus}: absent words rewritten {len(rewritten)}/{2 * len(words)}"
-          + (f": {', '.join(sorted(set(rewritten)))}" if rewritten else ""))
+          + (f": {', '.join(sorted(set(rewritten)))}" if rewritten else "")
+          + (f" (left out, the notes now hold them: {', '.join(sorted(held))})" if held else ""))
 
 
 def _mean(xs: list) -> float:

@@ -192,6 +192,25 @@ def test_a_slip_alone_is_read_as_the_commonest_word_it_may_be(tmp_path: Path) ->
         index.close()
 
 
+def test_a_word_spelt_the_other_side_of_the_atlantic_is_the_notes_word(tmp_path: Path) -> None:
+    """"organisation" is the notes' "organization" (the stemmer keeps the two apart) and "flavor" their
+    "flavour", each held in full, no slip; a word with no such spelling in the notes stays absent."""
+    index = Index.at(write_notes(tmp_path / "notes", {
+        "us.org": ":PROPERTIES:\n:ID: us\n:END:\n#+title: Studio\n\nThe color wheel gives the organization "
+                  "of hues; the theater center keeps a catalog.\n",
+        "uk.org": ":PROPERTIES:\n:ID: uk\n:END:\n#+title: Kitchen\n\nThe flavour of the harbour fish.\n"}),
+        tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        for query, note in (("colour organisation", "us"), ("theatre centre catalogue", "us"), ("flavor", "uk")):
+            found = search(index, query)
+            assert [h.id for h in found.hits] == [note] and found.relevant and found.signals.coverage == 1.0
+            assert found.corrected is None
+        assert search(index, "tour").hits == [] and search(index, "colour", exact=True).hits == []
+    finally:
+        index.close()
+
+
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
     typed = cli("search", "--notes", str(notes), "--json", "regular", "expresion")
     assert typed.exit_code == 0 and json.loads(typed.stdout)[0]["corrected"] == "regular expression"

@@ -16,6 +16,7 @@ exactly as before.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,10 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     with its very letters ("Persto" is "Presto", "BigQueyr" "BigQuery": two
     keys swapped, a letter doubled or a double dropped, the commonest slips).
     A query's first MOST_SLIPS unknown words are looked at, each of at most
-    LONGEST letters: what a caller sends bounds the work it costs.
+    LONGEST letters: what a caller sends bounds the work it costs. Before
+    any of that, a word the notes lack but spell the other way (British or
+    American: "colour", "color") is taken for the notes' spelling, held as
+    theirs: it is the same word, no slip.
     """
     out = []
     stems = stem(words, memo.stems)
@@ -105,6 +109,8 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     looked = 0
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
+        if correct and not docs and SHORTEST <= len(word) <= LONGEST:
+            word, stemmed, docs = spelt_otherwise(conn, word, vocabulary, memo) or (word, stemmed, docs)
         slip = correct and not docs and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS \
             and not memo.lexicon.is_real(word)
         looked += slip
@@ -140,6 +146,37 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
     edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
     return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
+
+
+# One word's British and American spellings, each way: (spelling, the other) as patterns of the whole word
+SPELLINGS = tuple((re.compile(pattern), other) for pattern, other in (
+    (r"(.{3,})is(e|es|ed|ing|ation|ations|er|ers)", r"\1iz\2"),  # organise
+    (r"(.{3,})iz(e|es|ed|ing|ation|ations|er|ers)", r"\1is\2"),
+    (r"(.{2,})ys(e|es|ed|ing|er|ers)", r"\1yz\2"), (r"(.{2,})yz(e|es|ed|ing|er|ers)", r"\1ys\2"),  # analyse
+    (r"(.{3,})our(s|ed|ing|ful|ite|ites|able|less)?", r"\1or\2"),  # colour; not "tour", "flour"
+    (r"(.{3,})or(s|ed|ing|ful|ite|ites|able|less)?", r"\1our\2"),
+    (r"(.{2,}[tb])re", r"\1er"), (r"(.{2,}[tb])res", r"\1ers"), (r"(.{2,}[tb])red", r"\1ered"),  # centre, fibre
+    (r"(.{2,}[tb])er", r"\1re"), (r"(.{2,}[tb])ers", r"\1res"), (r"(.{2,}[tb])ered", r"\1red"),
+    (r"(.{2,})ogue(s?)", r"\1og\2"), (r"(.{2,})og(s?)", r"\1ogue\2"),  # catalogue
+    (r"(.{2,})ence(s?)", r"\1ense\2"), (r"(.{2,})ense(s?)", r"\1ence\2"),  # defence, licence
+))
+
+
+def spelt_otherwise(conn: Connection, word: str, vocabulary: Vocabulary,
+                    memo: IndexMemo) -> tuple[str, str, int] | None:
+    """`word` as the other side of the Atlantic spells it, when the notes hold that spelling: (the word,
+    its stem, how many passages hold it; the most held of several), else None. The stemmer keeps the two
+    apart ("organisation" stems as "organis", "organization" as "organ")."""
+    others = sorted({m.expand(other) for pattern, other in SPELLINGS if (m := pattern.fullmatch(word))} - {word})
+    if not others:
+        return None
+    stems = stem(others, memo.stems)
+    counts = _documents(conn, set(stems), vocabulary, memo)
+    held = [(counts[s], o, s) for o, s in zip(others, stems) if s in counts]
+    if not held:
+        return None
+    docs, other, stemmed = max(held)
+    return other, stemmed, docs
 
 
 # Spellings by ear and the spellings they stand for, each more than one edit apart ("funcshun", "sekwence")
