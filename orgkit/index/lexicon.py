@@ -62,7 +62,7 @@ class Lexicon:
         "honour" is "honor" to it), a plural or verb form at least its word's (the lists count
         "asterisks" barely, "asterisk" often)."""
         word = word.lower()
-        return max(map(self._listed, {word, *_american(word), *_uninflected(word)}))
+        return max(map(self._listed, {word, *american(word), *_uninflected(word)}))
 
     def _listed(self, word: str) -> int:
         return max(self._count_in(language, hash(word)) for language in LANGUAGES)
@@ -79,20 +79,35 @@ class Lexicon:
             return self._lists[language]
 
 
-_BRITISH = tuple((re.compile(pattern), american) for pattern, american in (
-    (r"(?<=\w)our(?=s?$|ed$|ing$|ite|able|er|hood)", "or"),  # honour, colour, favourite, behaviour
-    (r"(?<=[aeiouy].)is(?=e$|es$|ed$|ing$|ation)", "iz"),  # organise, realised, civilisation
-    (r"ys(?=e$|es$|ed$|ing$)", "yz"),  # analyse, paralysed
-    (r"(?<=[^aeiou])re(?=s?$)", "er"),  # centre, fibres, metre
-    (r"ogue(?=s?$)", "og"),  # catalogue, dialogues
-    (r"(?<=[aeiou])ll(?=ed$|ing$|er$|ers$)", "l"),  # travelling, modelled, labeller
-    (r"ence(?=s?$)", "ense"),  # defence, licences
-))
+# One word's British and American spellings: (British, American, what comes before, what comes after)
+_SPELLINGS = (
+    ("our", "or", r"\w{2,}", r"(?:s|ed|ing|ite|ites|able|er|ers|hood|ful|less)?"),  # honour, colour, favourite
+    ("is", "iz", r"\w*[aeiouy]\w", r"(?:e|es|ed|ing|ation|ations|er|ers)"),  # organise, realised, civilisation
+    ("ys", "yz", r"\w+", r"(?:e|es|ed|ing)"),  # analyse, paralysed
+    ("re", "er", r"\w+[tb]", r"s?"),  # centre, fibres, metre (not "genre": "general" stems as "gener" does)
+    ("ogue", "og", r"\w+", r"s?"),  # catalogue, dialogues
+    ("ll", "l", r"\w*[aeiou]", r"(?:ed|ing|er|ers)"),  # travelling, modelled, labeller
+    ("ence", "ense", r"\w+", r"s?"),  # defence, licences
+)
+_AMERICAN = tuple((re.compile(f"({before}){british}({after})"), rf"\g<1>{american}\g<2>")
+                  for british, american, before, after in _SPELLINGS)
+_BRITISH = tuple((re.compile(f"({before}){american}({after})"), rf"\g<1>{british}\g<2>")
+                 for british, american, before, after in _SPELLINGS)
 
 
-def _american(word: str) -> set[str]:
+def american(word: str) -> set[str]:
     """The American spellings a British-spelt `word` may have (none for a word with no British ending)."""
-    return {pattern.sub(american, word) for pattern, american in _BRITISH} - {word}
+    return _respelt(word, _AMERICAN)
+
+
+def spellings(word: str) -> set[str]:
+    """The other spellings `word` may have across the Atlantic, either way ("colour": "color"; "color":
+    "colour")."""
+    return _respelt(word, _AMERICAN) | _respelt(word, _BRITISH)
+
+
+def _respelt(word: str, rules: tuple[tuple[re.Pattern[str], str], ...]) -> set[str]:
+    return {m.expand(other) for pattern, other in rules if (m := pattern.fullmatch(word))} - {word}
 
 
 _INFLECTIONS = (("ies", ("y",)), ("es", ("", "e")), ("s", ("",)), ("ed", ("", "e")), ("ing", ("", "e")))

@@ -16,11 +16,11 @@ exactly as before.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..storage.terms import tokenizer
+from .lexicon import spellings
 from .memo import IndexMemo, Stems
 from ..storage.vocabulary import Vocabulary
 from ..storage.db import Connection
@@ -148,26 +148,12 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
 
 
-# One word's British and American spellings, each way: (spelling, the other) as patterns of the whole word
-SPELLINGS = tuple((re.compile(pattern), other) for pattern, other in (
-    (r"(.{3,})is(e|es|ed|ing|ation|ations|er|ers)", r"\1iz\2"),  # organise
-    (r"(.{3,})iz(e|es|ed|ing|ation|ations|er|ers)", r"\1is\2"),
-    (r"(.{2,})ys(e|es|ed|ing|er|ers)", r"\1yz\2"), (r"(.{2,})yz(e|es|ed|ing|er|ers)", r"\1ys\2"),  # analyse
-    (r"(.{3,})our(s|ed|ing|ful|ite|ites|able|less)?", r"\1or\2"),  # colour; not "tour", "flour"
-    (r"(.{3,})or(s|ed|ing|ful|ite|ites|able|less)?", r"\1our\2"),
-    (r"(.{2,}[tb])re", r"\1er"), (r"(.{2,}[tb])res", r"\1ers"), (r"(.{2,}[tb])red", r"\1ered"),  # centre, fibre
-    (r"(.{2,}[tb])er", r"\1re"), (r"(.{2,}[tb])ers", r"\1res"), (r"(.{2,}[tb])ered", r"\1red"),
-    (r"(.{2,})ogue(s?)", r"\1og\2"), (r"(.{2,})og(s?)", r"\1ogue\2"),  # catalogue
-    (r"(.{2,})ence(s?)", r"\1ense\2"), (r"(.{2,})ense(s?)", r"\1ence\2"),  # defence, licence
-))
-
-
 def spelt_otherwise(conn: Connection, word: str, vocabulary: Vocabulary,
                     memo: IndexMemo) -> tuple[str, str, int] | None:
     """`word` as the other side of the Atlantic spells it, when the notes hold that spelling: (the word,
     its stem, how many passages hold it; the most held of several), else None. The stemmer keeps the two
     apart ("organisation" stems as "organis", "organization" as "organ")."""
-    others = sorted({m.expand(other) for pattern, other in SPELLINGS if (m := pattern.fullmatch(word))} - {word})
+    others = sorted(spellings(word))
     if not others:
         return None
     stems = stem(others, memo.stems)
