@@ -28,7 +28,7 @@ from test_index import NOTES
 READ_ONLY = [op for op in registry().values() if not op.writes and not op.cli_only]  # cli_only: one surface
 # Values for parameters whose name says what they need in the test notes.
 BY_NAME = {"query": "dogs", "id": "dogs", "ids": ["cats", "dogs"], "name": "atomic-notes",
-           "stage": "neuro", "files": ["cats.org"], "since": "30d", "until": "2099-01-01"}
+           "stage": "neuro", "files": ["cats.org"], "since": "30d", "until": "2099-01-01", "folder": "*.org"}
 BY_TYPE = {"string": "x", "path": "cats.org", "array": ["x"], "boolean": True, "object": {}}
 
 
