@@ -137,14 +137,18 @@ def context_table(corpus: str, notes: Path, items: list[dict], budget: int, ids:
     ctx.close()
 
 
-def absent_words_line(corpus: str, notes: Path) -> None:
-    """How many of the corpus's ordinary absent words search rewrote into a word of the notes
-    (each searched alone by its words, and capitalised as a sentence would start with it): said
-    to be corrected, or matched at all, as a word taken silently for another spelling would be."""
+def absent_words_line(corpus: str, notes: Path, listed: Path | None = None) -> None:
+    """How many of the corpus's ordinary absent words (or those of `listed`, one a line) search
+    rewrote into a word of the notes (each searched alone by its words, and capitalised as a
+    sentence would start with it): said to be corrected, or matched at all, as a word taken
+    silently for another spelling would be."""
     path = HERE / "retrieval_blind" / f"{notes_corpus(corpus)}_absent_words.json"
-    if not path.exists():
+    if listed is not None:
+        words = [w.strip() for w in listed.read_text().splitlines() if w.strip()]
+    elif path.exists():
+        words = [w["word"] for w in json.loads(path.read_text())["words"]]
+    else:
         return
-    words = [w["word"] for w in json.loads(path.read_text())["words"]]
     index = Index.at(notes)
     with index.snapshot() as conn:  # a word the notes have come to hold since the list was written is no test
         held = {w for w in words if any(t.docs for t in lexical_terms(conn, w, index.backend, index.memo, exact=True))}
@@ -154,7 +158,7 @@ def absent_words_line(corpus: str, notes: Path) -> None:
     index.close()
     print(f"\n{corpus}: absent words rewritten {len(rewritten)}/{2 * len(words)}"
           + (f": {', '.join(sorted(set(rewritten)))}" if rewritten else "")
-          + (f" (left out, the notes now hold them: {', '.join(sorted(held))})" if held else ""))
+          + (f" (left out, the notes hold them: {', '.join(sorted(held))})" if held else ""))
 
 
 def _mean(xs: list) -> float:
@@ -170,7 +174,11 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")
     parser.add_argument("--no-ids", action="store_true", help="DIR was built without IDs: judge by file and line")
+    parser.add_argument("--words", type=Path, help="only count how many of these words (one a line, the notes "
+                        "lacking them) are rewritten: retrieval_blind/everyday_words.txt")
     args = parser.parse_args()
+    if args.words:
+        return absent_words_line(args.corpus, args.notes, args.words)
     items = queries(args.corpus)
     search_table(args.corpus, args.notes, items, not args.no_ids)
     absent_words_line(args.corpus, args.notes)

@@ -23,7 +23,8 @@ from orgkit.retrieve.context import NOTHING_RELEVANT, context
 from orgkit.retrieve.search import search
 
 # Each note holds the word an ordinary absent word used to be "corrected" into:
-# sourdough -> source, espresso -> expression, afterwards -> after, Haming -> having.
+# sourdough -> source, espresso -> expression, afterwards -> after, Haming -> having; and words of
+# everyday life newer than the dictionaries' lists: wifi -> wiki, uber -> user, selfie -> self.
 NOTES = {
     "code.org": ":PROPERTIES:\n:ID: code\n:END:\n#+title: Source code\n\n"
                 "Read the source of a program before you change it; keep the source under version control.\n",
@@ -32,8 +33,10 @@ NOTES = {
     "review.org": ":PROPERTIES:\n:ID: review\n:END:\n#+title: Code review\n\n"
                   "Review a change after the tests pass, having read the source it touches and the range "
                   "of lines around it; a reviewer holds the key to the merge.\n",
+    "wiki.org": ":PROPERTIES:\n:ID: wiki\n:END:\n#+title: Team wiki\n\n"
+                "Each user keeps a page on the wiki: write it for your future self.\n",
 }
-ABSENT = ("sourdough", "espresso", "afterwards", "Haming")
+ABSENT = ("sourdough", "espresso", "afterwards", "Haming", "wifi", "uber", "selfie")
 
 
 @pytest.fixture

@@ -381,3 +381,14 @@ def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> N
     assert lexicon.count("paxos") == 0 and lexicon.count("goroutines") == 0
     assert lexicon.count("asterisks") == lexicon.count("asterisk") > 100  # a plural counts as its word does
     assert lexicon.count("class") > lexicon.count("clas")  # no plural of "clas"
+
+
+def test_the_language_knows_words_of_everyday_life_the_dictionaries_lack_and_no_common_slips() -> None:
+    from orgkit.index.lexicon import Lexicon
+
+    lexicon = Lexicon()
+    for word in ("app", "wifi", "selfie", "emoji", "hashtag", "Podcast", "sourdough", "fromage"):
+        assert lexicon.is_real(word), word
+    for slip in ("recieve", "seperate", "definately", "expresion", "funcion", "flashcrd"):
+        assert not lexicon.is_real(slip), slip  # an accent dropped in Spanish web text is no word either
+    assert lexicon.count("wifi") == 0 and lexicon.count("paxos") == 0  # known, yet no count of the dictionaries

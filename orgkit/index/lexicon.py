@@ -6,8 +6,15 @@ may be corrected into a word of the notes; a real word kept as it is tells the
 relevance floor that the question is about something the notes do not hold.
 A word is real when a general dictionary knows it: pyspellchecker's word
 lists (built from subtitles and web text, no dependencies; it ships more
-languages than LANGUAGES reads: Italian, Portuguese, Russian, Dutch...). The
-lists are read in LANGUAGES' order, each the first time a query word is
+languages than LANGUAGES reads: Italian, Portuguese, Russian, Dutch...), or
+wordfreq's short list of English (every word used at least once in a
+million, from subtitles, books, news, the web and social media, pooled): the
+dictionary lists date from older subtitles and lack the words of everyday
+life that came later or from elsewhere ("app", "wifi", "selfie", "emoji",
+"hashtag"), which without them were slips of a word the notes hold ("wifi"
+read as "wiki"). wordfreq's bar of one use in a million leaves out nearly
+every misspelling its sources hold ("recieve", "seperate"). The lists of a
+language are read in LANGUAGES' order, each the first time a query word is
 missing from the notes and from the lists before it (English: about a tenth
 of a second; all four: about a second on a busy machine), then kept by the
 process (`Lexicon`), so a query whose words the notes hold never pays for them.
@@ -22,6 +29,8 @@ question naming a thing the notes lack is not answered by them (floor.py).
 A count is the highest of every list (English's "identifier" is rare,
 French's is not), so it reads them all; it is asked only for a question's
 words the notes lack, which `is_real` has mostly read them for already.
+Only pyspellchecker's lists count: a word wordfreq alone knows counts 0,
+as before it did (the floor's bar for a rare word is on their scale).
 """
 
 from __future__ import annotations
@@ -37,6 +46,9 @@ if TYPE_CHECKING:
     import numpy
 
 LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose words count as real
+# wordfreq's lists read beside them: English alone, as the web text of the others drops accents, and
+# "expresion", "funcion" (Spanish without its accent) are slips of English words
+EVERYDAY = ("en",)
 
 
 class Lexicon:
@@ -51,10 +63,7 @@ class Lexicon:
     def is_real(self, word: str) -> bool:
         """Whether `word` is a word of the language (any of LANGUAGES)."""
         key = hash(word.lower())
-        for language in LANGUAGES:
-            if self._count_in(language, key):
-                return True
-        return False
+        return any(self._count_in(language, key) is not None for language in LANGUAGES)
 
     def count(self, word: str) -> int:
         """How often the language uses `word`: its highest count in any of LANGUAGES' lists (0: in none),
@@ -65,12 +74,13 @@ class Lexicon:
         return max(map(self._listed, {word, *american(word), *_uninflected(word)}))
 
     def _listed(self, word: str) -> int:
-        return max(self._count_in(language, hash(word)) for language in LANGUAGES)
+        return max(self._count_in(language, hash(word)) or 0 for language in LANGUAGES)
 
-    def _count_in(self, language: str, key: int) -> int:
+    def _count_in(self, language: str, key: int) -> int | None:
+        """The count of the word hashed as `key` in `language`'s lists (None: not listed, 0: listed uncounted)."""
         words, counts = self._words(language)
         at = int(words.searchsorted(key))
-        return int(counts[at]) if at < len(words) and words[at] == key else 0
+        return int(counts[at]) if at < len(words) and words[at] == key else None
 
     def _words(self, language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
         with self._lock:
@@ -123,13 +133,17 @@ def _uninflected(word: str) -> set[str]:
 
 
 def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
-    """The words of `language`'s list as their sorted hashes (this process's string hash) and their
-    counts in the same order: a lookup is a binary search, and four lists take about 9 MB instead
-    of 60 as Python strings."""
+    """The words of `language`'s lists as their sorted hashes (this process's string hash) and their
+    counts in the same order (0 for a word wordfreq alone lists): a lookup is a binary search, and
+    four languages take about 10 MB instead of 60 as Python strings."""
     import numpy as np
 
     with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
-        words = json.loads(gzip.decompress(packed.read()))
+        words: dict[str, int] = json.loads(gzip.decompress(packed.read()))
+    if language in EVERYDAY:
+        import wordfreq
+
+        words |= {word: 0 for word in wordfreq.iter_wordlist(language, "small") if word not in words}
     keys = np.fromiter((hash(word) for word in words), dtype=np.int64, count=len(words))
     counts = np.fromiter(words.values(), dtype=np.int32, count=len(words))
     order = np.argsort(keys, kind="stable")
