@@ -15,9 +15,12 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 # The user's own config file ($XDG_CONFIG_HOME/orgkit/config.toml) must not reach the tests
-# (subprocesses included): the session gets an empty config home.
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="orgkit-config-home-")
-atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
+# (subprocesses included), nor may a test write the user's tokens or state, or read those an
+# earlier run left under the same notes path: the session gets empty homes of its own, which a
+# module's server copies with the environment (each test gets its own below).
+for _variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    os.environ[_variable] = tempfile.mkdtemp(prefix=f"orgkit-{_variable.lower()}-")
+    atexit.register(shutil.rmtree, os.environ[_variable], ignore_errors=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
