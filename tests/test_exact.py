@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import anyio
 import pytest
@@ -37,6 +39,17 @@ NOTES = {
                 "Each user keeps a page on the wiki: write it for your future self.\n",
 }
 ABSENT = ("sourdough", "espresso", "afterwards", "Haming", "wifi", "uber", "selfie")
+
+
+@contextlib.contextmanager
+def indexed(tmp_path: Path, notes: dict[str, str]) -> Iterator[Index]:
+    """An index of `notes`, written under `tmp_path`, without a model; closed after."""
+    index = Index.at(write_notes(tmp_path / "notes", notes), tmp_path / "state")
+    update(index, embedder=None)
+    try:
+        yield index
+    finally:
+        index.close()
 
 
 @pytest.fixture
@@ -83,7 +96,7 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
     of the notes; a word spelt by ear is read as the word it sounds like; and a slip of a first letter
     is still a slip when nothing else is near, though in a short word only two letters swapped are
     ("vterm" is another terminal than the notes' "xterm")."""
-    index = Index.at(write_notes(tmp_path / "notes", {
+    with indexed(tmp_path, {
         "ekf.org": ":PROPERTIES:\n:ID: ekf\n:END:\n#+title: Extended filter\n\n"
                    "A Taylor expansion gives the linearization of the motion model around the mean.\n",
         "cost.org": ":PROPERTIES:\n:ID: cost\n:END:\n#+title: Cost\n\nThe cost function grows linearly with "
@@ -94,10 +107,8 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
                     "readers is kept for a year.\n",
         "src.org": ":PROPERTIES:\n:ID: src\n:END:\n#+title: Reading\n\nRead the source first, in an xterm "
                    "or the terminal you prefer.\n",
-        "sim.org": ":PROPERTIES:\n:ID: sim\n:END:\n#+title: Simulation\n\nA physics engine steps the world.\n"}),
-        tmp_path / "state")
-    update(index, embedder=None)
-    try:
+        "sim.org": ":PROPERTIES:\n:ID: sim\n:END:\n#+title: Simulation\n\nA physics engine steps "
+                   "the world.\n"}) as index:
         found = search(index, "Taylor linearziation")
         assert found.corrected == "taylor linearization" and found.hits[0].id == "ekf"
         assert search(index, "compuation").corrected == "computation"
@@ -105,8 +116,6 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         assert search(index, "vterm").corrected is None
         assert search(index, "cost funcshun").corrected == "cost function"  # spelt by ear: three letters off
         assert search(index, "fysics engine").corrected == "physics engine"  # its first sound too
-    finally:
-        index.close()
 
 
 def test_a_hostile_query_costs_no_more_to_correct_than_a_few_slips(index: Index) -> None:
@@ -128,17 +137,13 @@ def test_a_hostile_query_costs_no_more_to_correct_than_a_few_slips(index: Index)
 def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_letters(tmp_path: Path) -> None:
     """Two keys swapped in a name the notes hold is a slip of it; a name one key from an ordinary word of
     theirs is no slip of that word."""
-    index = Index.at(write_notes(tmp_path / "notes", {
+    with indexed(tmp_path, {
         **NOTES, "sql.org": ":PROPERTIES:\n:ID: sql\n:END:\n#+title: Interactive SQL\n\n"
-                            "Presto and BigQuery answer interactive queries over large tables.\n"}), tmp_path / "state")
-    update(index, embedder=None)
-    try:
+                            "Presto and BigQuery answer interactive queries over large tables.\n"}) as index:
         found = search(index, "Persto BigQueyr")
         assert found.corrected == "presto bigquery" and found.hits[0].id == "sql" and found.relevant
         assert search(index, "Haming review").corrected is None  # not "having": other letters
         assert search(index, "Karpathy").corrected is None
-    finally:
-        index.close()
 
 
 def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_model: Path) -> None:
@@ -164,19 +169,15 @@ def test_a_slip_is_read_as_the_word_the_best_matching_passage_holds(tmp_path: Pa
     """Of corrections alike in spelling ("modl": mold, model, modal), the one the passage that best
     matches the whole query holds; and a correction whose stem the tokenizer would cut again
     ("respons") still finds the notes' "response"."""
-    index = Index.at(write_notes(tmp_path / "notes", {
+    with indexed(tmp_path, {
         "bread.org": ":PROPERTIES:\n:ID: bread\n:END:\n#+title: Bread\n\nMold grows on old bread.\n",
         "ml.org": ":PROPERTIES:\n:ID: ml\n:END:\n#+title: Learning\n\nWe fit a model to the training data.\n",
         "api.org": ":PROPERTIES:\n:ID: api\n:END:\n#+title: Web API\n\nThe server sends a response to "
-                   "each request.\n"}), tmp_path / "state")
-    update(index, embedder=None)
-    try:
+                   "each request.\n"}) as index:
         found = search(index, "modl training")
         assert found.corrected == "model training" and found.hits[0].id == "ml"
         found = search(index, "responsse")
         assert found.corrected == "response" and found.hits and found.hits[0].id == "api"
-    finally:
-        index.close()
 
 
 def test_a_slip_alone_is_read_as_the_commonest_word_it_may_be(tmp_path: Path) -> None:
@@ -184,34 +185,25 @@ def test_a_slip_alone_is_read_as_the_commonest_word_it_may_be(tmp_path: Path) ->
     first holds the rare "mold", first for its rarity alone, so it says nothing of what was meant."""
     models = {f"ml{i}.org": f":PROPERTIES:\n:ID: ml{i}\n:END:\n#+title: Learning {i}\n\nWe fit a model "
                             f"to the data of run {i}.\n" for i in range(3)}
-    index = Index.at(write_notes(tmp_path / "notes", {
-        **models, "bread.org": ":PROPERTIES:\n:ID: bread\n:END:\n#+title: Bread\n\nMold grows on old bread.\n"}),
-        tmp_path / "state")
-    update(index, embedder=None)
-    try:
+    with indexed(tmp_path, {
+        **models, "bread.org": ":PROPERTIES:\n:ID: bread\n:END:\n#+title: Bread\n\nMold grows on "
+                               "old bread.\n"}) as index:
         assert search(index, "modl").corrected == "model"
         assert search(index, "modl bread").corrected == "mold bread"
-    finally:
-        index.close()
 
 
 def test_a_word_spelt_the_other_side_of_the_atlantic_is_the_notes_word(tmp_path: Path) -> None:
     """"organisation" is the notes' "organization" (the stemmer keeps the two apart) and "flavor" their
     "flavour", each held in full, no slip; a word with no such spelling in the notes stays absent."""
-    index = Index.at(write_notes(tmp_path / "notes", {
+    with indexed(tmp_path, {
         "us.org": ":PROPERTIES:\n:ID: us\n:END:\n#+title: Studio\n\nThe color wheel gives the organization "
                   "of hues; the theater center keeps a catalog.\n",
-        "uk.org": ":PROPERTIES:\n:ID: uk\n:END:\n#+title: Kitchen\n\nThe flavour of the harbour fish.\n"}),
-        tmp_path / "state")
-    update(index, embedder=None)
-    try:
+        "uk.org": ":PROPERTIES:\n:ID: uk\n:END:\n#+title: Kitchen\n\nThe flavour of the harbour fish.\n"}) as index:
         for query, note in (("colour organisation", "us"), ("theatre centre catalogue", "us"), ("flavor", "uk")):
             found = search(index, query)
             assert [h.id for h in found.hits] == [note] and found.relevant and found.signals.coverage == 1.0
             assert found.corrected is None
         assert search(index, "tour").hits == [] and search(index, "colour", exact=True).hits == []
-    finally:
-        index.close()
 
 
 def test_exact_turns_correction_off_on_the_command_line(cli, notes: Path, tiny_model: Path) -> None:
@@ -272,16 +264,13 @@ LONG = "The cache keeps what was read so the next read is quick. " * 40
 def test_context_spends_the_budget_in_search_order_and_stops_where_search_stops(tmp_path: Path) -> None:
     """A long note ranked first keeps its place before a short one ranked second; a note search marks
     not relevant, and any note after it, never comes in; both read `relevant` the same way."""
-    notes = write_notes(tmp_path / "notes", {
+    with indexed(tmp_path, {
         "cache.org": ":PROPERTIES:\n:ID: cache\n:END:\n#+title: Cache eviction\n\n* Eviction\n"
                      "Cache eviction drops the least recently used entry first.\n\n* More\n" + LONG,
         "lru.org": ":PROPERTIES:\n:ID: lru\n:END:\n#+title: Least recently used\n\n"
                    "An eviction order: the cache entry used least recently goes.\n",
         "garden.org": ":PROPERTIES:\n:ID: garden\n:END:\n#+title: Garden\n\nThe cache of seeds in the shed.\n",
-    })
-    index = Index.at(notes, tmp_path / "state")
-    try:
-        update(index, embedder=None)
+    }) as index:
         for query, budget in (("cache eviction", 2000), ("cache eviction", 120), ("least recently used", 2000)):
             hits = search(index, query, limit=20).hits
             leading = []
@@ -298,8 +287,6 @@ def test_context_spends_the_budget_in_search_order_and_stops_where_search_stops(
         assert [h.id for h in search(index, "cache eviction").hits][0] == "cache"
         small = context(index, "cache eviction", budget=120)
         assert [e["id"] for e in small.included][0] == "cache"  # the long first note is excerpted, not passed over
-    finally:
-        index.close()
 
 
 def test_a_compound_the_notes_lack_is_no_slip_of_its_first_word(index: Index) -> None:
