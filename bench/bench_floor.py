@@ -3,6 +3,7 @@
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
     python bench/bench_floor.py --braindump DIR --manual DIR [--enews DIR] [--npmdocs DIR] [--constant NAMED=0.17 ...]
+    python bench/bench_floor.py --braindump DIR --manual DIR ... --offtopic FILE
 
 DIR: braindump, the manual, enews and npmdocs as notes, indexed with the
 model (`python bench/blind_corpora.py braindump DIR`, then `orgkit index
@@ -15,7 +16,9 @@ queries, their variants, the questions). Each query is judged by `search`'s
 constants for the run, so a value can be weighed before it is written down;
 the last line scores a floor by the share of near questions it refuses less
 ten times the share of in-corpus queries it refuses (a refused answer costs
-more than a needless one: 2% of them are tolerated against 20%).
+more than a needless one: 2% of them are tolerated against 20%). With
+`--offtopic`, only the lines of FILE are asked of each corpus, and those
+answered are listed.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def main() -> None:
     parser.add_argument("--npmdocs", type=Path, help="npmdocs as notes: its two fitting sets too")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
                         help="set a constant of orgkit/retrieve/floor.py for this run")
+    parser.add_argument("--offtopic", type=Path, help="only count how many of these off-topic lines (one a line) "
+                        "each corpus refuses: retrieval_blind/everyday_questions.txt")
     args = parser.parse_args()
     for assignment in args.constant:
         name, _, value = assignment.partition("=")
@@ -78,6 +83,8 @@ def main() -> None:
     total, refused = Counter(), Counter()
     corpora = [(name, notes) for name, notes in (("braindump", args.braindump), ("manual", args.manual),
                                                  ("enews", args.enews), ("npmdocs", args.npmdocs)) if notes]
+    if args.offtopic:
+        return offtopic_lines(corpora, args.offtopic)
     for corpus, notes in corpora:
         index, cache, embedder = Index.at(notes), VectorCache(), Embedder.from_config(load(notes))
         for query in fitting_queries(corpus):
@@ -88,6 +95,18 @@ def main() -> None:
         print(f"{name}: {refused[name]}/{total[name]} refused")
     score = refused["near"] / total["near"] - MISSED_ANSWER_COST * refused["in"] / total["in"]
     print(f"near share refused - {MISSED_ANSWER_COST} x in-corpus share refused: {score:.3f}")
+
+
+def offtopic_lines(corpora: list[tuple[str, Path]], path: Path) -> None:
+    """How many of the off-topic lines of `path` each corpus refuses, and what answered the others."""
+    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    for corpus, notes in corpora:
+        index, cache, embedder = Index.at(notes), VectorCache(), Embedder.from_config(load(notes))
+        answered = [(line, found.hits[0].title) for line in lines
+                    if (found := search(index, line, embedder=embedder, cache=cache)).relevant]
+        index.close()
+        print(f"{corpus}: refused {len(lines) - len(answered)}/{len(lines)}"
+              + "".join(f"\n  {line!r} -> {title}" for line, title in answered))
 
 
 if __name__ == "__main__":
