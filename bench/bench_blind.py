@@ -168,8 +168,8 @@ def _mean(xs: list) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpus", choices=("braindump", "braindump_fit", "braindump_fit2", "braindump_sections", "adr",
-                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs", "npmdocs_fit2",
-                                           "braindump_fresh", "adr_fresh", "literate_fresh"))
+                                           "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs",
+                                           "npmdocs_fit2", "braindump_fresh", "adr_fresh", "literate_fresh"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")
