@@ -144,7 +144,7 @@ def absent_words_line(corpus: str, notes: Path, listed: Path | None = None) -> N
     silently for another spelling would be."""
     path = HERE / "retrieval_blind" / f"{notes_corpus(corpus)}_absent_words.json"
     if listed is not None:
-        words = [w.strip() for w in listed.read_text().splitlines() if w.strip()]
+        words = lines_of(listed)
     elif path.exists():
         words = [w["word"] for w in json.loads(path.read_text())["words"]]
     else:
@@ -159,6 +159,11 @@ def absent_words_line(corpus: str, notes: Path, listed: Path | None = None) -> N
     print(f"\n{corpus}: absent words rewritten {len(rewritten)}/{2 * len(words)}"
           + (f": {', '.join(sorted(set(rewritten)))}" if rewritten else "")
           + (f" (left out, the notes hold them: {', '.join(sorted(held))})" if held else ""))
+
+
+def lines_of(path: Path) -> list[str]:
+    """The lines of a blind list (one word or query a line), blank ones left out."""
+    return [line.strip() for line in path.read_text().splitlines() if line.strip()]
 
 
 def _mean(xs: list) -> float:

@@ -28,6 +28,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from bench_blind import lines_of
+
 from orgkit.config import load
 from orgkit.embed import Embedder
 from orgkit.index import Index
@@ -99,7 +101,7 @@ def main() -> None:
 
 def offtopic_lines(corpora: list[tuple[str, Path]], path: Path) -> None:
     """How many of the off-topic lines of `path` each corpus refuses, and what answered the others."""
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    lines = lines_of(path)
     for corpus, notes in corpora:
         index, cache, embedder = Index.at(notes), VectorCache(), Embedder.from_config(load(notes))
         answered = [(line, found.hits[0].title) for line in lines
