@@ -1,6 +1,6 @@
 """The corpora of bench/retrieval_blind/ as notes directories orgkit takes in, and their targets.
 
-    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids]   # braindump, adr, manual, literate, enews or npmdocs
+    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]   # braindump, adr, manual, literate, enews or npmdocs
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -23,6 +23,11 @@ literate gets no drawer, and every `:ID:` line of braindump and the manual
 is removed (with a property drawer it leaves empty), so orgkit finds them as
 files and headings without IDs (org/units.py).
 
+With `--one-file` (braindump and the manual), the corpus is built as those who
+keep one big org file have it: every note a top-level heading of ONE_FILE
+(its title, its file tags as the heading's), its own headings a level down,
+no IDs.
+
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr, npmdocs), by file and a
 line inside the target heading's section (literate, enews, and braindump_sections'
@@ -31,11 +36,13 @@ entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
 way: by file and a line inside the target node's text (a file node: the
 whole file; a heading node: its subtree), and braindump_sections' by a line
-inside the section, their lines as they are once the IDs are gone.
+inside the section, their lines as they are once the IDs are gone (and, in a
+corpus built as one file, where those lines went in it).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -82,18 +89,25 @@ NPMDOCS = {
     "using-npm/workspaces.md": "87f5ce2c28468c9d5fa1789805b2131641f989f122da9771bd0b5ac4c8ec8d5a",
 }
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
+ONE_FILE = "all-notes.org"  # the one file a corpus built `--one-file` is
 
 
 def node_id(kind: str, name: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"orgkit-bench:{kind}:{name}"))
 
 
-def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True) -> Path:
-    """Write CORPUS as a notes directory at `dest` (replaced if there), without IDs unless `ids`."""
+def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True, one_file: bool = False) -> Path:
+    """Write CORPUS as a notes directory at `dest` (replaced if there), without IDs unless `ids`, as
+    one file with `one_file` (braindump and the manual)."""
     source = source or SOURCES[corpus]
     if dest.exists():
         shutil.rmtree(dest)
-    if corpus in ("braindump", "manual"):
+    if one_file:
+        if corpus not in ("braindump", "manual"):
+            raise SystemExit(f"--one-file takes a folder of notes (braindump or manual), not {corpus}")
+        dest.mkdir(parents=True)
+        (dest / ONE_FILE).write_text(as_one_file(source)[0], encoding="utf-8")
+    elif corpus in ("braindump", "manual"):
         shutil.copytree(source, dest)
         if not ids:
             for org in dest.rglob("*.org"):
@@ -157,6 +171,42 @@ def strip_ids(text: str) -> tuple[str, list[int]]:
             kept.append(line)
             n += 1
     return "\n".join(kept), where
+
+
+_FILE_KEYWORD = re.compile(r"#\+(title|filetags):[ \t]*(.*)", re.I)
+
+
+def as_one_file(source: Path) -> tuple[str, dict[str, list[int]]]:
+    """Every note under `source` as one org file without IDs: each note a top-level heading (its title,
+    its file tags), its headings a level down, its title and file tags lines folded into that heading;
+    and, per note (by its path), where each of its lines once its IDs are gone (strip_ids) went, 1-based
+    (its first line and the folded ones: the note's heading)."""
+    out: list[str] = []
+    moved: dict[str, list[int]] = {}
+    for org in sorted(source.rglob("*.org")):
+        lines = strip_ids(org.read_text(encoding="utf-8", errors="replace"))[0].split("\n")
+        keywords = {m.group(1).lower(): m.group(2).strip() for line in lines if (m := _FILE_KEYWORD.match(line))}
+        tags = keywords.get("filetags", "")
+        out.append(f"* {keywords.get('title') or org.stem}" + (f" {tags}" if tags.startswith(":") else ""))
+        heading, where = len(out), []
+        for n, line in enumerate(lines):
+            folded = _FILE_KEYWORD.match(line)
+            if not folded:
+                out.append("*" + line if re.match(r"\*+ ", line) else line)
+            where.append(heading if folded or n == 0 else len(out))
+        moved[org.relative_to(source).as_posix()] = where
+    return "\n".join(out) + "\n", moved
+
+
+@functools.cache
+def _one_file_lines(corpus: str) -> dict[str, list[int]]:
+    return as_one_file(SOURCES[corpus])[1]
+
+
+def _in_one_file(corpus: str, file: str, *lines: int) -> tuple:
+    """(ONE_FILE, where each of `lines` of `file`, without IDs, went in the corpus built as one file)."""
+    where = _one_file_lines(corpus)[file]
+    return (ONE_FILE, *(where[min(line, len(where)) - 1] for line in lines))
 
 
 def adr_note(md: Path) -> str:
@@ -229,8 +279,10 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     """Whether a hit or context entry ({id, file, line, passages?, excerpt?}) answers `query` (in the
     corpus built with or without `ids`)."""
     targets = [t for t in [query.get("target"), *query.get("also", [])] if t]
+    one_file = not ids and corpus in ("braindump", "manual") and (dest / ONE_FILE).is_file()
     if corpus == "braindump" and targets and "line" in targets[0]:  # a section of a note (braindump_sections)
         lines = [(t["file"], t["line"] if ids else _line_without_ids(corpus, t["file"], t["line"])) for t in targets]
+        lines = [_in_one_file(corpus, f, line) for f, line in lines] if one_file else lines
         return _answers([(f, line, _section_end(dest, f, line)) for f, line in lines])
     if corpus in ("braindump", "manual") and ids:
         wanted = {t["id"] for t in targets}
@@ -240,6 +292,7 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
         return lambda entry: entry["file"] in files
     if corpus in ("braindump", "manual"):
         spans = [_node_span(corpus, t) for t in targets]
+        spans = [_in_one_file(corpus, f, first, last) for f, first, last in spans] if one_file else spans
     else:
         shift = LITERATE_SHIFT if ids and corpus == "literate" else 0
         spans = [(t["file"], t["line"] + shift, _section_end(dest, t["file"], t["line"] + shift)) for t in targets]
@@ -261,5 +314,7 @@ def _answers(spans: list[tuple[str, int, int]]) -> Callable[[dict], bool]:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--no-ids"]
-    build(args[0], Path(args[1]), Path(args[2]) if len(args) > 2 else None, ids="--no-ids" not in sys.argv)
+    args = [a for a in sys.argv[1:] if a not in ("--no-ids", "--one-file")]
+    one = "--one-file" in sys.argv
+    build(args[0], Path(args[1]), Path(args[2]) if len(args) > 2 else None, ids="--no-ids" not in sys.argv and not one,
+          one_file=one)
