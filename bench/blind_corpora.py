@@ -173,7 +173,7 @@ def strip_ids(text: str) -> tuple[str, list[int]]:
     return "\n".join(kept), where
 
 
-_FILE_KEYWORD = re.compile(r"#\+(title|filetags):[ \t]*(.*)", re.I)
+_FILE_KEYWORD = re.compile(r"#\+(title|filetags):", re.I)  # what a note's heading takes the place of
 
 
 def as_one_file(source: Path) -> tuple[str, dict[str, list[int]]]:
@@ -181,20 +181,22 @@ def as_one_file(source: Path) -> tuple[str, dict[str, list[int]]]:
     its file tags), its headings a level down, its title and file tags lines folded into that heading;
     and, per note (by its path), where each of its lines once its IDs are gone (strip_ids) went, 1-based
     (its first line and the folded ones: the note's heading)."""
+    from orgkit.org import parse_org
+
     out: list[str] = []
     moved: dict[str, list[int]] = {}
     for org in sorted(source.rglob("*.org")):
-        lines = strip_ids(org.read_text(encoding="utf-8", errors="replace"))[0].split("\n")
-        keywords = {m.group(1).lower(): m.group(2).strip() for line in lines if (m := _FILE_KEYWORD.match(line))}
-        tags = keywords.get("filetags", "")
-        out.append(f"* {keywords.get('title') or org.stem}" + (f" {tags}" if tags.startswith(":") else ""))
+        rel = org.relative_to(source).as_posix()
+        text = strip_ids(org.read_text(encoding="utf-8", errors="replace"))[0]
+        note, lines = parse_org(text, rel).units[0], text.split("\n")
+        out.append(f"* {note.title or org.stem}" + (f" :{':'.join(note.tags)}:" if note.tags else ""))
         heading, where = len(out), []
         for n, line in enumerate(lines):
             folded = _FILE_KEYWORD.match(line)
             if not folded:
                 out.append("*" + line if re.match(r"\*+ ", line) else line)
             where.append(heading if folded or n == 0 else len(out))
-        moved[org.relative_to(source).as_posix()] = where
+        moved[rel] = where
     return "\n".join(out) + "\n", moved
 
 
