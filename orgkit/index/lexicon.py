@@ -61,7 +61,7 @@ class Lexicon:
         self._lock = threading.Lock()
 
     def is_real(self, word: str) -> bool:
-        """Whether `word` is a word of the language (any of LANGUAGES)."""
+        """Whether `word` is a word of the language (in any of LANGUAGES' lists, EVERYDAY's included)."""
         key = hash(word.lower())
         return any(self._count_in(language, key) is not None for language in LANGUAGES)
 
