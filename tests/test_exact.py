@@ -293,3 +293,13 @@ def test_a_compound_the_notes_lack_is_no_slip_of_its_first_word(index: Index) ->
     """"changelog" is "change" and "log", a thing the notes never name; "changign" is "change" mistyped."""
     assert search(index, "changelog").corrected is None
     assert search(index, "changign").corrected == "change"
+
+
+def test_letters_past_a_word_of_the_notes_make_a_name_not_a_slip(tmp_path: Path) -> None:
+    """"graphql" is no "graph" with a slip in its suffix: a suffix's slip is one edit from the word
+    ("grpahs"), and a name built on a word ("graphql") is read as typed."""
+    with indexed(tmp_path, {"graphs.org": ":PROPERTIES:\n:ID: graphs\n:END:\n#+title: Graphs\n\n"
+                                          "A graph holds nodes and the edges between them.\n"}) as index:
+        assert search(index, "graphql schema").corrected is None
+        assert not search(index, "graphql schema").relevant
+        assert search(index, "grpahs edges").corrected == "graphs edges"

@@ -30,7 +30,6 @@ from .words import WORD
 SHORTEST = 4  # shorter words (and stems) are too close to too many others to correct
 LONGEST = 40  # longer words are no slips to look for: a word's edits grow with its length
 MOST_SLIPS = 8  # words of one query looked at as slips (each costs milliseconds): the rest are kept as typed
-MAX_TAIL = 3  # letters after a matching stem taken for a mistyped suffix
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 
 
@@ -236,37 +235,25 @@ def nearest(conn: Connection, stemmed: str, vocabulary: Vocabulary, memo: IndexM
     Among equally close stems, one with the same letters comes first (two
     swapped keys are the commonest slip), then the commonest.
 
-    A stem may also match the start of `stemmed` followed by a short tail (one
-    edit more): a slip in a suffix keeps the stemmer from removing it
-    ("samplign" is "sampl" + "ign"), unless the tail is a word of its own
-    ("changelog" is "change" and "log": a compound the notes lack).
+    A stem is not taken for the start of a longer word: a slip in a suffix
+    ("samplign") is one edit from the word as typed (`one_slip_away`), while a
+    word that carries letters past a stem of the notes is most often a word
+    or a name of its own ("graphql", "lightgbm", "changelog").
     """
     limit = allowed_distance(stemmed)
-    shortest, longest = max(SHORTEST, len(stemmed) - limit - MAX_TAIL), len(stemmed) + limit
+    shortest, longest = max(SHORTEST, len(stemmed) - limit), len(stemmed) + limit
     found: list[tuple[int, int, int, str]] = []  # (distance, letters not shared, -docs, term)
     letters = set(stemmed)
     for term, docs in _starting_with(conn, stemmed[0], vocabulary, memo):
         if not shortest <= len(term) <= longest:
             continue
-        tail = len(stemmed) - len(term)
-        if len(letters.symmetric_difference(term)) > 2 * limit and tail <= limit:
+        if len(letters.symmetric_difference(term)) > 2 * limit:
             continue  # an edit changes at most two letters of the set: too far apart to compute
         distance = edit_distance(stemmed, term, limit)
-        if distance > limit and 0 < tail <= MAX_TAIL + limit and len(term) > SHORTEST \
-                and not _compound(stemmed, term, memo):
-            distance = min(distance, 1 + edit_distance(stemmed[:len(term)], term, limit - 1))
         if distance <= limit:
             found.append((distance, len(letters.symmetric_difference(term)), -docs, term))
     found.sort()
     return tuple(term for distance, _, _, term in found if distance == found[0][0])[:MAX_ALTERNATIVES]
-
-
-def _compound(stemmed: str, stem: str, memo: IndexMemo) -> bool:
-    """Whether `stemmed` is `stem`'s word followed by a second word ("changelog": "change" and "log"): a
-    compound the notes lack, no slip in a suffix ("samplign")."""
-    rest = stemmed[len(stem):]
-    return any(len(tail) >= 3 and memo.lexicon.is_real(tail)
-               for tail in (rest, rest[1:] if rest.startswith("e") else ""))
 
 
 def _starting_with(conn: Connection, first: str, vocabulary: Vocabulary, memo: IndexMemo) -> list[tuple[str, int]]:
