@@ -59,6 +59,8 @@ def test_model_proposals_are_checked_against_what_the_model_saw(cli, notes: Path
     entry = next(n for n in recalled["included"] if n["id"] == new["payload"]["id"])
     assert entry["provenance"]["origin"] == "librarian" and entry["provenance"]["deposit"] == dep["id"]
     assert entry["provenance"]["approved_by"] == "reviewer"
+    # the note the accepted append went to, recalled by what it holds
+    recalled = json.loads(cli("recall", "prefer noweb over var", "--notes", str(notes), "--json").stdout)
     noweb = next(n for n in recalled["included"] if n["id"] == NOWEB)
     assert noweb["provenance"]["changes"][0]["kind"] == "append"
 

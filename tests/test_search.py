@@ -182,6 +182,24 @@ def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
     assert [n for n, _, _ in fuse(lexical, dense)][:2] == [1, 2]
 
 
+def test_each_of_bm25s_notes_weighs_by_the_share_of_the_query_its_passage_holds() -> None:
+    """BM25's top note weighs as its evidence says; one further down holding little of the query
+    weighs little, and falls behind the notes dense found instead of passing them for its rank."""
+    from orgkit.retrieve import fusion
+    from orgkit.retrieve.search import fuse
+
+    weights = fusion.note_weights([0.9, 0.1, 0.1], 0.5, False)
+    trust = fusion.trust(0.9, 0.5, False)
+    assert weights[0] == trust.lexical and weights[1] == weights[2] < weights[0]
+    assert fusion.note_weights([], 0.5, True) == []
+    lexical = [(1, 10, 9.0), (2, 20, 8.0), (3, 30, 7.0)]
+    dense = [(n, n * 10 + 1, 0.5) for n in range(4, 12)]
+    at_the_tops_weight = [n for n, _, _ in fuse(lexical, dense, trust=trust)]
+    at_their_own = [n for n, _, _ in fuse(lexical, dense, trust=trust, lexical_weights=weights)]
+    assert at_the_tops_weight[:3] == [1, 2, 3]
+    assert at_their_own[0] == 1 and at_their_own.index(2) > at_their_own.index(4)
+
+
 def _named(tmp_path: Path, files: dict[str, str], queries: list[str]) -> dict[str, str | None]:
     """The note each query names by the title rule (None: none), over an index of `files`."""
     from orgkit.index import Index, refresh

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Hashable, Iterable, TypeVar
+from typing import Hashable, Iterable, Sequence, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -48,6 +48,14 @@ def trust(coverage: float, confidence: float, agree: bool) -> Trust:
     return Trust(max(LEAST_TRUST, lexical * (1.0 - dense)), max(LEAST_TRUST, dense * (1.0 - lexical)))
 
 
+def note_weights(coverages: Sequence[float], confidence: float, agree: bool) -> list[float]:
+    """BM25's weight for each of its notes, in its order: the chance that the note is right, read from
+    the share of the query its own passage holds as the top's is (`trust`). A note far down the
+    list that holds little of the query weighs little, whatever its rank: on a paraphrase, BM25's
+    notes no longer push the ones dense found past the first ten for a word or two each."""
+    return [trust(coverage, confidence, agree).lexical for coverage in coverages]
+
+
 def _probability(fit: tuple[float, float], evidence: float) -> float:
     """The fitted curve at `evidence`, held to the 0-1 range it was fitted on (no evidence: 0)."""
     intercept, slope = fit
@@ -55,13 +63,15 @@ def _probability(fit: tuple[float, float], evidence: float) -> float:
     return 1.0 / (1.0 + math.exp(-(intercept + slope * held)))
 
 
-def reciprocal_rank(parts: Iterable[tuple[float, list[K]]], k: float) -> dict[K, float]:
-    """The weighted sum of 1 / (k + rank) over the lists (rank from 1; a key repeated counts at its first place)."""
+def reciprocal_rank(parts: Iterable[tuple[float | Sequence[float], list[K]]], k: float) -> dict[K, float]:
+    """The weighted sum of weight / (k + rank) over the lists, one weight per list or one per key in the
+    list's order (rank from 1; a key repeated counts at its first place)."""
     fused: dict[K, float] = {}
     for weight, keys in parts:
+        weights = [weight] * len(keys) if isinstance(weight, (int, float)) else weight
         seen: set[K] = set()
-        for rank, key in enumerate(keys, 1):
+        for rank, (key, each) in enumerate(zip(keys, weights), 1):
             if key not in seen:
                 seen.add(key)
-                fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+                fused[key] = fused.get(key, 0.0) + each / (k + rank)
     return fused

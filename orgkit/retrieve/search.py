@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..embed import Embedder, ModelUnavailable
 from ..errors import OrgkitError
@@ -197,9 +197,11 @@ def search(
         total = index.fact(conn, "passages", lambda: index.backend.passage_count(conn))
         agree = not lexical or not dense or lexical[0][0] in {node for node, _, _ in dense[:AGREEMENT]}
         if lexical is not None and dense is not None:
-            trust = fusion.trust(_top_evidence(index, terms, lexical, total),
-                                 floor.dense_confidence(floors, dense[0][2]) if dense else 0.0, agree)
-            fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust)
+            coverages = _lexical_evidence(index, terms, lexical, total)
+            confidence = floor.dense_confidence(floors, dense[0][2]) if dense else 0.0
+            trust = fusion.trust(coverages[0] if coverages else 0.0, confidence, agree)
+            fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust,
+                         fusion.note_weights(coverages, confidence, agree))
         else:
             fused = lexical if lexical is not None else dense or []
         fused = scoped(index, fused, scope)
@@ -236,12 +238,13 @@ def _baseline(index: Index, conn: Connection, embedder: Embedder,
     return probes.baseline(index.memo.baselines, key, embedder, lambda probed: (vectors.matrix @ probed.T).max(axis=0))
 
 
-def _top_evidence(index: Index, terms: list[Term], lexical: Ranking, total: int) -> float:
-    """The idf-weighted share of the query's words BM25's top passage holds (0 with no match)."""
+def _lexical_evidence(index: Index, terms: list[Term], lexical: Ranking, total: int) -> list[float]:
+    """The idf-weighted share of the query's words each of BM25's passages holds, in its order (none
+    without a match)."""
     if not lexical or not terms:
-        return 0.0
-    top = lexical[0][1]
-    return _coverages(index, terms, [top], total)[top]
+        return []
+    covered = _coverages(index, terms, sorted({chunk for _, chunk, _ in lexical}), total)
+    return [covered[chunk] for _, chunk, _ in lexical]
 
 
 def _coverages(index: Index, terms: list[Term], passages: list[int], total: int) -> dict[int, float]:
@@ -464,8 +467,9 @@ def _best_per_node(rows, pool: int) -> Ranking:
 
 
 def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
-         trust: fusion.Trust = fusion.Trust(1.0, 1.0)) -> Ranking:
-    """Weighted reciprocal-rank fusion of the two rankings, each at its `trust`; `title_match` (a node) first.
+         trust: fusion.Trust = fusion.Trust(1.0, 1.0), lexical_weights: Sequence[float] = ()) -> Ranking:
+    """Weighted reciprocal-rank fusion of the two rankings, each at its `trust` (BM25's notes each at
+    its own weight in `lexical_weights`, when given); `title_match` (a node) first.
 
     The title match's score is raised by the most any node can have, so the
     list stays sorted by the score it shows. A node keeps the passage of the
@@ -473,13 +477,15 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     long file, the passage a trusted ranking found, not the one a ranking
     with little evidence put at the same rank.
     """
-    scores = fusion.reciprocal_rank([(trust.dense, [n for n, _, _ in dense]),
-                                     (trust.lexical, [n for n, _, _ in lexical])], RRF_K)
+    lexical_weights = list(lexical_weights) or [trust.lexical] * len(lexical)
+    dense_weights = [trust.dense] * len(dense)
+    scores = fusion.reciprocal_rank([(dense_weights, [n for n, _, _ in dense]),
+                                     (lexical_weights, [n for n, _, _ in lexical])], RRF_K)
     if title_match in scores:
-        scores[title_match] += (trust.lexical + trust.dense) / (RRF_K + 1)
+        scores[title_match] += (max(lexical_weights, default=0.0) + trust.dense) / (RRF_K + 1)
     best: dict[int, tuple[float, int, int]] = {}  # node -> (its share of the score, rank, passage)
-    for weight, ranking in ((trust.lexical, lexical), (trust.dense, dense)):
-        for rank, (node, chunk, _) in enumerate(ranking, 1):
+    for weights, ranking in ((lexical_weights, lexical), (dense_weights, dense)):
+        for rank, ((node, chunk, _), weight) in enumerate(zip(ranking, weights), 1):
             share = weight / (RRF_K + rank)
             if node not in best or share > best[node][0]:
                 best[node] = (share, rank, chunk)
