@@ -8,7 +8,10 @@ search, the probability that the ranking's top note answers the query, read
 from the evidence for it: BM25's from how much of the query, weighted by
 rarity, its top passage holds; dense's from how far its top cosine clears the
 model's hit floor (floor.py). Each is a logistic curve fitted on the fitting
-query sets (`python bench/fit_fusion.py`, figures in bench/README.md). When
+query sets (`python bench/fit_fusion.py`, figures in bench/README.md). Each of
+BM25's notes weighs by the same curve read at its own passage's share of the
+query (`note_weights`), so a note far down its list that holds a word or two
+of a paraphrase does not pass the notes dense found for its rank alone. When
 BM25's top note is not among dense's first few, the two disagree and at most
 one of them is right, so each weighs by the chance that it is and the other
 is not: a paraphrase whose

@@ -11,7 +11,8 @@ as corrected (only slips are corrected, so a paraphrase keeps its own words
 for the model); a real word no passage holds raises the floor. Hybrid:
 weighted reciprocal-rank fusion (fusion.py), each ranking weighted per query
 by the probability that its top note is right, read from the evidence for
-it: BM25's from the idf-weighted share of the query its top passage holds,
+it: BM25's from the idf-weighted share of the query its top passage holds
+(and each of its other notes by the share its own passage holds),
 dense's from how its top cosine stands against the model's floors
 (floor.py); when the two disagree on the top note, each by the chance that
 it is right and the other wrong. A note that holds every rare word of a
