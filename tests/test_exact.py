@@ -94,8 +94,8 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
     """The stemmer cuts a misspelt word its own way: "linearziation" stems one letter from "linearly"
     and "compuation" one from "compat" (compatibility), but as typed each is one edit from a word
     of the notes; a word spelt by ear is read as the word it sounds like; and a slip of a first letter
-    is still a slip when nothing else is near, though in a short word only two letters swapped are
-    ("vterm" is another terminal than the notes' "xterm")."""
+    is still a slip when nothing else is near ("zource", "peading"), though in a word of five letters
+    or fewer only two letters swapped are ("vterm" is another terminal than the notes' "xterm")."""
     with indexed(tmp_path, {
         "ekf.org": ":PROPERTIES:\n:ID: ekf\n:END:\n#+title: Extended filter\n\n"
                    "A Taylor expansion gives the linearization of the motion model around the mean.\n",
@@ -114,6 +114,8 @@ def test_a_slip_is_taken_for_the_word_one_edit_from_it_as_typed(tmp_path: Path) 
         assert search(index, "compuation").corrected == "computation"
         assert search(index, "osurce").corrected == "source"
         assert search(index, "vterm").corrected is None
+        assert search(index, "zource").corrected == "source"
+        assert search(index, "peading").corrected == "reading"
         assert search(index, "cost funcshun").corrected == "cost function"  # spelt by ear: three letters off
         assert search(index, "fysics engine").corrected == "physics engine"  # its first sound too
 

@@ -31,6 +31,7 @@ SHORTEST = 4  # shorter words (and stems) are too close to too many others to co
 LONGEST = 40  # longer words are no slips to look for: a word's edits grow with its length
 MOST_SLIPS = 8  # words of one query looked at as slips (each costs milliseconds): the rest are kept as typed
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
+FIRST_LETTER_FROM = 6  # letters from which a word's first letter may be its slip ("vterm" is no "xterm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +136,10 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     as "compatible" does), so the stems of real words ("computation") come
     first. Edits keep the first letter (people rarely miss it); with `first`,
     only edits of the first letter are tried, for a word nothing else is near:
-    in a short word only a swap of the first two letters, as jargon often
-    differs from a word by its first letter alone.
+    in a word shorter than FIRST_LETTER_FROM only a swap of the first two
+    letters, as short jargon often differs from a word by its first letter alone.
     """
-    if first and allowed_distance(word) < 2:  # a short word's first letter changed is often a word of its own
+    if first and len(word) < FIRST_LETTER_FROM:  # a short word's first letter changed is often a word of its own
         return _held(conn, {word[1] + word[0] + word[2:]}, vocabulary, memo)  # ("vterm" is no "xterm"): swapped
     letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
