@@ -30,7 +30,7 @@ from orgkit.embed import Embedder
 from orgkit.index import Index, update
 from orgkit.index.store import headings
 from orgkit.retrieve.search import (
-    POOL, Ranking, VectorCache, dense_ranking, fuse, lexical_ranking, title_match,
+    POOL, Ranking, VectorCache, fuse, lexical_ranking, lexical_terms, search, title_match,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -80,20 +80,23 @@ def rankings(index: Index, static: Embedder, reranker: Reranker, query: str, poo
              cache: VectorCache) -> dict[str, list[str]]:
     """Note IDs, best first: the static model's hybrid ranking, and the two re-rankings of its top `pool`.
 
-    Built from search's own rankings and fusion, so "static hybrid" is what
-    `orgkit search` gives with the static model.
+    "static hybrid" is `search` itself with the static model, so it is what
+    `orgkit search` gives with it; the re-ranked hybrid fuses BM25's ranking
+    with the dense model's re-ranking by plain reciprocal rank (each at full
+    weight), the title match first, as `fuse` does without evidence.
     """
+    first = [(h.node, h.chunk, h.score)
+             for h in search(index, query, limit=max(pool, K), embedder=static, cache=cache).hits]
     with index.snapshot() as conn:
-        vectors = cache.get(index, static.fingerprint, conn)
-        lexical = lexical_ranking(conn, query, POOL, backend=index.backend, memo=index.memo)
-        first = fuse(lexical, dense_ranking(vectors, static.embed_query(query), POOL),
-                     title_match(conn, lexical, query))
-        top = first[:pool]
-        reranker.embed([chunk for _, chunk, _ in top])
-        q = reranker.dense.embed_query(query)
-        dense = sorted(((node, chunk, float(reranker.vectors[chunk] @ q)) for node, chunk, _ in top),
-                       key=lambda row: -row[2])
-        fused = fuse(lexical, dense, title_match(conn, lexical, query))
+        terms = lexical_terms(conn, query, index.backend, index.memo)
+        lexical = lexical_ranking(conn, query, POOL, terms, index.backend, index.memo)
+        named = title_match(index, lexical, query, terms)
+    top = first[:pool]
+    reranker.embed([chunk for _, chunk, _ in top])
+    q = reranker.dense.embed_query(query)
+    dense = sorted(((node, chunk, float(reranker.vectors[chunk] @ q)) for node, chunk, _ in top),
+                   key=lambda row: -row[2])
+    fused = fuse(lexical, dense, named)
     return {"static hybrid": ids(index, first), "re-ranked dense": ids(index, dense),
             "re-ranked hybrid": ids(index, fused)}
 
@@ -131,7 +134,8 @@ def main() -> None:
                 by_kind.setdefault(query["kind"], []).append(reciprocal[-1])
             kinds = {k: sum(v) / len(v) for k, v in by_kind.items()}
             print(f"| {name} | {sum(reciprocal) / len(chosen):.3f} | {sum(recall) / len(chosen):.3f} | "
-                  f"{kinds.get('keyword', 0):.3f} | {kinds.get('paraphrase', 0):.3f} | {kinds.get('question', 0):.3f} |")
+                  f"{kinds.get('keyword', 0):.3f} | {kinds.get('paraphrase', 0):.3f} | "
+                  f"{kinds.get('question', 0):.3f} |")
     distinct = len(reranker.vectors)
     print(f"\nre-ranking cost: {distinct:,} distinct passages embedded by {dense.name} "
           f"({reranker.tokens:,} tokens, {reranker.cpu:.1f} s CPU) for {len(queries)} queries; a query whose "

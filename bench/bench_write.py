@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 from orgkit.org.write import atomic_write
-from orgkit.retrieve.locate import note_ids
+from orgkit.locator import note_ids
 
 
 def per_write(root: Path, writes: int, ids, with_id: bool) -> float:
