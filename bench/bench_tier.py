@@ -115,7 +115,8 @@ def main() -> None:
     dense = Embedder.from_config(load(args.notes))
     index = Index.at(args.notes)
     update(index, embedder=static)
-    queries = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
+    queries = [q for q in json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
+               if q.get("relevant") and q.get("corpus") != "notes"]  # braindump's, each with its answers
     reranker, cache = Reranker(index, dense), VectorCache()
     dense.load()
     results = [(q, rankings(index, static, reranker, q["query"], args.pool, cache)) for q in queries]
