@@ -55,7 +55,7 @@ def note_weights(coverages: Sequence[float], confidence: float, agree: bool) -> 
     """BM25's weight for each of its notes, in its order: the chance that the note is right, read from
     the share of the query its own passage holds as the top's is (`trust`). A note far down the
     list that holds little of the query weighs little, whatever its rank: on a paraphrase, BM25's
-    notes no longer push the ones dense found past the first ten for a word or two each."""
+    notes holding a word or two each do not push the ones dense found past the first ten."""
     return [trust(coverage, confidence, agree).lexical for coverage in coverages]
 
 
