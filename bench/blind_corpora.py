@@ -1,6 +1,8 @@
 """The corpora of bench/retrieval_blind/ as notes directories orgkit takes in, and their targets.
 
-    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]   # braindump, adr, manual, literate, enews or npmdocs
+    python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]
+
+CORPUS: braindump, adr, manual, literate, enews or npmdocs.
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -53,7 +55,8 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))  # a checkout with no ../shared beside it
+# ORGKIT_SHARED_CORPORA: for a checkout with no ../shared beside it
+SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "corpora"))
 EMACS_ETC = Path(os.environ.get("ORGKIT_EMACS_ETC", "/usr/share/emacs/28.2/etc"))  # where Emacs keeps its NEWS files
 NPM_DOCS = Path(os.environ.get("ORGKIT_NPM_DOCS", "/usr/lib/node_modules/npm/docs/content"))  # npm's own manual
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
@@ -317,6 +320,8 @@ def _answers(spans: list[tuple[str, int, int]]) -> Callable[[dict], bool]:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a not in ("--no-ids", "--one-file")]
+    if len(args) not in (2, 3) or args[0] not in SOURCES:
+        raise SystemExit("usage: " + __doc__.split("\n")[2].strip())
     one = "--one-file" in sys.argv
-    build(args[0], Path(args[1]), Path(args[2]) if len(args) > 2 else None, ids="--no-ids" not in sys.argv and not one,
-          one_file=one)
+    build(args[0], Path(args[1]), Path(args[2]) if len(args) > 2 else None,
+          ids="--no-ids" not in sys.argv and not one, one_file=one)
