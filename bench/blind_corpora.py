@@ -2,7 +2,7 @@
 
     python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]
 
-CORPUS: braindump, adr, manual, literate, enews or npmdocs.
+CORPUS: braindump, adr, manual, literate, enews, npmdocs or elpadocs.
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -19,6 +19,12 @@ CORPUS: braindump, adr, manual, literate, enews or npmdocs.
   copied as `.org` files under the names ENEWS gives them, nothing changed: a
   folder without IDs, one subject. Their hashes are checked, since targets are
   lines.
+- elpadocs: the documentation in org of the Emacs packages Debian 12 ships
+  (73 files of 62 `elpa-*` packages: READMEs, manuals, release notes), each
+  as `PACKAGE/NAME.org`, nothing changed: a folder of many small documents,
+  most without IDs, prose beside configuration snippets, as a literate
+  config is. SOURCE is the folder of the packages' `.deb` files
+  (`apt-get download`, the versions in ELPADOCS); every file's hash is checked.
 
 With `--no-ids` a corpus is built as most org folders are, without IDs:
 literate gets no drawer, and every `:ID:` line of braindump and the manual
@@ -32,7 +38,7 @@ no IDs.
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr, npmdocs), by file and a
-line inside the target heading's section (literate, enews, and braindump_sections'
+line inside the target heading's section (literate, enews, elpadocs, and braindump_sections'
 sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
@@ -45,14 +51,20 @@ corpus built as one file, where those lines went in it).
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tarfile
 import uuid
 from pathlib import Path
 from typing import Callable
+from urllib.parse import unquote
 
 REPO = Path(__file__).resolve().parents[1]
 # ORGKIT_SHARED_CORPORA: for a checkout with no ../shared beside it
@@ -60,7 +72,7 @@ SHARED = Path(os.environ.get("ORGKIT_SHARED_CORPORA", REPO.parent / "shared" / "
 EMACS_ETC = Path(os.environ.get("ORGKIT_EMACS_ETC", "/usr/share/emacs/28.2/etc"))  # where Emacs keeps its NEWS files
 NPM_DOCS = Path(os.environ.get("ORGKIT_NPM_DOCS", "/usr/lib/node_modules/npm/docs/content"))  # npm's own manual
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
-           "manual": REPO / "notes", "enews": EMACS_ETC, "npmdocs": NPM_DOCS}
+           "manual": REPO / "notes", "enews": EMACS_ETC, "npmdocs": NPM_DOCS, "elpadocs": None}
 # enews: each note's name, the Emacs file it is, and that file's SHA-256 in Emacs 28.2
 ENEWS = {
     "calc-news.org": ("CALC-NEWS", "fa4cbd0a064cb44a0acf0c631ac2d960a9f2f354f426e27d7aaaa1c99ead69d4"),
@@ -91,6 +103,8 @@ NPMDOCS = {
     "using-npm/scripts.md": "65e6a99222ab1f46696c6626747a488bd0429c6ae54898c6cb43f19e2282953d",
     "using-npm/workspaces.md": "87f5ce2c28468c9d5fa1789805b2131641f989f122da9771bd0b5ac4c8ec8d5a",
 }
+# elpadocs: each file, the .deb it is in, its path there (gzipped: .gz) and its SHA-256
+ELPADOCS = REPO / "bench" / "retrieval_blind" / "elpadocs_files.json"
 LITERATE_SHIFT = 3  # lines of the property drawer put on top of a literate file
 ONE_FILE = "all-notes.org"  # the one file a corpus built `--one-file` is
 
@@ -102,7 +116,7 @@ def node_id(kind: str, name: str) -> str:
 def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True, one_file: bool = False) -> Path:
     """Write CORPUS as a notes directory at `dest` (replaced if there), without IDs unless `ids`, as
     one file with `one_file` (braindump and the manual)."""
-    source = source or SOURCES[corpus]
+    source = source or SOURCES.get(corpus)
     if dest.exists():
         shutil.rmtree(dest)
     if one_file:
@@ -136,6 +150,16 @@ def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True,
                 raise SystemExit(f"{md} is not the one the npmdocs queries were written on "
                                  "(npm 11.19.1's; ORGKIT_NPM_DOCS names another docs folder)")
             (dest / f"{md.stem}.org").write_text(npm_note(md, rel), encoding="utf-8")
+    elif corpus == "elpadocs":
+        if source is None:
+            raise SystemExit("elpadocs needs SOURCE, the folder of its .deb files: " + elpa_download())
+        dest.mkdir(parents=True)
+        for rel, (deb, member, sha) in json.loads(ELPADOCS.read_text(encoding="utf-8")).items():
+            data = deb_member(source / deb, member)
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise SystemExit(f"{rel} in {source / deb} is not the one the elpadocs queries were written on")
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(data)
     elif corpus == "adr":
         dest.mkdir(parents=True)
         for md in sorted(source.glob("[0-9]*.md")):
@@ -212,6 +236,25 @@ def _in_one_file(corpus: str, file: str, *lines: int) -> tuple:
     """(ONE_FILE, where each of `lines` of `file`, without IDs, went in the corpus built as one file)."""
     where = _one_file_lines(corpus)[file]
     return (ONE_FILE, *(where[min(line, len(where)) - 1] for line in lines))
+
+
+def elpa_download() -> str:
+    """The command that fetches elpadocs' packages, at the versions its queries were written on."""
+    debs = sorted({deb for deb, _, _ in json.loads(ELPADOCS.read_text(encoding="utf-8")).values()})
+    return "apt-get download " + " ".join("=".join(unquote(deb).split("_")[:2]) for deb in debs)
+
+
+def deb_member(deb: Path, member: str) -> bytes:
+    """The file at `member` in the Debian package `deb` (unzipped when it ends in .gz)."""
+    if not deb.is_file():
+        raise SystemExit(f"{deb} is missing: " + elpa_download())
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        extracted = archive.extractfile("./" + member)
+        if extracted is None:
+            raise SystemExit(f"{member} is not a file in {deb}")
+        data = extracted.read()
+    return gzip.decompress(data) if member.endswith(".gz") else data
 
 
 def adr_note(md: Path) -> str:
