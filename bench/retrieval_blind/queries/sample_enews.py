@@ -11,22 +11,33 @@ from pathlib import Path
 HEADING = re.compile(r"^(\*+)\s+(.*)$")
 
 
-def eligible(root: Path) -> list[dict]:
+def plain_words(lines: list[str]) -> int:
+    """The words of a section's lines, `#+` lines not counted."""
+    return sum(len(line.split()) for line in lines if line.strip() and not line.lstrip().startswith("#+"))
+
+
+def sections(root: Path, files: list[Path], words=plain_words, least: int = 25) -> list[dict]:
+    """Every heading of `files` whose own section (to the next heading) holds `least` words or more."""
     items = []
-    for f in sorted(root.glob("*.org")):
+    for f in files:
         lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
         heads = [i for i, line in enumerate(lines) if HEADING.match(line)]
         for k, i in enumerate(heads):
             end = heads[k + 1] if k + 1 < len(heads) else len(lines)
-            body = [line for line in lines[i + 1:end] if line.strip() and not line.lstrip().startswith("#+")]
-            if sum(len(line.split()) for line in body) >= 25:
-                items.append({"file": f.name, "line": i + 1, "heading": HEADING.match(lines[i]).group(2).strip()})
+            if words(lines[i + 1:end]) >= least:
+                items.append({"file": f.relative_to(root).as_posix(), "line": i + 1,
+                              "heading": HEADING.match(lines[i]).group(2).strip()})
     return items
 
 
+def two_samples(items: list[dict], first: tuple[int, int], second: tuple[int, int]) -> tuple[list, list]:
+    """(seed, size) samples of `items`: the first, then the second among the items the first did not take."""
+    one = random.Random(first[0]).sample(items, first[1])
+    taken = {(s["file"], s["line"]) for s in one}
+    return one, random.Random(second[0]).sample([s for s in items if (s["file"], s["line"]) not in taken], second[1])
+
+
 if __name__ == "__main__":
-    items = eligible(Path(sys.argv[1]))
-    first = random.Random(2027).sample(items, 45)
-    taken = {(s["file"], s["line"]) for s in first}
-    second = random.Random(2028).sample([s for s in items if (s["file"], s["line"]) not in taken], 25)
+    root = Path(sys.argv[1])
+    first, second = two_samples(sections(root, sorted(root.glob("*.org"))), (2027, 45), (2028, 25))
     print(json.dumps({"enews": first, "enews_fit2": second}, indent=1))
