@@ -164,6 +164,20 @@ def test_read_by_title_or_alias_and_an_ambiguous_title(cli, notes: Path) -> None
     assert cli("read", "twin", "--notes", str(notes)).stderr.startswith("orgkit: error: 2 notes are titled 'twin': ")
 
 
+def test_a_title_is_read_in_a_folder_never_indexed_and_an_id_builds_no_index(cli, notes: Path) -> None:
+    from orgkit.config import load
+    from orgkit.index import Index
+
+    def indexed() -> bool:
+        return Index.of(load(notes)).exists()
+
+    assert [d["id"] for d in run_json(cli, "read", "garden", "--notes", str(notes))] == ["garden"]
+    located = run_json(cli, "read", "home/old.org::*Compost in the old house", "--notes", str(notes))
+    assert [d["title"] for d in located] == ["Compost in the old house"] and not indexed()
+    assert [d["id"] for d in run_json(cli, "read", "Vegetable patch", "--notes", str(notes))] == ["garden"]
+    assert indexed()
+
+
 def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) -> None:
     now = time.time()
     for age, rel in enumerate(["home/garden.org", "twins/a.org", "work/plan.org", "twins/b.org"]):

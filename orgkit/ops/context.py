@@ -243,8 +243,8 @@ class OpContext:
     def lookup_index(self) -> "Index | None":
         """The index for lookups by ID, brought up to date; None when a one-shot call finds none built.
 
-        Lookups work without it (a ripgrep pass), so a one-shot `read` never
-        pays for building one; a warm server always keeps one.
+        Lookups by ID work without it (a ripgrep pass), so a one-shot `read`
+        by ID never pays for building one; a warm server always keeps one.
         """
         if not self.warm and not self.index.exists():
             return None

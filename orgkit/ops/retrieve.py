@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
+
+if TYPE_CHECKING:
+    from ..index.store import Index
+    from ..retrieve.read import ReadResult
 
 QUERY = Param("query", "string", "What to look for.", required=True, positional=True, words=True,
               metavar="QUERY...", max_chars="query.max_chars")
@@ -91,15 +95,20 @@ def _omitted(omitted: list[dict]) -> str:
 
 
 def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
-    """The notes found; unknown IDs are errors beside them (or the whole error when none is found)."""
-    from ..retrieve.locate import by_title, index_locator
-    from ..retrieve.read import read as read_notes
+    """The notes found; unknown IDs are errors beside them (or the whole error when none is found).
+
+    Without an index, IDs are found with ripgrep and none is built; titles and
+    aliases are looked up in the index only, so a key that is neither an ID
+    ripgrep finds nor a locator builds it (as a first search does) and is
+    looked up again.
+    """
+    from ..org.units import is_locator
 
     index = ctx.lookup_index()
-    ids = by_title(index, args["ids"]) if index is not None else args["ids"]
-    result = read_notes(ctx.root, ids, depth=args["depth"], budget=args["budget"],
-                        locator=index_locator(index) if index is not None else None,
-                        texts=index.stored_texts() if index is not None else None)
+    result = _read(ctx, index, args)
+    if index is None and any(not is_locator(key) for key in result.missing):
+        ctx.refresh(embed=False)
+        result = _read(ctx, ctx.index, args)
     for message in result.warnings:
         ctx.warn(message)
     if result.missing and not result.docs:
@@ -109,6 +118,17 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     if result.omitted:
         ctx.warn(_omitted(result.omitted))
     return [d.to_json() for d in result.docs]
+
+
+def _read(ctx: OpContext, index: Index | None, args: dict[str, Any]) -> ReadResult:
+    """The call's keys read (IDs, locators, and with an index titles and aliases) at its depth and budget."""
+    from ..retrieve.locate import by_title, index_locator
+    from ..retrieve.read import read as read_notes
+
+    ids = by_title(index, args["ids"]) if index is not None else args["ids"]
+    return read_notes(ctx.root, ids, depth=args["depth"], budget=args["budget"],
+                      locator=index_locator(index) if index is not None else None,
+                      texts=index.stored_texts() if index is not None else None)
 
 
 def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
