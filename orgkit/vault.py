@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from .config import STATE_DIR_NAME
-from .errors import NotFound, OrgkitError
+from .errors import OrgkitError
 from .org.text import UndecodableFile, decode_org
+from .org.units import no_node
 
 if TYPE_CHECKING:
     from .org import Link, Node, OrgFile
@@ -257,7 +258,7 @@ class Vault:
         try:
             return self.by_id[node_id]
         except KeyError:
-            raise NotFound(f"unknown ID: {node_id}") from None
+            raise no_node(node_id) from None
 
     def links_from(self, node_id: str) -> list[Link]:
         self.node(node_id)

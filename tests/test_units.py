@@ -97,6 +97,18 @@ def test_a_locator_opens_with_read_and_context(cli, plain: Path) -> None:
     assert missing.exit_code == 1 and "unknown ID" in missing.stderr
 
 
+def test_links_of_a_locator_say_that_only_nodes_with_an_id_have_id_links(cli, plain: Path) -> None:
+    said = ("orgkit: error: projects/bread.org::*Sourdough starter is a locator, not an ID: id links lead to "
+            "and from nodes with an ID only (`orgkit id add` gives one)")
+    for indexed in (False, True):  # from the files, then from the index
+        if indexed:
+            run_json(cli, "index", "--no-embed", "--notes", str(plain))
+        for command in ("links", "backlinks"):
+            result = cli(command, "projects/bread.org::*Sourdough starter", "--notes", str(plain))
+            assert result.exit_code == 1 and result.stderr.strip() == said
+        assert "unknown ID: nope" in cli("backlinks", "nope", "--notes", str(plain)).stderr
+
+
 def test_a_locator_cannot_lead_outside_the_notes(cli, plain: Path, tmp_path: Path) -> None:
     outside = write_notes(tmp_path / "outside", {"secret.org": "* Secret\nthe password\n"})
     (plain / "link.org").symlink_to(outside / "secret.org")

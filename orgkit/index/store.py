@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple
 
-from ..errors import NotFound
+from ..org.units import no_node
 from ..texts import TextCache
 from ..vault import STATE_DIR_NAME
 from ..storage.backend import DB_NAME, IndexBackend, backend_for
@@ -188,7 +188,7 @@ class Index:
         """Refuse an ID no node has (units have none)."""
         if self.backend.run(conn, f"SELECT 1 FROM nodes WHERE id = {self.backend.P} AND unit = 0",
                             (node_id,)).fetchone() is None:
-            raise NotFound(f"unknown ID: {node_id}")
+            raise no_node(node_id)
 
     def links(self, source: str | None = None) -> list[dict]:
         """Links as `orgkit links [ID] --json` shows them: all, or those out of `source`."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..errors import NotFound
 from .model import Node, OrgFile
 
 SEPARATOR = "::"
@@ -30,6 +31,15 @@ _UNSAFE_TITLE = re.compile(r"[\[\]\n\r]")
 def is_locator(text: str) -> bool:
     """Whether `text` names a file (and maybe a heading in it) rather than an ID."""
     return _LOCATOR.fullmatch(text) is not None
+
+
+def no_node(key: str) -> NotFound:
+    """The error for a key that no node has as its ID. A locator names a file or heading without one,
+    which no id link leads to or from: say so, rather than call it an unknown ID."""
+    if is_locator(key):
+        return NotFound(f"{key} is a locator, not an ID: id links lead to and from nodes with an ID only "
+                        "(`orgkit id add` gives one)")
+    return NotFound(f"unknown ID: {key}")
 
 
 def split_locator(text: str) -> tuple[str, str | None]:
