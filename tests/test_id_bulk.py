@@ -58,6 +58,16 @@ def test_bulk_needs_a_target_and_a_line_names_a_file(cli, tmp_path: Path) -> Non
     assert cli("id", "add", str(notes), "--line", "2").exit_code == 2
 
 
+def test_the_notes_dir_is_given_as_to_every_command_and_is_the_folder_by_default(cli, tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "notes", FOLDER)
+    given = run(cli, "--files", "--notes", str(notes))  # no path: the notes dir --notes names
+    assert [(r["file"], r["line"]) for r in given] == [("agenda.org", 1), ("projects/bread.org", 1)]
+    one = run(cli, str(notes / "agenda.org"), "--line", "6", "--notes", str(notes))
+    assert [(r["line"], r["title"]) for r in one] == [(6, "Dentist")]
+    assert [d["title"] for d in json.loads(cli("read", one[0]["id"], "--notes", str(notes), "--json").stdout)] == \
+        ["Dentist"]
+
+
 # Emacs' own way, as test_edit runs it for headings, then the file's entry at its top.
 EMACS_FILE_AND_HEADINGS = EMACS_ADD_IDS.replace(
     "      (save-buffer)", "      (goto-char (point-min))\n      (unless (org-id-get) (org-id-get-create))\n"

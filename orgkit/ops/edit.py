@@ -69,5 +69,5 @@ declare(Op("id_add", "Give headings of FILE an ID in a property drawer, as Emacs
                    Param("all", "boolean", "Every heading without an ID."),
                    Param("files", "boolean", "Every file without an ID (in its top property drawer)."),
                    Param("dry_run", "boolean", "Say which entries would get an ID; write nothing.")),
-           result="[{id, file, line, title}]", writes=True, cli=("id", "add"), notes=False, mcp=False,
+           result="[{id, file, line, title}]", writes=True, cli=("id", "add"), mcp=False,
            check=_one_target, role="admin"))
