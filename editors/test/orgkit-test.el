@@ -646,7 +646,7 @@ a prefix argument, a folder or glob narrows the list."
                      (list "search" "--limit" "2" "--notes" dir "--json" "--" "apples")))
       (should (equal (orgkit--cli-args "id_add" '((file . "a.org") (all . t)) dir
                                        (orgkit--op dir "id_add"))
-                     (list "id" "add" "--all" "--json" "--" "a.org")))
+                     (list "id" "add" "--all" "--notes" dir "--json" "--" "a.org")))
       ;; A field the registry does not list is refused before anything runs.
       (should (equal (orgkit-test--error-message
                       (lambda () (orgkit--call "search" '((query . "x") (colour . "red")))))
