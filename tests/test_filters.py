@@ -178,6 +178,18 @@ def test_a_title_is_read_in_a_folder_never_indexed_and_an_id_builds_no_index(cli
     assert indexed()
 
 
+def test_a_title_read_where_no_index_can_be_built_is_unknown_and_ids_still_read(cli, notes: Path,
+                                                                                 tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    unwritable = str(tmp_path / "a-file" / "state")  # no folder can be made under a file
+    assert [d["id"] for d in run_json(cli, "read", "garden", "--notes", str(notes), "--state-dir", unwritable)] == \
+        ["garden"]
+    result = cli("read", "Garden", "garden", "--notes", str(notes), "--state-dir", unwritable)
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert "titles and aliases are looked up in the index, and none can be built here" in result.stderr
+    assert "orgkit: error: unknown ID: Garden" in result.stderr and result.stdout.startswith("# Garden  [garden]")
+
+
 def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) -> None:
     now = time.time()
     for age, rel in enumerate(["home/garden.org", "twins/a.org", "work/plan.org", "twins/b.org"]):

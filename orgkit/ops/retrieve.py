@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound
+from ..errors import NotFound, OrgkitError
 from . import declare
 from .context import OpContext
 from .spec import Op, Param
@@ -107,8 +107,12 @@ def read(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     index = ctx.lookup_index()
     result = _read(ctx, index, args)
     if index is None and any(not is_locator(key) for key in result.missing):
-        ctx.refresh(embed=False)
-        result = _read(ctx, ctx.index, args)
+        try:
+            ctx.refresh(embed=False)
+        except (OrgkitError, OSError) as exc:  # a folder one may read and not write: IDs are all it has
+            ctx.warn(f"titles and aliases are looked up in the index, and none can be built here: {exc}")
+        else:
+            result = _read(ctx, ctx.index, args)
     for message in result.warnings:
         ctx.warn(message)
     if result.missing and not result.docs:
