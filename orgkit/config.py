@@ -538,9 +538,14 @@ def without_notes(key: str, env: Mapping[str, str] | None = None) -> Any:
 
 
 def ensure_state_dir(config: Config) -> Path:
-    """The state dir, created with a `.gitignore` so a notes repo never picks up the index."""
-    state = made_dir(config.state_dir)
-    ignore = state / ".gitignore"
-    if not os.path.lexists(ignore):
-        replace_file(ignore, b"# derived data: `orgkit index` rebuilds it\n*\n")
+    """The state dir, created with a `.gitignore` so a notes repo never picks up the index. One that
+    cannot be made or written (a notes folder one may only read) is said so, with where to put it."""
+    try:
+        state = made_dir(config.state_dir)
+        ignore = state / ".gitignore"
+        if not os.path.lexists(ignore):
+            replace_file(ignore, b"# derived data: `orgkit index` rebuilds it\n*\n")
+    except OSError as exc:
+        raise OrgkitError(f"cannot write the state dir {config.state_dir} ({exc.strerror or exc}), where orgkit "
+                          "keeps its index: name a writable one with --state-dir or ORGKIT_STATE_DIR") from exc
     return state

@@ -188,6 +188,10 @@ def test_a_title_read_where_no_index_can_be_built_is_unknown_and_ids_still_read(
     assert result.exit_code == 1 and "Traceback" not in result.stderr
     assert "titles and aliases are looked up in the index, and none can be built here" in result.stderr
     assert "orgkit: error: unknown ID: Garden" in result.stderr and result.stdout.startswith("# Garden  [garden]")
+    searched = cli("search", "compost", "--notes", str(notes), "--state-dir", unwritable)
+    assert searched.exit_code == 1 and searched.stderr == (
+        f"orgkit: error: cannot write the state dir {unwritable} (Not a directory), where orgkit keeps its index: "
+        "name a writable one with --state-dir or ORGKIT_STATE_DIR\n")
 
 
 def test_recent_lists_the_notes_changed_lately_newest_first(cli, notes: Path) -> None:
