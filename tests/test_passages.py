@@ -94,7 +94,18 @@ def test_nothing_relevant_gives_no_notes_and_names_the_near_miss(notes: Path, tm
         "the nearest miss was 'Kitchen diary' (long)"]
     kept = context(index, "kitchen", budget=2000).to_json()
     assert [e["id"] for e in kept["included"]] == ["long"] and kept["reason"] != NOTHING_RELEVANT
+    # no note holds a word of it (by words alone): nothing relevant, said the same way, with no miss to name
+    unheld = context(index, "zqxv wkjh", budget=2000).to_json()
+    assert unheld["included"] == [] and unheld["reason"] == NOTHING_RELEVANT
+    assert unheld["warnings"][-1] == "nothing in the notes is relevant to 'zqxv wkjh'"
     index.close()
+
+
+def test_a_search_that_matches_nothing_says_so(cli, notes: Path) -> None:
+    found = cli("search", "zqxv wkjh", "--notes", str(notes))
+    assert found.exit_code == 0 and found.stdout == ""
+    assert "orgkit: warning: nothing in the notes matches 'zqxv wkjh'" in found.stderr
+    assert "nothing in the notes matches" not in cli("search", "kitchen", "--notes", str(notes)).stderr
 
 
 def test_a_call_reads_in_one_transaction_and_its_notes_passages_at_once(notes: Path, tmp_path: Path) -> None:

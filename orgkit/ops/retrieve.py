@@ -159,6 +159,8 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     for message in found.warnings:
         ctx.warn(message)
     corrected(ctx, found.corrected)
+    if not found.hits:
+        ctx.warn(f"nothing in the notes matches {args['query']!r}")
     return [h.to_json() for h in found.hits]
 
 

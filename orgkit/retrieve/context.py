@@ -84,11 +84,10 @@ def context(
             if not hit.relevant:
                 break
             candidates.append(hit)
-        if found.hits and not candidates:
-            nearest = found.hits[0]
+        if not candidates:  # nothing passed the floor, or nothing matched at all (words only, or no notes)
             result.reason = NOTHING_RELEVANT
-            result.warnings.append(f"nothing in the notes is relevant to {query!r}; "
-                                   f"the nearest miss was {nearest.title!r} ({nearest.id})")
+            nearest = f"; the nearest miss was {found.hits[0].title!r} ({found.hits[0].id})" if found.hits else ""
+            result.warnings.append(f"nothing in the notes is relevant to {query!r}{nearest}")
             return result
         locator = index_locator(index)
         docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))
