@@ -17,7 +17,8 @@ every misspelling its sources hold ("recieve", "seperate"). The lists of a
 language are read in LANGUAGES' order, each the first time a query word is
 missing from the notes and from the lists before it (English: about a tenth
 of a second; all four: about a second on a busy machine), then kept by the
-process (`Lexicon`), so a query whose words the notes hold never pays for them.
+process, so a query whose words the notes hold never pays for them, and no
+query pays twice.
 
 A capitalised word no dictionary knows is taken for a name ("Haming",
 "Karpathy"): a name is not a slip of a common word, so it is corrected only
@@ -51,14 +52,15 @@ LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose wo
 EVERYDAY = ("en",)
 
 
-class Lexicon:
-    """The word lists of LANGUAGES, each read the first time a word is missing from the lists before it,
-    then kept: never stale (they are the installed package's data). A process holds one (ops/warm.py),
-    shared by the memos of every index it serves, as the words of a language belong to no index."""
+# Each language's lists as `_read` gives them, read once a process: they are the installed package's
+# data, never stale, and belong to no index, so every index's memo (and every Lexicon) shares them.
+_LISTS: dict[str, tuple["numpy.ndarray", "numpy.ndarray"]] = {}
+_LISTS_LOCK = threading.Lock()
 
-    def __init__(self) -> None:
-        self._lists: dict[str, tuple["numpy.ndarray", "numpy.ndarray"]] = {}
-        self._lock = threading.Lock()
+
+class Lexicon:
+    """The words of LANGUAGES: each language's lists read the first time a word is missing from the lists
+    before it, then kept by the process (`_LISTS`)."""
 
     def is_real(self, word: str) -> bool:
         """Whether `word` is a word of the language (in any of LANGUAGES' lists, EVERYDAY's included)."""
@@ -83,10 +85,10 @@ class Lexicon:
         return int(counts[at]) if at < len(words) and words[at] == key else None
 
     def _words(self, language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
-        with self._lock:
-            if language not in self._lists:
-                self._lists[language] = _read(language)
-            return self._lists[language]
+        with _LISTS_LOCK:
+            if language not in _LISTS:
+                _LISTS[language] = _read(language)
+            return _LISTS[language]
 
 
 # One word's British and American spellings: (British, American, what comes before, what comes after)

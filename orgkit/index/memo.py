@@ -105,14 +105,15 @@ Stems = Kept[str, frozenset[str]]  # a text -> the stems the passage index's tok
 
 class IndexMemo:
     """The memos of one notes directory's index: word counts (stale with the generation), the stems
-    of texts and the cuts of notes (pure, keyed by their text), and the process's word lists."""
+    of texts and the cuts of notes (pure, keyed by their text), and the language's word lists (the
+    process's: lexicon.py)."""
 
-    def __init__(self, lexicon: Lexicon | None = None) -> None:
+    def __init__(self) -> None:
         self.counts = WordCounts()
         self.stems: Stems = Kept(STEMS_KEPT)
         # (file, first line, text, cuts) -> the note's pieces; a text and its pieces' text are kept
         self.cuts: Kept[tuple[str, int, str, frozenset[int]], Any] = Kept(CUT_CHARS, lambda key: 2 * len(key[2]))
-        self.lexicon = lexicon if lexicon is not None else Lexicon()
+        self.lexicon = Lexicon()
         # (model fingerprint, generation) -> the corpus's scale for a top cosine (retrieve/probes.py): keyed
         # by all it depends on, so never stale; an older generation's falls out past a few
         self.baselines: Kept[tuple[str, int], Any] = Kept(BASELINES_KEPT)

@@ -9,9 +9,7 @@ declared.
 
 A process may serve several notes directories (a test, a library user, one
 server per folder): each gets a `Warm` of its own, keyed by its notes and state
-dirs, so nothing one folder's calls kept is ever read by another's. The word
-lists of the language (index/lexicon.py) belong to no folder, so every `Warm`
-of a process shares the process's one `Lexicon`.
+dirs, so nothing one folder's calls kept is ever read by another's.
 
 What stays at a module's top level is no memo of a folder's data: tables built
 at import (the registry), registrations made once (the write roots of
@@ -20,7 +18,8 @@ warn-once records (config.py, tangle/journal.py), the live connections of the
 one event loop (http/protocol.py), and lru_caches of pure functions of small
 keys (compiled org patterns, result schemas, where rg is for a value of
 $ORGKIT_RG, the roots `notes.follow_roots` gives for one version of the user's
-file). The engines' connection pools, schema checks and tokenizer (storage/,
+file), and the word lists of the language (index/lexicon.py: package data,
+no folder's). The engines' connection pools, schema checks and tokenizer (storage/,
 keyed by database URL or by the text) and the loaded GGUF models (llm/gguf.py,
 keyed by file) are still kept by their own modules.
 """
@@ -37,7 +36,6 @@ from ..config import Config
 if TYPE_CHECKING:
     from ..embed import Embedder
     from ..index import Index
-    from ..index.lexicon import Lexicon
     from ..index.memo import IndexMemo
     from ..index.embedding import BackgroundEmbedder
     from ..memory.worker import CatchUps
@@ -101,7 +99,7 @@ class Warm:
             if self._memo is None:
                 from ..index.memo import IndexMemo
 
-                self._memo = IndexMemo(self._process.lexicon)
+                self._memo = IndexMemo()
             return self._memo
 
     def index(self) -> "Index":
@@ -314,13 +312,11 @@ class Warm:
 
 class ProcessState:
     """Everything a process keeps between calls: the `Warm` of each notes directory it serves, the
-    word lists of the language every one of them shares (never stale: package data), the
     librarian's catch-up threads, one per notes directory (memory/worker.py `CatchUps`), and, in a
     team server's worker, its per-token rate buckets (which refill with time, never go stale) and
     its bid for the background work."""
 
     def __init__(self) -> None:
-        self._lexicon: Lexicon | None = None
         self._catch_ups: CatchUps | None = None
         self.limits: RateLimits | None = None  # the team server's per-token rates; None: no limit
         # a server of several processes: its bid for the background work (held() and ask(),
@@ -328,15 +324,6 @@ class ProcessState:
         self.leader: Any = None
         self._warm: dict[tuple[str, str], Warm] = {}
         self._lock = threading.Lock()
-
-    @property
-    def lexicon(self) -> "Lexicon":
-        with self._lock:
-            if self._lexicon is None:
-                from ..index.lexicon import Lexicon
-
-                self._lexicon = Lexicon()
-            return self._lexicon
 
     @property
     def catch_ups(self) -> "CatchUps":
