@@ -102,10 +102,11 @@ def test_nothing_relevant_gives_no_notes_and_names_the_near_miss(notes: Path, tm
 
 
 def test_a_search_that_matches_nothing_says_so(cli, notes: Path) -> None:
-    found = cli("search", "zqxv wkjh", "--notes", str(notes))
+    found = cli("search", "zqxv wkjh", "--mode", "lexical", "--notes", str(notes))  # by words: no note holds one
     assert found.exit_code == 0 and found.stdout == ""
     assert "orgkit: warning: nothing in the notes matches 'zqxv wkjh'" in found.stderr
-    assert "nothing in the notes matches" not in cli("search", "kitchen", "--notes", str(notes)).stderr
+    assert "nothing in the notes matches" not in cli("search", "kitchen", "--mode", "lexical", "--notes",
+                                                     str(notes)).stderr
 
 
 def test_a_call_reads_in_one_transaction_and_its_notes_passages_at_once(notes: Path, tmp_path: Path) -> None:
