@@ -98,6 +98,36 @@ def test_filters_on_search_scan_and_context_from_the_command_line(cli, notes: Pa
     assert crossed.exit_code == 1 and "--since '7d' is not before the until date '14d'" in crossed.stderr
 
 
+def test_a_repeated_array_option_adds_to_it_rather_than_replacing_it(cli, notes: Path) -> None:
+    run_json(cli, "index", "--no-embed", "--notes", str(notes))
+    search = ("search", "compost", "--mode", "lexical", "--notes", str(notes))
+    assert files(run_json(cli, *search, "--tag", "work", "--tag", "nowhere")) == set()  # both tags, not the last
+    assert files(run_json(cli, *search, "--tag", "nowhere", "--tag", "work")) == set()
+    assert files(run_json(cli, *search, "--tag", "work", "--tag", "WORK,work")) == {"work/plan.org"}
+    made = run_json(cli, "new", "Bins", "--tags", "a", "--tags", "b,c", "--notes", str(notes))
+    assert "#+filetags: :a:b:c:" in (notes / made["file"]).read_text()
+
+
+def test_what_the_filters_left_out_is_named_when_nothing_passes_them(cli, notes: Path) -> None:
+    """Nothing found within filters is not nothing in the notes: each command names the filters."""
+    run_json(cli, "index", "--no-embed", "--notes", str(notes))
+    only = " (only notes tagged :work:garden:, in home, in TODO state DONE)"
+    narrowed = ("--tag", "work", "--tag", "garden", "--folder", "home", "--todo", "DONE", "--notes", str(notes))
+    for command, said in ((("search", "compost", "--mode", "lexical"), "nothing in the notes matches 'compost'"),
+                          (("scan", "compost"), "no headline, title or alias matches 'compost'"),
+                          (("context", "compost"), "nothing in the notes is relevant to 'compost'")):
+        result = cli(*command, *narrowed)
+        assert result.exit_code == 0, result.stderr
+        assert f"orgkit: warning: {said}{only}" in result.stderr.splitlines()
+    assert cli("search", "compost", "--mode", "lexical", "--notes", str(notes)).stderr == ""
+    unfiltered = cli("search", "sourdough", "--mode", "lexical", "--notes", str(notes))
+    assert unfiltered.stderr.strip() == "orgkit: warning: nothing in the notes matches 'sourdough'"
+    since = time.strftime("%Y-%m-%dT%H:%M", time.localtime(time.time() + 86400))
+    later = cli("recent", "--folder", "home", "--since", since, "--notes", str(notes))
+    assert later.exit_code == 0 and later.stdout == ""
+    assert later.stderr.strip() == f"orgkit: warning: no note file (only notes in home, changed since {since})"
+
+
 def test_scan_tag_filter_inherits_through_headings_without_an_id(cli, tmp_path: Path) -> None:
     root = write_notes(tmp_path / "notes", {"deep.org": """
         * Areas

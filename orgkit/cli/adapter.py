@@ -42,6 +42,9 @@ def _click_params(op: Op) -> list[click.Parameter]:
                                       metavar=metavar))
         elif param.type == "boolean":
             out.append(click.Option([param.option, param.name], is_flag=True, help=param.help))
+        elif param.type == "array":  # `--tag a --tag b` is `--tag a,b`, not the last one alone
+            out.append(click.Option([param.option, param.name], multiple=True, metavar=metavar,
+                                    help=_help(param)))
         else:
             out.append(click.Option([param.option, param.name], default=None, metavar=metavar,
                                     help=_help(param)))
@@ -59,6 +62,8 @@ def _given(ctx: OpContext, op: Op, values: dict[str, Any]) -> dict[str, Any]:
         value = values.get(param.name)
         if param.positional and isinstance(value, tuple):
             value = (" ".join(value) if param.words else list(value)) if value else None
+        elif isinstance(value, tuple):  # an array option given once or more, each comma-separated
+            value = ",".join(value) if value else None
         if param.type == "boolean" and value is False:
             value = None
         if param.stdin and param.max_bytes and value == "-":  # a stdin parameter always has its limit

@@ -55,7 +55,8 @@ def _one_target(args: dict[str, Any]) -> None:
 
 declare(Op("new", "Create a note file with a fresh ID, named as org-roam names notes (never overwrites).", new,
            params=(Param("title", "string", "The note's title.", required=True, positional=True, metavar="TITLE"),
-                   Param("tags", "array", "File tags (on the command line: comma-separated, e.g. a,b)."),
+                   Param("tags", "array", "File tags (on the command line: comma-separated, e.g. a,b, or the "
+                         "option repeated)."),
                    Param("body", "string", "The note's text ('-' on the command line reads it from stdin).",
                          default="", stdin=True, max_bytes="deposit.max_bytes"),
                    Param("link", "string", "End the note with a link to this node ID.", metavar="ID")),

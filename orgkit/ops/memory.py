@@ -283,7 +283,7 @@ declare(Op("deposit", "Deposit a finding as a new note (never replacing one); th
                    Param("path", "string", "Where the note goes, relative to the notes dir "
                          "(default deposits/STAMP-slug.org).", metavar="REL"),
                    Param("meta", "array", "Properties for the note, KEY=VALUE (comma-separated on the command "
-                         "line).", metavar="KEY=VALUE,..."),
+                         "line, or the option repeated).", metavar="KEY=VALUE,..."),
                    Param("supersedes", "string", "The deposit this one corrects.", metavar="ID"),
                    Param("no_process", "boolean", "Do not run the librarian now."),
                    FEEDBACK),

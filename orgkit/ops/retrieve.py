@@ -25,8 +25,8 @@ EXACT = Param("exact", "boolean", "Search for the words as typed: no word the no
 LOADING = "the embedding model is still loading"
 # What people narrow a search to (retrieve/filters.py), the same on search, scan and context.
 FILTERS = (
-    Param("tag", "array", "Only notes with every one of these tags, their own or inherited (comma-separated on "
-          "the command line)."),
+    Param("tag", "array", "Only notes with every one of these tags, their own or inherited (on the command "
+          "line: comma-separated, or the option repeated)."),
     Param("folder", "string", "Only notes in this folder or whose file matches this glob, relative to the notes "
           "(projects, projects/*.org)."),
     Param("todo", "string", "Only entries in this TODO state (TODO, DONE, ...)."),
@@ -68,16 +68,16 @@ def corrected(ctx: OpContext, query: str | None) -> None:
 
 
 def scan(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..retrieve.filters import from_args, within
     from ..retrieve.scan import scan as scan_notes
 
-    from ..retrieve.filters import from_args
-
+    filters = from_args(args, ctx.root)
     found = scan_notes(ctx.root, args["query"], limit=args["limit"], regex=args["regex"], count=True,
-                       filters=from_args(args, ctx.root))
+                       filters=filters)
     for message in found.warnings:
         ctx.warn(message)
     if not found.hits:
-        ctx.warn(f"no headline, title or alias matches {args['query']!r}")
+        ctx.warn(f"no headline, title or alias matches {args['query']!r}{within(filters)}")
     if found.matches is not None:
         option = "--limit" if ctx.surface == "cli" else "limit"
         ctx.warn(f"showing {len(found.hits)} of {found.matches} matches ({option} {args['limit']})")
@@ -137,14 +137,18 @@ def _read(ctx: OpContext, index: Index | None, args: dict[str, Any]) -> ReadResu
 
 def recent(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     from ..memory.store import pending_deposits
-    from ..retrieve.filters import from_args
+    from ..retrieve.filters import from_args, within
     from ..retrieve.recent import recent as changed
 
-    return changed(ctx.root, limit=args["limit"], filters=from_args(args, ctx.root),
-                   hidden=pending_deposits(ctx.config))
+    filters = from_args(args, ctx.root)
+    found = changed(ctx.root, limit=args["limit"], filters=filters, hidden=pending_deposits(ctx.config))
+    if not found:
+        ctx.warn(f"no note file{within(filters)}")
+    return found
 
 
 def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
+    from ..retrieve.filters import within
     from ..retrieve.search import search as search_index
 
     mode = args["mode"]
@@ -154,13 +158,14 @@ def search(ctx: OpContext, args: dict[str, Any]) -> list[dict]:
     if not (args["no_update"] and ctx.index.exists()):
         ctx.refresh(embed=embedder is not None)
     min_score = args["min_score"] if args["min_score"] is not None else ctx.config["search.min_score"]
+    scope = scope_of(ctx, args)
     found = search_index(ctx.index, args["query"], mode=mode, limit=args["limit"], embedder=embedder,
-                         cache=ctx.cache, min_score=min_score, scope=scope_of(ctx, args), exact=args["exact"])
+                         cache=ctx.cache, min_score=min_score, scope=scope, exact=args["exact"])
     for message in found.warnings:
         ctx.warn(message)
     corrected(ctx, found.corrected)
     if not found.hits:
-        ctx.warn(f"nothing in the notes matches {args['query']!r}")
+        ctx.warn(f"nothing in the notes matches {args['query']!r}{within(scope.filters)}")
     return [h.to_json() for h in found.hits]
 
 

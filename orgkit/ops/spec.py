@@ -40,8 +40,8 @@ class Param:
 
     `positional` makes it a command-line argument instead of an option; a
     positional string with `words` takes several words joined by spaces
-    (`orgkit scan two words`). An array given as an option is comma-separated;
-    an object is given as JSON text. `stdin` lets `-` stand for standard input.
+    (`orgkit scan two words`). An array given as an option is comma-separated
+    (or the option repeated); an object is given as JSON text. `stdin` lets `-` stand for standard input.
 
     The boundary of an untrusted caller (`serve`, MCP) is declared here too:
     `cli_only` leaves the parameter out of every other surface's schema;

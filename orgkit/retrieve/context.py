@@ -24,6 +24,7 @@ from ..index.store import Index
 from ..locator import Locator
 from ..texts import KeptFiles, TextCache
 from ..vault import require_dir
+from .filters import within
 from .locate import index_locator
 from .passages import Excerpt, PassageScores, excerpt
 from .read import ReadDoc, read
@@ -87,7 +88,8 @@ def context(
         if not candidates:  # nothing passed the floor, or nothing matched at all (words only, or no notes)
             result.reason = NOTHING_RELEVANT
             nearest = f"; the nearest miss was {found.hits[0].title!r} ({found.hits[0].id})" if found.hits else ""
-            result.warnings.append(f"nothing in the notes is relevant to {query!r}{nearest}")
+            only = within(scope.filters if scope else None)
+            result.warnings.append(f"nothing in the notes is relevant to {query!r}{only}{nearest}")
             return result
         locator = index_locator(index)
         docs = read(index.root, [c.id for c in candidates], locator=locator, texts=_texts(index, kept))

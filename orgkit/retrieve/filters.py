@@ -89,6 +89,28 @@ class Filters:
         return all(t.casefold() in held for t in self.tags) and self.admits_file(root, file)
 
 
+def _moment(seconds: float) -> str:
+    """A filter's date as the local time it stands for (`2026-12-01T00:00`)."""
+    return datetime.fromtimestamp(seconds).isoformat(timespec="minutes")
+
+
+def within(filters: Filters | None) -> str:
+    """What `filters` let through, for a message that nothing was found (" (only notes tagged x, in y)";
+    "" without filters): a search that finds nothing within them says so, not that the notes lack it."""
+    if not filters:
+        return ""
+    parts = [f"tagged :{':'.join(filters.tags)}:"] if filters.tags else []
+    if filters.folder:
+        parts.append(f"in {filters.folder}")
+    if filters.todo:
+        parts.append(f"in TODO state {filters.todo}")
+    if filters.since is not None:
+        parts.append(f"changed since {_moment(filters.since)}")
+    if filters.until is not None:
+        parts.append(f"changed before {_moment(filters.until)}")
+    return f" (only notes {', '.join(parts)})"
+
+
 def _in_folder(file: str, folder: str) -> bool:
     return fnmatch.fnmatchcase(file, folder) or file.startswith(folder + "/")
 
