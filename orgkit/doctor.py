@@ -44,10 +44,14 @@ def check_ripgrep(setup: Setup, report: Report) -> None:
 def check_notes(setup: Setup, report: Report) -> None:
     """Read every file as a full load would, and look at the graph it makes."""
     outside: list[tuple[str, str]] = []
-    vault = Vault.load(setup.root, list(iter_org_files(setup.root, outside)))
+    attachments: list[str] = []
+    vault = Vault.load(setup.root, list(iter_org_files(setup.root, outside, attachments)))
     for rel, target in outside:
         report.add("warning", "symlink", f"a symlink to {target}, outside the notes: not followed "
                    "(notes.follow_roots in your own config adds a root)", rel)
+    for rel in attachments:
+        report.add("warning", "attachment", "an org file whose path holds data/, where Org keeps attachments: "
+                   "left out, as org-roam leaves it out", rel)
     for rel, why in vault.skipped:
         report.add("error", "parse", why.removeprefix(f"{rel}: "), rel)
     for parsed in vault.files:

@@ -80,11 +80,15 @@ def reachable(root: Path, rel: str) -> bool:
     return _within(real, (os.path.realpath(root), *follow_roots()))
 
 
-def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None) -> Iterator[str]:
+def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None,
+                   attachments: list[str] | None = None) -> Iterator[str]:
     """Relative paths (forward slashes) of the org files org-roam would index, sorted.
 
     A symlink leading out of the notes (and the roots `notes.follow_roots` adds)
     is not followed; each is added to `outside` as (its path, where it leads).
+    The org files left out for lying under a `data/` folder are added to
+    `attachments`: a folder that is not org-roam's may keep notes there, and
+    its owner is told why they are not found.
     """
     found: list[str] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -118,8 +122,12 @@ def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None) -> 
                     walk(entry.path, sub + "/")
             elif is_org_file(sub) and entry.is_file():  # not a dangling symlink
                 found.append(sub)
+            elif attachments is not None and in_attachments(sub) and _org_name(name) and entry.is_file():
+                attachments.append(sub)
 
     walk(str(root), "")
+    if attachments is not None:
+        attachments.sort()
     return iter(sorted(found))
 
 
@@ -131,12 +139,19 @@ def in_walked_folders(rel: str) -> bool:
 
 def is_org_file(rel: str) -> bool:
     """org-roam's file test on a path relative to the notes directory."""
-    name = rel.rsplit("/", 1)[-1]
+    return _org_name(rel.rsplit("/", 1)[-1]) and not in_attachments(rel)
+
+
+def _org_name(name: str) -> bool:
     # `.#x.org` is Emacs' lock file (a dangling symlink, which org-roam's `find -type f`
     # skips); `#x.org#` auto-save files do not end in .org, and `#x.org` is a real note.
-    if not name.endswith(".org") or name.startswith(".#"):
-        return False
-    return "data/" not in rel
+    return name.endswith(".org") and not name.startswith(".#")
+
+
+def in_attachments(rel: str) -> bool:
+    """Whether `rel` matches org-roam's default exclusion, `org-attach-id-dir` ("data/", a regexp
+    matched anywhere in the path, as org-roam does: "metadata/x.org" too)."""
+    return "data/" in rel
 
 
 def older_first(root: Path, rels: Iterable[str]) -> list[str]:

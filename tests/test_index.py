@@ -234,6 +234,31 @@ def test_no_embed_builds_the_word_index_only(notes: Path, cli, tiny_model: Path)
                           "--json", "compost").stdout)[0]["id"] == "tomatoes"
 
 
+def test_org_files_under_a_data_folder_are_left_out_and_named(cli, tmp_path: Path) -> None:
+    """org-roam reads no note under a data/ folder (org-attach's); a folder that is not org-roam's
+    may keep notes there, so index and doctor name what they leave out, rather than drop it unsaid."""
+    root = write_notes(tmp_path / "notes", {
+        "kept.org": "* Kept\nRead.\n",
+        "data/analysis.org": "* Analysis\nNot read.\n",
+        "projects/metadata/schema.org": "* Schema\nNot read either: its path holds data/.\n",
+        "data/picture.png": "not org",
+        **{f"data/more/{n}.org": "* More\n" for n in range(3)},
+    })
+    result = cli("index", "--no-embed", "--notes", str(root))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "orgkit: warning: left out 5 org file(s) whose path holds data/, where Org keeps attachments and "
+        "org-roam reads no notes: data/analysis.org, data/more/0.org, data/more/1.org and 2 more"]
+    assert json.loads(cli("index", "--no-embed", "--notes", str(root), "--json").stdout)["attachments"] == 5
+    assert [h["file"] for h in json.loads(cli("scan", "analysis", "--notes", str(root), "--json").stdout)] == []
+    doctor = json.loads(cli("doctor", "--notes", str(root), "--json").stdout)
+    named = sorted(i["file"] for i in doctor["findings"] if i["check"] == "attachment")
+    assert named == ["data/analysis.org", "data/more/0.org", "data/more/1.org", "data/more/2.org",
+                     "projects/metadata/schema.org"]
+    plain = write_notes(tmp_path / "plain", {"a.org": "* A\n"})
+    assert cli("index", "--no-embed", "--notes", str(plain)).stderr == ""
+
+
 def test_state_dir_option_and_environment(notes: Path, cli, tmp_path: Path, tiny_model: Path,
                                           monkeypatch) -> None:
     state = tmp_path / "state"

@@ -53,13 +53,14 @@ class UpdateStats:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     model_error: str | None = None
+    attachments: list[str] = field(default_factory=list)  # org files left out under a data/ folder
 
     def to_json(self) -> dict:
         return {"files": self.files, "parsed": self.parsed, "removed": self.removed,
                 "chunks": self.chunks, "embedded": self.embedded, "tokens": self.tokens,
                 "pending": self.pending,
                 "seconds": round(self.seconds, 3), "warnings": self.warnings,
-                "model_error": self.model_error}
+                "model_error": self.model_error, "attachments": len(self.attachments)}
 
 
 def update(
@@ -128,7 +129,7 @@ def _sync_files(index: Index, stats: UpdateStats) -> None:
     gone: list[str] = []
     present: set[str] = set()
     base = str(index.root)
-    for rel in iter_org_files(index.root):
+    for rel in iter_org_files(index.root, attachments=stats.attachments):
         stats.files += 1
         present.add(rel)
         try:

@@ -25,8 +25,20 @@ def index(ctx: OpContext, args: dict[str, Any]) -> dict:
         ctx.warn(message)
     if stats.model_error:
         ctx.warn(f"{stats.model_error}; indexing words only")
+    if stats.attachments:
+        ctx.warn(_attachments(stats.attachments))
     _drop_deleted_claims(ctx)
     return {**stats.to_json(), "indexed": ctx.index.counts(), "feedback_events": _record_corrections(ctx)}
+
+
+SHOWN_ATTACHMENTS = 3  # a warning is a line: the first few files, the rest counted
+
+
+def _attachments(files: list[str]) -> str:
+    """Why org files under a data/ folder are not found: one line, naming the first few."""
+    more = f" and {len(files) - SHOWN_ATTACHMENTS} more" if len(files) > SHOWN_ATTACHMENTS else ""
+    return (f"left out {len(files)} org file(s) whose path holds data/, where Org keeps attachments and "
+            f"org-roam reads no notes: {', '.join(files[:SHOWN_ATTACHMENTS])}{more}")
 
 
 def _drop_deleted_claims(ctx: OpContext) -> None:
