@@ -305,3 +305,23 @@ def test_letters_past_a_word_of_the_notes_make_a_name_not_a_slip(tmp_path: Path)
         assert search(index, "graphql schema").corrected is None
         assert not search(index, "graphql schema").relevant
         assert search(index, "grpahs edges").corrected == "graphs edges"
+
+
+def test_a_compound_the_notes_write_apart_is_searched_for_as_their_two_words(tmp_path: Path) -> None:
+    """"bikeshare" is the notes' "bike-share" and "homeserver" their "home server", the hyphen or space
+    left out: no slip, and no thing they lack. Words the notes hold only apart ("sharebike"), and a word
+    of the language they write apart ("lockdown" for their "lock down"), are kept as typed."""
+    with indexed(tmp_path, {
+        "bikes.org": ":PROPERTIES:\n:ID: bikes\n:END:\n#+title: Bike-share trips\n\n"
+                     "A year of bike-share data: trips between stations.\n",
+        "nook.org": ":PROPERTIES:\n:ID: nook\n:END:\n#+title: Nook\n\n"
+                    "The home server keeps the backups; lock down its SSH first. Share a bike.\n"}) as index:
+        found = search(index, "bikeshare trips")
+        assert found.corrected == "bike share trips" and found.hits[0].id == "bikes" and found.relevant
+        assert found.signals.coverage == 1.0 and found.signals.known == 1.0
+        question = search(index, "which backups does the homeserver keep?")
+        assert question.corrected == "which backups does the home server keep?" and question.relevant
+        assert [h.id for h in question.hits if h.relevant] == ["nook"]
+        assert search(index, "sharebike").corrected is None
+        assert search(index, "lockdown").corrected is None and search(index, "lockdown").hits == []
+        assert search(index, "bikeshare", exact=True).hits == []

@@ -9,7 +9,9 @@ typing slips do) whose stems the notes hold, words of the language first; when
 there are none, its stem is compared with the stems that start with the same
 letter and are about as long, the closest within a small edit distance; then
 it may be spelt by ear ("funcshun"), then its first letter may be the slip.
-Up to three are searched for in its place.
+Up to three are searched for in its place. Before all of these, such a word
+may be two words of the notes run together ("bikeshare" for their "bike-share"):
+then it is searched for as those two.
 Words that match something are left alone, so a correct query is ranked
 exactly as before.
 """
@@ -32,6 +34,7 @@ LONGEST = 40  # longer words are no slips to look for: a word's edits grow with 
 MOST_SLIPS = 8  # words of one query looked at as slips (each costs milliseconds): the rest are kept as typed
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 FIRST_LETTER_FROM = 6  # letters from which a word's first letter may be its slip ("vterm" is no "xterm")
+SHORTEST_PART = 3  # letters of each word a compound is cut into ("keymap": "key map")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,7 @@ class Term:
     stem: str
     docs: int
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
+    joined: str = ""  # the word as typed, when this is a part of it the notes write apart ("bikeshare")
 
 
 def stems_of(texts: dict[int, str], kept: Stems | None = None) -> dict[int, frozenset[str]]:
@@ -114,6 +118,10 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         slip = correct and not docs and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS \
             and not memo.lexicon.is_real(word)
         looked += slip
+        parts = written_apart(conn, word, vocabulary, backend, memo) if slip else []
+        if parts:
+            out.extend(Term(part, part_stem, part_docs, joined=word) for part, part_stem, part_docs in parts)
+            continue
         fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
                  or sounded_alike(conn, word, vocabulary, memo)
                  or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
@@ -121,6 +129,26 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
             fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
         out.append(Term(word, stemmed, docs, fixes))
     return out
+
+
+def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: Any,
+                  memo: IndexMemo) -> list[tuple[str, str, int]]:
+    """`word` as two words the notes write side by side, as (word, stem, passages holding it) each ([]: none).
+
+    A compound no list knows ("bikeshare", "homeserver") where the notes write
+    "bike-share" or "home server" is their word with its space or hyphen left
+    out, no slip of a word one edit away. Each cut leaving two words of at
+    least SHORTEST_PART letters, both held by the notes, is tried, the most
+    even first; the first whose two words some passage holds in a row is it.
+    """
+    cuts = sorted(range(SHORTEST_PART, len(word) - SHORTEST_PART + 1), key=lambda at: (abs(len(word) - 2 * at), at))
+    pairs = [(word[:at], word[at:]) for at in cuts]
+    stems = stem([w for pair in pairs for w in pair], memo.stems)
+    counts = _documents(conn, set(stems), vocabulary, memo)
+    for (first, second), first_stem, second_stem in zip(pairs, stems[::2], stems[1::2]):
+        if first_stem in counts and second_stem in counts and backend.lexical(conn, [f"{first} {second}"], 1.0, 1):
+            return [(first, first_stem, counts[first_stem]), (second, second_stem, counts[second_stem])]
+    return []
 
 
 def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo, *,
@@ -206,6 +234,9 @@ def corrected(conn: Connection, query: str, terms: list[Term], backend: Any, mem
     was corrected)."""
     fixes = {t.word: surface(conn, t.word, t.corrections[0], backend, memo) for t in terms
              if not t.docs and t.corrections}
+    for t in terms:  # a compound the notes write apart, as they write it: "bike share"
+        if t.joined:
+            fixes[t.joined] = f"{fixes[t.joined]} {t.word}" if t.joined in fixes else t.word
     if not fixes:
         return None
     return WORD.sub(lambda m: fixes.get(m.group(0), m.group(0)), query.lower())
