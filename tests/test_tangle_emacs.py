@@ -40,6 +40,7 @@ EMACS_FAILS: dict[str, tuple[str, list[str]]] = {
     "missing_reference.org": ("Reference `nosuch' not found", []),
     "comment_block_reference.org": ("c is a comment block", []),
     "missing_directory.org": ("add :mkdirp yes", ["first.py"]),
+    "mkdirp_later_target.org": ("a later target's :mkdirp makes it only after", []),
     "no_comment_syntax.org": ("no comment syntax is known for language 'text'", ["first.py"]),
     "noweb_comment_no_syntax.org": ("no comment syntax is known for language 'text'", []),
     "directory_target.org": (":tangle scripts/ names a directory", []),

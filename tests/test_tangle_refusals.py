@@ -80,3 +80,22 @@ def test_non_utf8_file_with_non_ascii_output_is_refused(tmp_path: Path) -> None:
         tangle([org])
     assert "notes.org is not valid UTF-8" in str(info.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.org"]
+
+
+def test_a_folder_only_a_later_target_makes_fails_as_in_emacs_dry_run_too(tmp_path: Path) -> None:
+    """Emacs makes a target's folder only for a target with :mkdirp, in turn: `build/` is missing
+    when run.sh, first and without :mkdirp, is written. A dry run says so as the run would."""
+    org = tmp_path / "notes.org"
+    org.write_text("#+begin_src sh :tangle build/run.sh\nrun\n#+end_src\n"
+                   "#+begin_src python :tangle build/main.py :mkdirp yes\nmain\n#+end_src\n")
+    for dry_run in (True, False):
+        with pytest.raises(TangleError) as info:
+            tangle([org], dry_run=dry_run)
+        assert str(info.value) == (f"cannot write {tmp_path}/build/run.sh: directory {tmp_path}/build does not "
+                                   "exist: a later target's :mkdirp makes it only after this one is written, as in "
+                                   "Emacs (add :mkdirp yes to create it)")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.org"]
+    org.write_text("#+begin_src python :tangle build/main.py :mkdirp yes\nmain\n#+end_src\n"
+                   "#+begin_src sh :tangle build/run.sh\nrun\n#+end_src\n")
+    tangle([org])
+    assert sorted(p.name for p in (tmp_path / "build").iterdir()) == ["main.py", "run.sh"]

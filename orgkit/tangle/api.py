@@ -10,7 +10,7 @@ from ..files import process_umask
 from .errors import TangleError
 from .journal import locked, record_path, recover, shipped_journals
 from .plan import Options, Target, named_targets, plan_file
-from .write import final_mode, write_targets
+from .write import check_directories, final_mode, write_targets
 
 
 @dataclass
@@ -59,6 +59,7 @@ def tangle(files: list[Path], options: Options | None = None, dry_run: bool = Fa
     """
     recovered = finish_interrupted(files)
     targets = plan(files, options, confine)
+    check_directories(targets)  # a dry run fails where Emacs would, as the run would
     kept = [] if dry_run else write_targets(targets, force=force)
     return TangleResult(targets, written=not dry_run, recovered=recovered, kept=kept)
 

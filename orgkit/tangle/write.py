@@ -147,6 +147,26 @@ def _last_write_wins(targets: list[Target]) -> list[Target]:
     return list(by_path.values())
 
 
+def check_directories(targets: list[Target]) -> None:
+    """Fail, before anything is written, where Emacs fails on a missing folder.
+
+    Emacs writes the targets in turn (in the order they first appear), making a
+    target's folder only when that target says `:mkdirp`: a folder that only a
+    later target makes does not exist yet when an earlier one without `:mkdirp` is written.
+    """
+    made: set[Path] = set()
+    for target in targets:
+        directory = target.path.parent
+        if target.mkdirp:
+            made.update((directory, *directory.parents))
+        elif directory not in made and not directory.is_dir():
+            later = any(t.mkdirp and directory in (t.path.parent, *t.path.parent.parents) for t in targets)
+            why = (": a later target's :mkdirp makes it only after this one is written, as in Emacs"
+                   if later else "")
+            raise TangleError(f"cannot write {target.path}: directory {directory} does not exist{why} "
+                              "(add :mkdirp yes to create it)")
+
+
 def _make_directories(targets: list[Target], umask: int) -> list[Path]:
     """Create `:mkdirp` directories; return those created, to remove them on failure."""
     created: list[Path] = []
@@ -169,13 +189,9 @@ def _make_directories(targets: list[Target], umask: int) -> list[Path]:
 
 
 def _stage(target: Target, temp: Path, umask: int) -> None:
-    """The target's bytes in `temp` beside it, fsynced, with the target's final mode."""
-    directory = target.path.parent
-    if not directory.is_dir():
-        raise TangleError(
-            f"cannot write {target.path}: directory {directory} does not exist (add :mkdirp yes to create it)"
-        )
-    staged_copy(directory, target.content, mode=final_mode(target, umask), name=temp.name)
+    """The target's bytes in `temp` beside it, fsynced, with the target's final mode (its folder is
+    there: `check_directories`)."""
+    staged_copy(target.path.parent, target.content, mode=final_mode(target, umask), name=temp.name)
 
 
 def _remove_made_dirs(made_dirs: list[Path]) -> None:
