@@ -107,7 +107,7 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     American: "colour", "color") is taken for the notes' spelling, held as
     theirs: it is the same word, no slip.
     """
-    out = []
+    out: list[Term] = []
     stems = stem(words, memo.stems)
     counts = _documents(conn, set(stems), vocabulary, memo)
     looked = 0
