@@ -26,9 +26,14 @@ def prose_words(lines: list[str]) -> int:
     return words
 
 
-if __name__ == "__main__":
-    root = Path(sys.argv[1])
+def print_samples(root: Path, first: tuple[str, int, int], second: tuple[str, int, int]) -> None:
+    """Two (set name, seed, size) samples of the sections of `root` holding enough prose, as JSON;
+    how many there were to sample from on stderr."""
     items = sections(root, sorted(root.rglob("*.org")), prose_words)
-    first, second = two_samples(items, (2032, 45), (2033, 25))
+    one, two = two_samples(items, first[1:], second[1:])
     print(len(items), file=sys.stderr)
-    print(json.dumps({"elpadocs": first, "elpadocs_fit2": second}, indent=1))
+    print(json.dumps({first[0]: one, second[0]: two}, indent=1))
+
+
+if __name__ == "__main__":
+    print_samples(Path(sys.argv[1]), ("elpadocs", 2032, 45), ("elpadocs_fit2", 2033, 25))
