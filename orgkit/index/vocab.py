@@ -137,16 +137,20 @@ def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: 
 
     A compound no list knows ("bikeshare", "homeserver") where the notes write
     "bike-share" or "home server" is their word with its space or hyphen left
-    out, no slip of a word one edit away. Each cut leaving two words of at
-    least SHORTEST_PART letters, both held by the notes, is tried, the most
-    even first; the first whose two words some passage holds in a row is it.
+    out, no slip of a word one edit away. The cuts leaving two words of at
+    least SHORTEST_PART letters, both held by the notes, are tried, the most
+    even first (MAX_ALTERNATIVES of them: each asks the index once); the first
+    whose two words some passage holds in a row is it.
     """
     cuts = sorted(range(SHORTEST_PART, len(word) - SHORTEST_PART + 1), key=lambda at: (abs(len(word) - 2 * at), at))
     pairs = [(word[:at], word[at:]) for at in cuts]
-    stems = stem([w for pair in pairs for w in pair], memo.stems)
+    stems = stem([w for pair in pairs for w in pair])  # not remembered, as a slip's edits are not (`_held`)
     counts = _documents(conn, set(stems), vocabulary, memo)
-    for (first, second), first_stem, second_stem in zip(pairs, stems[::2], stems[1::2]):
-        if first_stem in counts and second_stem in counts and backend.lexical(conn, [f"{first} {second}"], 1.0, 1):
+    held = [(first, second, first_stem, second_stem)
+            for (first, second), first_stem, second_stem in zip(pairs, stems[::2], stems[1::2])
+            if first_stem in counts and second_stem in counts]
+    for first, second, first_stem, second_stem in held[:MAX_ALTERNATIVES]:
+        if backend.lexical(conn, [f"{first} {second}"], 1.0, 1):
             return [(first, first_stem, counts[first_stem]), (second, second_stem, counts[second_stem])]
     return []
 
