@@ -122,7 +122,7 @@ def iter_org_files(root: Path, outside: list[tuple[str, str]] | None = None,
                     walk(entry.path, sub + "/")
             elif is_org_file(sub) and entry.is_file():  # not a dangling symlink
                 found.append(sub)
-            elif attachments is not None and in_attachments(sub) and _org_name(name) and entry.is_file():
+            elif attachments is not None and _in_attachments(sub) and _org_name(name) and entry.is_file():
                 attachments.append(sub)
 
     walk(str(root), "")
@@ -139,7 +139,7 @@ def in_walked_folders(rel: str) -> bool:
 
 def is_org_file(rel: str) -> bool:
     """org-roam's file test on a path relative to the notes directory."""
-    return _org_name(rel.rsplit("/", 1)[-1]) and not in_attachments(rel)
+    return _org_name(rel.rsplit("/", 1)[-1]) and not _in_attachments(rel)
 
 
 def _org_name(name: str) -> bool:
@@ -148,7 +148,7 @@ def _org_name(name: str) -> bool:
     return name.endswith(".org") and not name.startswith(".#")
 
 
-def in_attachments(rel: str) -> bool:
+def _in_attachments(rel: str) -> bool:
     """Whether `rel` matches org-roam's default exclusion, `org-attach-id-dir` ("data/", a regexp
     matched anywhere in the path, as org-roam does: "metadata/x.org" too)."""
     return "data/" in rel
