@@ -218,7 +218,26 @@ def postgres_server():
         except Exception as exc:  # noqa: BLE001 - any failure to start is a reason to skip
             pytest.skip(f"cannot start a PostgreSQL server with pgserver: {exc}")
     yield server
-    server.cleanup()
+    _remove_server(server)
+
+
+def _remove_server(server, attempts: int = 4) -> None:
+    """Stop the session's server and delete its data dir. The removal has met a file written while
+    the dir was being emptied ("Directory not empty: 'base'"), the server's last writes landing after
+    `pg_ctl stop` returned: it is tried again, a moment later, before the error stands."""
+    import os
+    import time
+
+    for attempt in range(attempts):
+        try:
+            server.cleanup()
+            return
+        except OSError:
+            if not os.path.exists(server.pgdata):
+                return
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5)
 
 
 _databases = iter(range(1, 1 << 30))
