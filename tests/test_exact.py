@@ -155,7 +155,8 @@ def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_m
         "rust.org": ":PROPERTIES:\n:ID: rust\n:END:\n#+title: Rust\n\nThe borrow checker of the compiler "
                     "enforces ownership and memory safety.\n",
         "garden.org": ":PROPERTIES:\n:ID: garden\n:END:\n#+title: Garden\n\nTomato plants need water, "
-                      "soil and compost.\n"})
+                      "soil and compost.\n",
+        "cats.org": ":PROPERTIES:\n:ID: cats\n:END:\n#+title: Cats\n\nA kitten sleeps in the garden.\n"})
 
     def dense(*query: str) -> list[tuple[str, float]]:
         result = cli("search", "--notes", str(notes), "--json", "--mode", "dense", *query)
@@ -165,6 +166,8 @@ def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_m
     read = dense("compilr", "safety")
     assert read == dense("compiler", "safety") and read[0][0] == "rust"
     assert dense("--exact", "compilr", "safety") != read
+    # a word the language uses is read by BM25's passage in dense mode as in the others
+    assert dense("kitteh", "garden") == dense("kitten", "garden")
 
 
 def test_a_slip_is_read_as_the_word_the_best_matching_passage_holds(tmp_path: Path) -> None:
@@ -325,3 +328,23 @@ def test_a_compound_the_notes_write_apart_is_searched_for_as_their_two_words(tmp
         assert search(index, "sharebike").corrected is None
         assert search(index, "lockdown").corrected is None and search(index, "lockdown").hits == []
         assert search(index, "bikeshare", exact=True).hits == []
+
+
+def test_a_word_the_language_uses_is_a_slip_only_where_the_query_bears_it_out(tmp_path: Path) -> None:
+    """Words too rare for the dictionaries ("matcha", "hangry") are no slips of the notes' "match" and
+    "hungry", alone or beside words no passage holds with those, but are beside a word that passage
+    holds ("chess matcha"); a misspelling the web writes as often
+    ("recieve") is read as the notes' word where a passage holds it beside another word of the query,
+    and a slip the language barely uses ("flie") against a far commoner word ("file") is one alone."""
+    with indexed(tmp_path, {
+        "chess.org": ":PROPERTIES:\n:ID: chess\n:END:\n#+title: Chess club\n\nThe club match ends at ten; "
+                     "players get hungry by then.\n",
+        "post.org": ":PROPERTIES:\n:ID: post\n:END:\n#+title: Post\n\nWe receive each parcel at the desk.\n",
+        "disk.org": ":PROPERTIES:\n:ID: disk\n:END:\n#+title: Disk\n\nEach file is copied twice.\n"}) as index:
+        for query in ("matcha", "Matcha", "matcha tea", "hangry", "recieve", "hangry recieve"):
+            found = search(index, query)
+            assert found.corrected is None and found.hits == [], query
+        found = search(index, "recieve the parcel")
+        assert found.corrected == "receive the parcel" and found.hits[0].id == "post" and found.relevant
+        assert search(index, "flie").corrected == "file"
+        assert search(index, "chess matcha").corrected == "chess match"  # the notes' match is a chess one

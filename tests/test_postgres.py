@@ -24,7 +24,7 @@ from conftest import REPO, new_database, shared_path
 
 QUERIES = {
     "manual": ["search ranking", "tangle a file", "org-roam links", "deposit review recall", "embedding model offline",
-               "search.inline_embed_limit", "teamserver tokens"],
+               "search.inline_embed_limit", "teamserver tokens", "recieve deposits", "search matcha"],
     "braindump": ["emacs configuration", "spaced repetition", "functional programming"],
 }
 MODES = {"manual": ("lexical", "dense", "hybrid"), "braindump": ("lexical",)}

@@ -32,6 +32,14 @@ French's is not), so it reads them all; it is asked only for a question's
 words the notes lack, which `is_real` has mostly read them for already.
 Only pyspellchecker's lists count: a word wordfreq alone knows counts 0,
 as before it did (the floor's bar for a rare word is on their scale).
+
+Below those lists' bar the language still uses words a search may meet:
+"matcha", "hangry", "glamping" are used less than once in a million words,
+and so were slips of "match", "hungry", "clamp". wordfreq's large list of
+English (words used at least once in a hundred million) knows them, but it
+knows the web's commonest misspellings as well ("recieve", "tring"), so it
+cannot say real from slip; what it gives is how often (`used`, on the Zipf
+scale: 3 is once in a million), which vocab.py weighs against the correction's.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose wo
 # wordfreq's lists read beside them: English alone, as the web text of the others drops accents, and
 # "expresion", "funcion" (Spanish without its accent) are slips of English words
 EVERYDAY = ("en",)
+USAGE = "en-large"  # wordfreq's large English list, kept apart: its words are no evidence a word is real
 
 
 # Each language's lists as `_read` gives them, read once a process: they are the installed package's
@@ -74,6 +83,11 @@ class Lexicon:
         "asterisks" barely, "asterisk" often)."""
         word = word.lower()
         return max(map(self._listed, {word, *american(word), *_uninflected(word)}))
+
+    def used(self, word: str) -> float:
+        """How often English uses `word`, on the Zipf scale (log10 of uses in a billion words; 0: less
+        than once in a hundred million): wordfreq's large list, read the first time it is asked."""
+        return (self._count_in(USAGE, hash(word.lower())) or 0) / 100
 
     def _listed(self, word: str) -> int:
         return max(self._count_in(language, hash(word)) or 0 for language in LANGUAGES)
@@ -140,6 +154,8 @@ def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
     four languages take about 10 MB instead of 60 as Python strings."""
     import numpy as np
 
+    if language == USAGE:
+        return _usage()
     with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
         words: dict[str, int] = json.loads(gzip.decompress(packed.read()))
     if language in EVERYDAY:
@@ -148,5 +164,19 @@ def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
         words |= {word: 0 for word in wordfreq.iter_wordlist(language, "small") if word not in words}
     keys = np.fromiter((hash(word) for word in words), dtype=np.int64, count=len(words))
     counts = np.fromiter(words.values(), dtype=np.int32, count=len(words))
+    order = np.argsort(keys, kind="stable")
+    return keys[order], counts[order]
+
+
+def _usage() -> tuple["numpy.ndarray", "numpy.ndarray"]:
+    """wordfreq's large English list as sorted hashes and each word's Zipf value times 100 (its
+    buckets are a hundredth of a Zipf step apart: bucket i holds the words used 10^(-i/100) of the time)."""
+    import numpy as np
+    import wordfreq
+
+    buckets = wordfreq.get_frequency_list("en", "large")
+    words = [(hash(word), 900 - i) for i, bucket in enumerate(buckets) for word in bucket]
+    keys = np.fromiter((k for k, _ in words), dtype=np.int64, count=len(words))
+    counts = np.fromiter((c for _, c in words), dtype=np.int32, count=len(words))
     order = np.argsort(keys, kind="stable")
     return keys[order], counts[order]

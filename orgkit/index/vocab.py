@@ -12,6 +12,10 @@ it may be spelt by ear ("funcshun"), then its first letter may be the slip.
 Up to three are searched for in its place. Before all of these, such a word
 may be two words of the notes run together ("bikeshare" for their "bike-share"):
 then it is searched for as those two.
+A word the language uses, if rarely ("matcha", "hangry": lexicon.py), is a
+slip only when its correction is far commoner in the language (MORE_USED:
+"flie" for "file"); else it is `doubtful`, and search takes the correction
+only where the query's other words bear it out (retrieve/search.py).
 Words that match something are left alone, so a correct query is ranked
 exactly as before.
 """
@@ -35,6 +39,9 @@ MOST_SLIPS = 8  # words of one query looked at as slips (each costs milliseconds
 MAX_ALTERNATIVES = 3  # equally close stems all searched for
 FIRST_LETTER_FROM = 6  # letters from which a word's first letter may be its slip ("vterm" is no "xterm")
 SHORTEST_PART = 3  # letters of each word a compound is cut into ("keymap": "key map")
+# Zipf steps by which a correction must be commoner than a word the language uses, for the word to be
+# its slip: "flie" (1.1) for "file" (4.8), not "matcha" (2.7) for "match" (5.1) (bench/README.md)
+MORE_USED = 2.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,7 @@ class Term:
     docs: int
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
     joined: str = ""  # the word as typed, when this is a part of it the notes write apart ("bikeshare")
+    doubtful: bool = False  # a word the language uses: corrected only where the query's other words say so
 
 
 def stems_of(texts: dict[int, str], kept: Stems | None = None) -> dict[int, frozenset[str]]:
@@ -127,7 +135,8 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
                  or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
         if fixes and word in names:
             fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
-        out.append(Term(word, stemmed, docs, fixes))
+        unsure = bool(fixes) and doubtful(conn, word, fixes[0], backend, memo)
+        out.append(Term(word, stemmed, docs, fixes, doubtful=unsure))
     return out
 
 
@@ -153,6 +162,13 @@ def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: 
         if backend.lexical(conn, [f"{first} {second}"], 1.0, 1):
             return [(first, first_stem, counts[first_stem]), (second, second_stem, counts[second_stem])]
     return []
+
+
+def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMemo) -> bool:
+    """Whether `word`, which the language uses (lexicon.py `used`), may be no slip of the word the notes
+    write for the stem `fix`: unless that word is MORE_USED Zipf steps commoner, either may be meant."""
+    used = memo.lexicon.used(word)
+    return used > 0 and memo.lexicon.used(surface(conn, word, fix, backend, memo)) - used < MORE_USED
 
 
 def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo, *,

@@ -184,7 +184,7 @@ def search(
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend, index.memo, exact=exact)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend, index.memo) if mode != "dense" else None
-        terms = _in_context(index, terms, lexical)
+        terms, lexical = _as_read(index, conn, query, pool, terms, lexical)
         result.corrected = vocab.corrected(conn, query, terms, index.backend, index.memo)
         vectors, query_vector, scores = None, None, None
         if mode != "lexical":
@@ -323,6 +323,32 @@ def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> lis
         return terms  # it holds no word beside the slip's: a rarer correction alone put it first
     return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
             if len(t.corrections) > 1 else t for t in terms]
+
+
+def _as_read(index: Index, conn: Connection, query: str, pool: int, terms: list[Term],
+             lexical: Ranking | None) -> tuple[list[Term], Ranking | None]:
+    """The query's words as BM25's top passage reads them (`_in_context`, `_borne_out`), and BM25's
+    ranking of them (None stays None: dense mode asks BM25 only to read a doubtful word, as the
+    other modes do, so every mode embeds the query as read)."""
+    terms = _in_context(index, terms, lexical)
+    if not any(t.doubtful for t in terms):
+        return terms, lexical
+    ranked = lexical if lexical is not None else lexical_ranking(conn, query, pool, terms, index.backend, index.memo)
+    borne = _borne_out(index, terms, ranked)
+    if borne == terms or lexical is None:
+        return borne, lexical
+    return borne, lexical_ranking(conn, query, pool, borne, index.backend, index.memo)
+
+
+def _borne_out(index: Index, terms: list[Term], lexical: Ranking) -> list[Term]:
+    """`terms` less the corrections of each doubtful word (a word the language uses: vocab.doubtful)
+    that BM25's top passage, ranked with them, does not hold beside another word of the query:
+    "matcha" alone, or where no passage holds "match" beside the query's "tea", is kept as typed,
+    a word the notes lack; "recieve the parcel" is read as "receive" where the notes receive parcels."""
+    held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset()) if lexical else frozenset()
+    beside = sum(_holds(held, t) for t in terms) >= 2
+    return [replace(t, corrections=(), doubtful=False) if t.doubtful and not (beside and _holds(held, t)) else t
+            for t in terms]
 
 
 def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
