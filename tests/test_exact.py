@@ -348,3 +348,17 @@ def test_a_word_the_language_uses_is_a_slip_only_where_the_query_bears_it_out(tm
         assert found.corrected == "receive the parcel" and found.hits[0].id == "post" and found.relevant
         assert search(index, "flie").corrected == "file"
         assert search(index, "chess matcha").corrected == "chess match"  # the notes' match is a chess one
+
+
+def test_a_compound_the_language_uses_is_cut_in_two_only_where_the_query_bears_it_out(tmp_path: Path) -> None:
+    """"livestream" is a word of its own that the notes write apart: alone it is kept as typed (a word
+    they lack), beside a word of the passage that holds "live stream" it is read as theirs; a compound
+    no list knows ("homeserver") is cut alone too."""
+    with indexed(tmp_path, {
+        "club.org": ":PROPERTIES:\n:ID: club\n:END:\n#+title: Club\n\nThe chess final gets a live stream "
+                    "from the hall.\n",
+        "nook.org": ":PROPERTIES:\n:ID: nook\n:END:\n#+title: Nook\n\nThe home server keeps backups.\n"}) as index:
+        assert search(index, "livestream").corrected is None and search(index, "livestream").hits == []
+        found = search(index, "chess livestream")
+        assert found.corrected == "chess live stream" and found.hits[0].id == "club"
+        assert search(index, "homeserver").corrected == "home server"

@@ -15,7 +15,8 @@ then it is searched for as those two.
 A word the language uses, if rarely ("matcha", "hangry": lexicon.py), is a
 slip only when its correction is far commoner in the language (MORE_USED:
 "flie" for "file"); else it is `doubtful`, and search takes the correction
-only where the query's other words bear it out (retrieve/search.py).
+only where the query's other words bear it out (retrieve/search.py); so is
+such a word cut in two ("livestream").
 Words that match something are left alone, so a correct query is ranked
 exactly as before.
 """
@@ -128,7 +129,9 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         looked += slip
         parts = written_apart(conn, word, vocabulary, backend, memo) if slip else []
         if parts:
-            out.extend(Term(part, part_stem, part_docs, joined=word) for part, part_stem, part_docs in parts)
+            unsure = memo.lexicon.used(word) > 0  # "livestream": a word, or "live stream" run together
+            out.extend(Term(part, part_stem, part_docs, joined=word, doubtful=unsure)
+                       for part, part_stem, part_docs in parts)
             continue
         fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
                  or sounded_alike(conn, word, vocabulary, memo)

@@ -341,14 +341,34 @@ def _as_read(index: Index, conn: Connection, query: str, pool: int, terms: list[
 
 
 def _borne_out(index: Index, terms: list[Term], lexical: Ranking) -> list[Term]:
-    """`terms` less the corrections of each doubtful word (a word the language uses: vocab.doubtful)
-    that BM25's top passage, ranked with them, does not hold beside another word of the query:
-    "matcha" alone, or where no passage holds "match" beside the query's "tea", is kept as typed,
-    a word the notes lack; "recieve the parcel" is read as "receive" where the notes receive parcels."""
+    """`terms` with each doubtful reading of a word the language uses (vocab.doubtful: a correction, or
+    two words it was cut into) undone unless BM25's top passage, ranked with it, holds it beside
+    another word of the query: "matcha" alone, or where no passage holds "match" beside the query's
+    "tea", is kept as typed, a word the notes lack, and so is "livestream" alone where they say "live
+    stream"; "recieve the parcel" is read as "receive" where the notes receive parcels."""
     held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset()) if lexical else frozenset()
-    beside = sum(_holds(held, t) for t in terms) >= 2
-    return [replace(t, corrections=(), doubtful=False) if t.doubtful and not (beside and _holds(held, t)) else t
-            for t in terms]
+    out: list[Term] = []
+    for reading in _readings(terms):
+        others = [t for t in terms if all(t is not r for r in reading)]
+        if not reading[0].doubtful or (all(_holds(held, t) for t in reading) and any(_holds(held, t) for t in others)):
+            out += reading
+        elif reading[0].joined:
+            word = reading[0].joined
+            out.append(Term(word, vocab.stem([word], index.memo.stems)[0], 0))
+        else:
+            out.append(replace(reading[0], corrections=(), doubtful=False))
+    return out
+
+
+def _readings(terms: list[Term]) -> list[list[Term]]:
+    """`terms` as each typed word was read: one term, or the words a compound was cut into (in a row)."""
+    groups: list[list[Term]] = []
+    for term in terms:
+        if term.joined and groups and groups[-1][0].joined == term.joined:
+            groups[-1].append(term)
+        else:
+            groups.append([term])
+    return groups
 
 
 def _words_held(index: Index, terms: list[Term], passages: list[int]) -> list[set[int]]:
