@@ -370,6 +370,8 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert relevant("paxos leader election votes")  # not asked: its words decide
     assert relevant("why isn't the raft leader elected by votes")  # "isn", "t": a contraction's tails, no names
     assert relevant("how does raft 3 elect a leader")  # a number names nothing alone
+    assert relevant("how did raft elect a leader in its 4th term")  # nor an ordinal
+    assert relevant("how did raft elect a leader in the 1990s")  # nor a decade
     assert relevant("how does raft elect a leader with asterisks")  # a plural the lists barely count, of a word they do
 
 

@@ -25,6 +25,7 @@ stems) comes first. Every hit is then judged against the relevance floor
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
@@ -54,6 +55,7 @@ POOL = 50  # nodes each ranking contributes to the fusion
 FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of them
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
+NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # a number, an ordinal or a decade: no name of a thing
 
 
 @dataclass(slots=True)
@@ -267,8 +269,8 @@ def known(terms: list[Term]) -> float:
 def unnamed(terms: list[Term], lexicon: Lexicon) -> bool:
     """Whether a word of the query names a thing the notes lack: no note holds it, it is no slip of
     a word they hold, and the language barely uses it (floor.py). A number names nothing alone (a
-    version, an error code the notes need not spell out), nor does a contraction's tail."""
-    return any(not t.docs and not t.corrections and not t.word.isdigit() and t.word not in CONTRACTION_TAILS
+    version, an error code the notes need not spell out; "40th", "1990s"), nor does a contraction's tail."""
+    return any(not t.docs and not t.corrections and not NUMBER.fullmatch(t.word) and t.word not in CONTRACTION_TAILS
                and floor.rare(lexicon.count(t.word)) for t in terms)
 
 
