@@ -2,7 +2,7 @@
 
     python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]
 
-CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs or litnotes.
+CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs, litnotes or agenda.
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -29,6 +29,10 @@ CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs or litnotes.
   (bench/retrieval_blind/litnotes, CC0): eighteen files in five folders, most
   of each file's text inside source blocks, as in the held-out literate
   corpus, copied as they are: no IDs.
+- agenda: one person's org folder of work and home written for this benchmark
+  (bench/retrieval_blind/agenda, CC0): eighteen files, TODO trees with their
+  drawers and planning lines, meetings, a datetree journal, checklists; many
+  short headings, copied as they are: no IDs.
 
 With `--no-ids` a corpus is built as most org folders are, without IDs:
 literate gets no drawer, and every `:ID:` line of braindump and the manual
@@ -42,7 +46,7 @@ no IDs.
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr, npmdocs), by file and a
-line inside the target heading's section (literate, enews, elpadocs, litnotes, and braindump_sections'
+line inside the target heading's section (literate, enews, elpadocs, litnotes, agenda, and braindump_sections'
 sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
@@ -77,7 +81,8 @@ EMACS_ETC = Path(os.environ.get("ORGKIT_EMACS_ETC", "/usr/share/emacs/28.2/etc")
 NPM_DOCS = Path(os.environ.get("ORGKIT_NPM_DOCS", "/usr/lib/node_modules/npm/docs/content"))  # npm's own manual
 SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate": SHARED / "literate",
            "manual": REPO / "notes", "enews": EMACS_ETC, "npmdocs": NPM_DOCS, "elpadocs": None,
-           "litnotes": REPO / "bench" / "retrieval_blind" / "litnotes"}
+           "litnotes": REPO / "bench" / "retrieval_blind" / "litnotes",
+           "agenda": REPO / "bench" / "retrieval_blind" / "agenda"}
 # enews: each note's name, the Emacs file it is, and that file's SHA-256 in Emacs 28.2
 ENEWS = {
     "calc-news.org": ("CALC-NEWS", "fa4cbd0a064cb44a0acf0c631ac2d960a9f2f354f426e27d7aaaa1c99ead69d4"),
@@ -134,7 +139,7 @@ def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True,
         if not ids:
             for org in dest.rglob("*.org"):
                 org.write_text(strip_ids(org.read_text(encoding="utf-8", errors="replace"))[0], encoding="utf-8")
-    elif corpus == "litnotes" or (corpus == "literate" and not ids):
+    elif corpus in ("litnotes", "agenda") or (corpus == "literate" and not ids):
         for org in sorted(source.rglob("*.org")):
             out = dest / org.relative_to(source)
             out.parent.mkdir(parents=True, exist_ok=True)
