@@ -1,6 +1,7 @@
 """Program-made slips of words the notes use: the share that search reads back as the word meant.
 
     python bench/bench_slips.py --notes DIR [--seed 7] [--count 300] [--first-letter] [--show]
+    python bench/bench_slips.py --notes DIR --pairs FILE --corpus NAME [--show]
 
 DIR: a notes folder, indexed (`orgkit index --notes DIR`). Words of five or
 more letters are drawn from its .org files, each given one slip (a letter
@@ -9,7 +10,14 @@ random); a slip that is itself a word of the language or of the notes is
 left out (no reading of one word can tell it from the word meant). Without
 `--first-letter` the first letter is never touched, as people rarely miss it.
 A slip counts as read back when the query search shows (its correction, or
-the slip itself) stems as the word meant does.
+the slip as search reads it: as typed, or spelt the notes' way across the
+Atlantic) stems as the word meant does.
+
+With `--pairs`, the slips are not made by the program but read from FILE,
+tab-separated lines of corpus, word, slip (and what kind of slip it is),
+those of corpus NAME: retrieval_blind/human_misspellings.tsv holds
+misspellings written by hand, as people make them. A slip that is a word of
+the language or of the notes is left out, as above.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from pathlib import Path
 from orgkit.index import Index
 from orgkit.index.lexicon import Lexicon
 from orgkit.index.vocab import stem
-from orgkit.retrieve.search import search
+from orgkit.retrieve.search import lexical_terms, search
 
 
 def slipped(word: str, rng: random.Random, first_letter: bool) -> str:
@@ -40,6 +48,13 @@ def slipped(word: str, rng: random.Random, first_letter: bool) -> str:
     return word[:at] + word[at + 1] + word[at] + word[at + 2:]
 
 
+def read_as(index: Index, slip: str) -> str:
+    """`slip` as search reads it when it shows no correction: as typed, or as the notes spell it across
+    the Atlantic ("dence" is their "dense", no slip to show)."""
+    with index.snapshot() as conn:
+        return " ".join(term.word for term in lexical_terms(conn, slip, index.backend, index.memo)) or slip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=Path, required=True)
@@ -47,24 +62,33 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--first-letter", action="store_true", help="slips may fall on the first letter")
     parser.add_argument("--show", action="store_true", help="list the slips not read back")
+    parser.add_argument("--pairs", type=Path, help="slips written by hand: corpus, word, slip a line (tab-separated)")
+    parser.add_argument("--corpus", help="with --pairs: the corpus whose lines to read")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     text = " ".join(p.read_text(errors="ignore") for p in sorted(args.notes.rglob("*.org")))
     words = sorted({w.lower() for w in re.findall(r"\b[a-zA-Z]{5,}\b", text)})
     lexicon, index = Lexicon(), Index.at(args.notes)
+    if args.pairs:
+        pairs = [(word, slip) for corpus, word, slip, *_ in (line.split("\t") for line in
+                 args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()) if corpus == args.corpus]
+    else:
+        drawn = rng.sample(words, min(args.count, len(words)))
+        pairs = [(word, slipped(word, rng, args.first_letter)) for word in drawn]
     read_back, missed, left_out = 0, [], 0
-    for word in rng.sample(words, min(args.count, len(words))):
-        slip = slipped(word, rng, args.first_letter)
+    for word, slip in pairs:
         if slip in words or lexicon.is_real(slip):
             left_out += 1
             continue
-        shown = search(index, slip, mode="lexical", limit=1).corrected or slip
+        shown = search(index, slip, mode="lexical", limit=1).corrected or read_as(index, slip)
         if stem([shown]) == stem([word]):
             read_back += 1
         else:
             missed.append(f"  {slip} -> {shown} (meant {word})")
     total = read_back + len(missed)
-    print(f"{args.notes.name}, seed {args.seed}{', first letters too' if args.first_letter else ''}: "
+    how = f"{args.pairs.name} ({args.corpus})" if args.pairs else \
+        f"seed {args.seed}{', first letters too' if args.first_letter else ''}"
+    print(f"{args.notes.name}, {how}: "
           f"{read_back}/{total} slips read back ({read_back / max(total, 1):.3f}); {left_out} were words")
     if args.show:
         print("\n".join(missed))

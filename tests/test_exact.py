@@ -335,18 +335,22 @@ def test_a_word_the_language_uses_is_a_slip_only_where_the_query_bears_it_out(tm
     "hungry", alone or beside words no passage holds with those, but are beside a word that passage
     holds ("chess matcha"); a misspelling the web writes as often
     ("recieve") is read as the notes' word where a passage holds it beside another word of the query,
-    and a slip the language barely uses ("flie") against a far commoner word ("file") is one alone."""
+    and a slip the language barely uses ("flie", "acheivement") against a far commoner word ("file",
+    "achievement") is one alone."""
     with indexed(tmp_path, {
         "chess.org": ":PROPERTIES:\n:ID: chess\n:END:\n#+title: Chess club\n\nThe club match ends at ten; "
                      "players get hungry by then.\n",
         "post.org": ":PROPERTIES:\n:ID: post\n:END:\n#+title: Post\n\nWe receive each parcel at the desk.\n",
-        "disk.org": ":PROPERTIES:\n:ID: disk\n:END:\n#+title: Disk\n\nEach file is copied twice.\n"}) as index:
+        "disk.org": ":PROPERTIES:\n:ID: disk\n:END:\n#+title: Disk\n\nEach file is copied twice.\n",
+        "goals.org": ":PROPERTIES:\n:ID: goals\n:END:\n#+title: Goals\n\nIs the target achievable?\n"}) as index:
         for query in ("matcha", "Matcha", "matcha tea", "hangry", "recieve", "hangry recieve"):
             found = search(index, query)
             assert found.corrected is None and found.hits == [], query
         found = search(index, "recieve the parcel")
         assert found.corrected == "receive the parcel" and found.hits[0].id == "post" and found.relevant
         assert search(index, "flie").corrected == "file"
+        # weighed against "achievement", one edit from it, though the notes write only "achievable"
+        assert search(index, "acheivement").corrected == "achievable"
         assert search(index, "chess matcha").corrected == "chess match"  # the notes' match is a chess one
 
 

@@ -168,10 +168,16 @@ def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: 
 
 
 def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMemo) -> bool:
-    """Whether `word`, which the language uses (lexicon.py `used`), may be no slip of the word the notes
-    write for the stem `fix`: unless that word is MORE_USED Zipf steps commoner, either may be meant."""
+    """Whether `word`, which the language uses (lexicon.py `used`), may be no slip of the word it was
+    taken for: unless that word is MORE_USED Zipf steps commoner, either may be meant. The word taken
+    for is the commonest with the stem `fix` of those one edit from `word` as typed ("acheivement":
+    achievement) and the one the notes write (`surface`: they may write only "achievable")."""
     used = memo.lexicon.used(word)
-    return used > 0 and memo.lexicon.used(surface(conn, word, fix, backend, memo)) - used < MORE_USED
+    if not used:
+        return False
+    edits = sorted(one_edit(word))
+    meant = [e for e, s in zip(edits, stem(edits)) if s == fix] + [surface(conn, word, fix, backend, memo)]
+    return max(map(memo.lexicon.used, meant)) - used < MORE_USED
 
 
 def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo, *,
@@ -192,11 +198,17 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     """
     if first and len(word) < FIRST_LETTER_FROM:  # a short word's first letter changed is often a word of its own
         return _held(conn, {word[1] + word[0] + word[2:]}, vocabulary, memo)  # ("vterm" is no "xterm"): swapped
+    edits = one_edit(word)
+    return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
+
+
+def one_edit(word: str) -> set[str]:
+    """The strings one deletion, swap of neighbours, change or insertion of a letter from `word`."""
     letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     edits = {a + b[1:] for a, b in cuts if b} | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
-    edits |= {a + c + b[1:] for a, b in cuts if b for c in letters} | {a + c + b for a, b in cuts for c in letters}
-    return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
+    edits |= {a + c + b[1:] for a, b in cuts if b for c in letters}
+    return edits | {a + c + b for a, b in cuts for c in letters}
 
 
 def spelt_otherwise(conn: Connection, word: str, vocabulary: Vocabulary,
