@@ -202,3 +202,22 @@ def test_embedded_text_is_what_a_reader_sees() -> None:
             "[[https://example.org][a page]].\n\n* Part\n:PROPERTIES:\n:ID: b\n:END:\nBody.\n")
     texts = [c.text for c in chunk_file(parse_org(text, "a.org"), text)]
     assert texts == ["Filters: Used with Simultaneous\nLocalization and\na page.", "Filters > Part: Body."]
+
+
+def test_a_stop_while_runs_start_waits_for_a_started_run_and_starts_no_more(notes: Path, tiny_model: Path) -> None:
+    """A server closing as its first query starts a background run: `stop` met the run's thread made
+    but not yet started ("cannot join thread before it is started", and the process exited 1)."""
+    import threading
+
+    index = Index.at(notes)
+    update(index)
+    embedder = Embedder.from_config(load(notes))
+    pending = pending_count(index, embedder.fingerprint)
+    for _ in range(50):
+        background = BackgroundEmbedder(index.root, index.state_dir, embedder)
+        starter = threading.Thread(target=background.start, args=(pending,))
+        starter.start()
+        background.stop(timeout=30)  # raised now and then before
+        starter.join()
+        background.stop(timeout=30)
+        assert not background.running and not background.start(pending)

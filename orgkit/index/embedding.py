@@ -198,6 +198,7 @@ class BackgroundEmbedder:
         self.error: str | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._stopped = False  # `stop` was called: the process is closing, no run starts after it
         self._lock = threading.Lock()
 
     @property
@@ -207,7 +208,7 @@ class BackgroundEmbedder:
     def start(self, pending: int) -> bool:
         """Start embedding when `pending` texts wait and no run is going; whether one started."""
         with self._lock:
-            if pending == 0 or self.running or self.error is not None:
+            if pending == 0 or self.running or self.error is not None or self._stopped:
                 return False
             self._stop.clear()
             self.progress = EmbedProgress(total=pending)
@@ -258,7 +259,12 @@ class BackgroundEmbedder:
                 "the rest rank by words only until then")
 
     def stop(self, timeout: float | None = None) -> None:
-        """Ask the run to end after its current batch, and wait for it."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        """Ask the run to end after its current batch, and wait for it; start none after. Under the
+        lock `start` holds while it makes and starts a run's thread, so a stop that comes between
+        the two (a client hanging up as its first query starts a run) waits for a started thread."""
+        with self._lock:
+            self._stopped = True
+            self._stop.set()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
