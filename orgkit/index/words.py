@@ -16,6 +16,7 @@ STOPWORDS = frozenset(
 CONTRACTION_TAILS = frozenset(
     "s t d ll m re ve isn aren wasn weren doesn didn hasn haven hadn wouldn shouldn couldn mustn needn".split()
 )
+NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # a number, an ordinal or a decade: no name of a thing
 WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts words: `_` separates
 
 

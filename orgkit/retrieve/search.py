@@ -25,7 +25,6 @@ stems) comes first. Every hit is then judged against the relevance floor
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
@@ -42,7 +41,7 @@ from ..index.lexicon import Lexicon
 from ..index.memo import IndexMemo
 from ..index.vocab import Term
 from ..index.words import STOPWORDS as _STOPWORDS
-from ..index.words import CONTRACTION_TAILS, WORD, query_terms
+from ..index.words import CONTRACTION_TAILS, NUMBER, WORD, query_terms
 from . import floor, fusion, probes
 from .scope import Scope, scoped
 
@@ -55,7 +54,6 @@ POOL = 50  # nodes each ranking contributes to the fusion
 FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of them
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
-NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # a number, an ordinal or a decade: no name of a thing
 
 
 @dataclass(slots=True)
@@ -312,17 +310,15 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     return best
 
 
-def _in_context(index: Index, terms: list[Term], lexical: Ranking | None) -> list[Term]:
-    """`terms` with each mistyped word's corrections held by BM25's top passage (the one that best
-    matches the whole query, each correction searched for) put first, the others in their order
-    (closest, then commonest): "modl training" is read as "model", not "mold", where the notes
-    train models. A passage holding no other word of the query is no context: BM25 put it first
-    for its correction's rarity alone. What the query is shown and embedded as is the first correction."""
-    if not lexical or not any(len(t.corrections) > 1 for t in terms):
-        return terms
-    held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset())
-    if sum(_holds(held, t) for t in terms) < 2:
-        return terms  # it holds no word beside the slip's: a rarer correction alone put it first
+def _in_context(terms: list[Term], held: frozenset[str]) -> list[Term]:
+    """`terms` with each mistyped word's corrections held by BM25's top passage (`held`: the stems of
+    the one that best matches the whole query, each correction searched for) put first, the others
+    in their order (closest, then commonest): "modl training" is read as "model", not "mold", where
+    the notes train models. A passage holding no other word of the query is no context: BM25 put it
+    first for its correction's rarity alone. What the query is shown and embedded as is the first
+    correction."""
+    if not any(len(t.corrections) > 1 for t in terms) or sum(_holds(held, t) for t in terms) < 2:
+        return terms  # nothing to order, or no word beside the slip's: a rarer correction alone put it first
     return [replace(t, corrections=tuple(sorted(t.corrections, key=lambda stem: stem not in held)))
             if len(t.corrections) > 1 else t for t in terms]
 
@@ -331,24 +327,35 @@ def _as_read(index: Index, conn: Connection, query: str, pool: int, terms: list[
              lexical: Ranking | None) -> tuple[list[Term], Ranking | None]:
     """The query's words as BM25's top passage reads them (`_in_context`, `_borne_out`), and BM25's
     ranking of them (None stays None: dense mode asks BM25 only to read a doubtful word, as the
-    other modes do, so every mode embeds the query as read)."""
-    terms = _in_context(index, terms, lexical)
-    if not any(t.doubtful for t in terms):
+    other modes do, so every mode embeds the query as read). The passage's stems are read once."""
+    doubtful = any(t.doubtful for t in terms)
+    asked = lexical and (doubtful or any(len(t.corrections) > 1 for t in terms))
+    held = _top_stems(index, lexical) if asked else frozenset()
+    terms = _in_context(terms, held)
+    if not doubtful:
         return terms, lexical
-    ranked = lexical if lexical is not None else lexical_ranking(conn, query, pool, terms, index.backend, index.memo)
-    borne = _borne_out(index, terms, ranked)
+    if lexical is None:
+        held = _top_stems(index, lexical_ranking(conn, query, pool, terms, index.backend, index.memo))
+    borne = _borne_out(index, terms, held)
     if borne == terms or lexical is None:
         return borne, lexical
     return borne, lexical_ranking(conn, query, pool, borne, index.backend, index.memo)
 
 
-def _borne_out(index: Index, terms: list[Term], lexical: Ranking) -> list[Term]:
+def _top_stems(index: Index, ranking: Ranking | None) -> frozenset[str]:
+    """The stems BM25's top passage holds (none without one)."""
+    if not ranking:
+        return frozenset()
+    return _stems_in(index, [ranking[0][1]]).get(ranking[0][1], frozenset())
+
+
+def _borne_out(index: Index, terms: list[Term], held: frozenset[str]) -> list[Term]:
     """`terms` with each doubtful reading of a word the language uses (vocab.doubtful: a correction, or
-    two words it was cut into) undone unless BM25's top passage, ranked with it, holds it beside
-    another word of the query: "matcha" alone, or where no passage holds "match" beside the query's
-    "tea", is kept as typed, a word the notes lack, and so is "livestream" alone where they say "live
-    stream"; "recieve the parcel" is read as "receive" where the notes receive parcels."""
-    held = _stems_in(index, [lexical[0][1]]).get(lexical[0][1], frozenset()) if lexical else frozenset()
+    two words it was cut into) undone unless BM25's top passage, ranked with it (`held`: its stems),
+    holds it beside another word of the query: "matcha" alone, or where no passage holds "match"
+    beside the query's "tea", is kept as typed, a word the notes lack, and so is "livestream" alone
+    where they say "live stream"; "recieve the parcel" is read as "receive" where the notes receive
+    parcels."""
     out: list[Term] = []
     for reading in _readings(terms):
         others = [t for t in terms if all(t is not r for r in reading)]
