@@ -152,8 +152,6 @@ def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
     """The words of `language`'s lists as their sorted hashes (this process's string hash) and their
     counts in the same order (0 for a word wordfreq alone lists): a lookup is a binary search, and
     four languages take about 10 MB instead of 60 as Python strings."""
-    import numpy as np
-
     if language == USAGE:
         return _usage()
     with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
@@ -162,21 +160,23 @@ def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
         import wordfreq
 
         words |= {word: 0 for word in wordfreq.iter_wordlist(language, "small") if word not in words}
-    keys = np.fromiter((hash(word) for word in words), dtype=np.int64, count=len(words))
-    counts = np.fromiter(words.values(), dtype=np.int32, count=len(words))
-    order = np.argsort(keys, kind="stable")
-    return keys[order], counts[order]
+    return _hashed(words)
 
 
 def _usage() -> tuple["numpy.ndarray", "numpy.ndarray"]:
-    """wordfreq's large English list as sorted hashes and each word's Zipf value times 100 (its
-    buckets are a hundredth of a Zipf step apart: bucket i holds the words used 10^(-i/100) of the time)."""
-    import numpy as np
+    """wordfreq's large English list as `_hashed` keeps it, each word's count its Zipf value times 100
+    (its buckets are a hundredth of a Zipf step apart: bucket i holds the words used 10^(-i/100) of the time)."""
     import wordfreq
 
     buckets = wordfreq.get_frequency_list("en", "large")
-    words = [(hash(word), 900 - i) for i, bucket in enumerate(buckets) for word in bucket]
-    keys = np.fromiter((k for k, _ in words), dtype=np.int64, count=len(words))
-    counts = np.fromiter((c for _, c in words), dtype=np.int32, count=len(words))
+    return _hashed({word: 900 - i for i, bucket in enumerate(buckets) for word in bucket})
+
+
+def _hashed(words: dict[str, int]) -> tuple["numpy.ndarray", "numpy.ndarray"]:
+    """`words` as their sorted hashes (this process's string hash) and their counts in the same order."""
+    import numpy as np
+
+    keys = np.fromiter((hash(word) for word in words), dtype=np.int64, count=len(words))
+    counts = np.fromiter(words.values(), dtype=np.int32, count=len(words))
     order = np.argsort(keys, kind="stable")
     return keys[order], counts[order]
