@@ -2,6 +2,7 @@
 
     python bench/bench_slips.py --notes DIR [--seed 7] [--count 300] [--first-letter] [--show]
     python bench/bench_slips.py --notes DIR --pairs FILE --corpus NAME [--show]
+    python bench/bench_slips.py --notes DIR --held [--show]
 
 DIR: a notes folder, indexed (`orgkit index --notes DIR`). Words of five or
 more letters are drawn from its .org files, each given one slip (a letter
@@ -18,6 +19,12 @@ tab-separated lines of corpus, word, slip (and what kind of slip it is),
 those of corpus NAME: retrieval_blind/human_misspellings.tsv holds
 misspellings written by hand, as people make them. A slip that is a word of
 the language or of the notes is left out, as above.
+
+With `--held`, the other side: the words the notes write (four letters or
+more) that no list of the language knows and the index holds (their text,
+not their IDs or link targets), their jargon and names ("kubectl",
+"goroutines"), each searched alone: how many search shows corrected into
+another word. A word the notes write is no slip, so the figure should be 0.
 """
 
 from __future__ import annotations
@@ -55,6 +62,18 @@ def read_as(index: Index, slip: str) -> str:
         return " ".join(term.word for term in lexical_terms(conn, slip, index.backend, index.memo)) or slip
 
 
+def held_rewritten(index: Index, lexicon: Lexicon, text: str, show: bool) -> None:
+    """Print how many of the words `text` writes that no list knows search shows corrected."""
+    own = sorted({w.lower() for w in re.findall(r"\b[a-zA-Z]{4,}\b", text)})
+    with index.snapshot() as conn:
+        unknown = [w for w in own if not lexicon.is_real(w)
+                   and all(t.docs for t in lexical_terms(conn, w, index.backend, index.memo, exact=True))]
+    rewritten = [(w, fixed) for w in unknown if (fixed := search(index, w, mode="lexical", limit=1).corrected)]
+    print(f"{index.root.name}: the notes' own words no list knows rewritten {len(rewritten)}/{len(unknown)}")
+    if show:
+        print("\n".join(f"  {w} -> {fixed}" for w, fixed in rewritten))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=Path, required=True)
@@ -64,11 +83,15 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list the slips not read back")
     parser.add_argument("--pairs", type=Path, help="slips written by hand: corpus, word, slip a line (tab-separated)")
     parser.add_argument("--corpus", help="with --pairs: the corpus whose lines to read")
+    parser.add_argument("--held", action="store_true", help="the notes' own words no list knows: how many are rewritten")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     text = " ".join(p.read_text(errors="ignore") for p in sorted(args.notes.rglob("*.org")))
     words = sorted({w.lower() for w in re.findall(r"\b[a-zA-Z]{5,}\b", text)})
     lexicon, index = Lexicon(), Index.at(args.notes)
+    if args.held:
+        held_rewritten(index, lexicon, text, args.show)
+        return
     if args.pairs:
         pairs = [(word, slip) for corpus, word, slip, *_ in (line.split("\t") for line in
                  args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()) if corpus == args.corpus]

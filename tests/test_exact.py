@@ -366,3 +366,32 @@ def test_a_compound_the_language_uses_is_cut_in_two_only_where_the_query_bears_i
         found = search(index, "chess livestream")
         assert found.corrected == "chess live stream" and found.hits[0].id == "club"
         assert search(index, "homeserver").corrected == "home server"
+
+
+def test_a_slip_the_stemmer_cuts_to_a_stem_of_the_notes_is_read_as_the_word_meant(tmp_path: Path) -> None:
+    """"noeds" stems as "no" and "initalized" as "init", stems the notes hold, so they were searched
+    as those; each is one edit from a word of the language the notes hold ("nodes", "initialized").
+    The notes' own words stay as typed: "alloc" and "orgs" are words of theirs, though "allot" and
+    "ors" are near, heading words too ("Kubes"), and "signning" is read by the stemmer as "signing"."""
+    with indexed(tmp_path, {
+        "graph.org": ":PROPERTIES:\n:ID: graph\n:END:\n#+title: Graphs\n\nA tree has no cycles; its nodes "
+                     "have one parent each.\n",
+        "cpu.org": ":PROPERTIES:\n:ID: cpu\n:END:\n#+title: Hardware\n\nRun init first: the module is "
+                   "initialized once; rare mem alloc keeps caches warm.\n",
+        "team.org": ":PROPERTIES:\n:ID: team\n:END:\n#+title: Teams\n\nWe allot time to the orgs we "
+                    "serve, or we do not.\n",
+        "cube.org": ":PROPERTIES:\n:ID: cube\n:END:\n#+title: Kubes\n\nCubes of ice.\n",
+        "sign.org": ":PROPERTIES:\n:ID: sign\n:END:\n#+title: Signing\n\nSigning a release; sinning "
+                    "is another matter.\n",
+        "shell.org": ":PROPERTIES:\n:ID: shell\n:END:\n#+title: Shell\n\nEach dir holds files.\n",
+        "light.org": ":PROPERTIES:\n:ID: light\n:END:\n#+title: Light\n\nThe lamp dims at night.\n"}) as index:
+        found = search(index, "noeds of a tree")
+        assert found.corrected == "nodes of a tree" and found.hits[0].id == "graph"
+        assert search(index, "initalized").corrected == "initialized"
+        assert search(index, "noeds", exact=True).corrected is None
+        for query in ("alloc", "orgs", "kubes", "signning"):
+            assert search(index, query).corrected is None, query
+        # "dirs" the language uses, if rarely: a slip of "dims" only where the query bears it out; else
+        # searched as typed, as the notes' "dir"
+        found = search(index, "dirs")
+        assert found.corrected is None and [hit.id for hit in found.hits] == ["shell"]

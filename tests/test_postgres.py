@@ -24,7 +24,8 @@ from conftest import REPO, new_database, shared_path
 
 QUERIES = {
     "manual": ["search ranking", "tangle a file", "org-roam links", "deposit review recall", "embedding model offline",
-               "search.inline_embed_limit", "teamserver tokens", "recieve deposits", "search matcha"],
+               "search.inline_embed_limit", "teamserver tokens", "recieve deposits", "search matcha",
+               "noeds", "toml dirs"],
     "braindump": ["emacs configuration", "spaced repetition", "functional programming"],
 }
 MODES = {"manual": ("lexical", "dense", "hybrid"), "braindump": ("lexical",)}

@@ -49,7 +49,7 @@ import json
 import re
 import threading
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     import numpy
@@ -75,6 +75,27 @@ class Lexicon:
         """Whether `word` is a word of the language (in any of LANGUAGES' lists, EVERYDAY's included)."""
         key = hash(word.lower())
         return any(self._count_in(language, key) is not None for language in LANGUAGES)
+
+    def real(self, words: Iterable[str]) -> set[str]:
+        """Those of `words` that are words of the language, looked up together: a slip's hundreds of
+        edits cost a fraction of a millisecond this way, a few milliseconds one `is_real` at a time."""
+        return self._among(words, LANGUAGES)
+
+    def usable(self, words: Iterable[str]) -> set[str]:
+        """Those of `words` that wordfreq's large list knows (`used` above 0), looked up together."""
+        return self._among(words, (USAGE,))
+
+    def _among(self, words: Iterable[str], languages: tuple[str, ...]) -> set[str]:
+        import numpy as np
+
+        tried = sorted(set(words))
+        keys = np.fromiter((hash(word.lower()) for word in tried), dtype=np.int64, count=len(tried))
+        found = np.zeros(len(tried), dtype=bool)
+        for language in languages:
+            listed, _ = self._words(language)
+            at = np.minimum(listed.searchsorted(keys), len(listed) - 1)
+            found |= listed[at] == keys
+        return {word for word, known in zip(tried, found) if known}
 
     def count(self, word: str) -> int:
         """How often the language uses `word`: its highest count in any of LANGUAGES' lists (0: in none),

@@ -18,7 +18,10 @@ slip only when its correction is far commoner in the language (MORE_USED:
 only where the query's other words bear it out (retrieve/search.py); so is
 such a word cut in two ("livestream").
 Words that match something are left alone, so a correct query is ranked
-exactly as before.
+exactly as before, but for one kind of slip: a word no list knows that the
+stemmer cut to a stem the notes hold ("noeds" to "no") is a slip the stemmer
+hid when a word of the language one edit away has a stem they hold ("nodes")
+and no passage holding its stem writes it as typed (`hidden_slip`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ SHORTEST_PART = 3  # letters of each word a compound is cut into ("keymap": "key
 # Zipf steps by which a correction must be commoner than a word the language uses, for the word to be
 # its slip: "flie" (1.1) for "file" (4.8), not "matcha" (2.7) for "match" (5.1) (bench/README.md)
 MORE_USED = 2.5
+WRITTEN_AMONG = 2000  # passages holding a stem searched for a word as typed (the notes' own jargon): bounds the work
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ class Term:
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
     joined: str = ""  # the word as typed, when this is a part of it the notes write apart ("bikeshare")
     doubtful: bool = False  # a word the language uses: corrected only where the query's other words say so
+    hid: int = 0  # a slip the stemmer hid (`hidden_slip`): the passages its own stem is in, read as typed
 
 
 def stems_of(texts: dict[int, str], kept: Stems | None = None) -> dict[int, frozenset[str]]:
@@ -124,8 +129,15 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         docs = counts.get(stemmed, 0)
         if correct and not docs and SHORTEST <= len(word) <= LONGEST:
             word, stemmed, docs = spelt_otherwise(conn, word, vocabulary, memo) or (word, stemmed, docs)
-        slip = correct and not docs and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS \
-            and not memo.lexicon.is_real(word)
+        looks = correct and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS
+        hidden = hidden_slip(conn, word, stemmed, vocabulary, backend, memo) \
+            if looks and docs and word not in names else ()
+        if hidden:
+            looked += 1
+            out.append(Term(word, stemmed, 0, hidden, doubtful=doubtful(conn, word, hidden[0], backend, memo),
+                            hid=docs))
+            continue
+        slip = looks and not docs and not memo.lexicon.is_real(word)
         looked += slip
         parts = written_apart(conn, word, vocabulary, backend, memo) if slip else []
         if parts:
@@ -167,6 +179,31 @@ def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: 
     return []
 
 
+def hidden_slip(conn: Connection, word: str, stemmed: str, vocabulary: Vocabulary, backend: Any,
+                memo: IndexMemo) -> tuple[str, ...]:
+    """The stems the notes hold of words of the language one edit from `word`, a word no list knows
+    that the stemmer cut to a stem of the notes ("noeds" to "no", "initalized" to the code's "init",
+    "raeds" to "ra"): a slip it hid. () when no such word is near, or when the notes write `word`
+    itself in a passage holding its stem (their jargon: "orgs", "alloc"; the first WRITTEN_AMONG of
+    those passages are searched for it), or when the language knows it.
+
+    The notes are asked before the language's lists, so that a query whose words the notes write
+    never reads the lists (a cold search would pay a quarter of a second for them). Only words of
+    the language are weighed (a handful of its hundreds of edits, looked up together), the
+    commonest in the notes first, as `_held` orders them.
+    """
+    if stemmed == word or not word.isascii():  # the stemmer cut nothing, so hid nothing ("kubectl"); or
+        return ()  # a word `backend.writes` cannot find as typed (SQLite folds only ASCII letters' case)
+    if backend.writes(conn, word, WRITTEN_AMONG) or memo.lexicon.is_real(word):
+        return ()
+    edits = sorted(memo.lexicon.real(e for e in one_edit(word) if e[0] == word[0] and len(e) >= SHORTEST))
+    stems = set(stem(edits))
+    if stemmed in stems:  # the stemmer read it as the word meant: "signning" is "signing" to it
+        return ()
+    counts = _documents(conn, stems, vocabulary, memo)
+    return tuple(sorted(counts, key=lambda s: (-counts[s], s))[:MAX_ALTERNATIVES])
+
+
 def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMemo) -> bool:
     """Whether `word`, which the language uses (lexicon.py `used`), may be no slip of the word it was
     taken for: unless that word is MORE_USED Zipf steps commoner, either may be meant. The word taken
@@ -175,7 +212,7 @@ def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMem
     used = memo.lexicon.used(word)
     if not used:
         return False
-    edits = sorted(one_edit(word))
+    edits = sorted(memo.lexicon.usable(one_edit(word)))  # of the others, none is used more than never
     meant = [e for e, s in zip(edits, stem(edits)) if s == fix] + [surface(conn, word, fix, backend, memo)]
     return max(map(memo.lexicon.used, meant)) - used < MORE_USED
 

@@ -95,6 +95,7 @@ class IndexBackend(Protocol):
     def passage_scores(self, conn: Connection, phrases: list[str], heading_weight: float,
                        rowids: list[int]) -> list: ...
     def vocabulary(self, conn: Connection) -> Vocabulary: ...
+    def writes(self, conn: Connection, word: str, among: int) -> bool: ...
     def passage_count(self, conn: Connection) -> int: ...
     def vector_value(self, vector: Any) -> Any: ...
     def after_embed(self, index: Index, fingerprint: str, embedded: int) -> bool: ...
@@ -289,6 +290,24 @@ class SqliteBackend:
                 "WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?", (any_phrase(phrases), first, last))
                 if row[0] in wanted]
         return out
+
+    def writes(self, conn: Connection, word: str, among: int) -> bool:
+        """Whether one of the first `among` passages holding `word`'s stem writes `word` as typed (a
+        word of letters and digits, lower case), in its text or its heading, as a word: not only inside
+        a longer one, cut as FTS5's unicode61 cuts words (the stemmer keeps no other trace of how a
+        word was written). A heading is read only where it holds the stem: a file's title is every
+        passage's heading."""
+        # LIKE (any case) passes the few texts holding the letters anywhere, GLOB those holding them as a
+        # word; `word` is letters and digits, no wildcard of either
+        inside, alone = f"%{word}%", f"*[^a-z0-9]{word}[^a-z0-9]*"
+        return conn.execute(
+            "SELECT 1 FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?) m "
+            "JOIN chunks c ON c.rowid = m.rowid WHERE c.body LIKE ? AND ' ' || lower(c.body) || ' ' GLOB ? "
+            "UNION ALL SELECT 1 FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?) m "
+            "JOIN chunk_text t ON t.rowid = m.rowid WHERE t.heading LIKE ? AND ' ' || lower(t.heading) || ' ' GLOB ? "
+            "LIMIT 1",
+            (any_phrase([word]), among, inside, alone, "heading : " + any_phrase([word]), among, inside, alone),
+        ).fetchone() is not None
 
     def passage_count(self, conn: Connection) -> int:
         """How many passages the index holds (the floor's and BM25's idf count against it)."""
@@ -574,6 +593,21 @@ class PostgresBackend:
         sql, params = bm25_sql(tokenized, sorted(set(rowids)))
         rows = _native(conn).run(sql, (*params, heading_weight, len(set(rowids)))).fetchall()
         return [(rowid, score) for _, rowid, score in rows]
+
+    def writes(self, conn: Connection, word: str, among: int) -> bool:
+        """Whether one of the first `among` passages holding `word`'s stem writes `word` as typed, as a
+        word, in its text or its heading (read only where it holds the stem), as FTS5's index answers it."""
+        from .terms import tokenizer
+
+        stems = tokenizer().phrase(word)
+        inside, alone = f"%{word}%", f"(^|[^[:alnum:]]){word}([^[:alnum:]]|$)"  # `word`: letters and digits
+        return _native(conn).run(
+            "SELECT 1 FROM (SELECT chunk FROM chunk_terms WHERE term = ANY(%s) LIMIT %s) m "
+            "JOIN chunks c ON c.rowid = m.chunk WHERE c.body ILIKE %s AND lower(c.body) ~ %s "
+            "UNION ALL SELECT 1 FROM (SELECT chunk FROM chunk_terms WHERE term = ANY(%s) "
+            "AND cardinality(heading) > 0 LIMIT %s) m "
+            "JOIN chunk_text t ON t.rowid = m.chunk WHERE t.heading ILIKE %s AND lower(t.heading) ~ %s LIMIT 1",
+            (stems, among, inside, alone, stems, among, inside, alone)).fetchone() is not None
 
     def passage_count(self, conn: Connection) -> int:
         """How many passages the index holds: the writer's kept total (counting every row of
