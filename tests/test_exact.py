@@ -395,3 +395,18 @@ def test_a_slip_the_stemmer_cuts_to_a_stem_of_the_notes_is_read_as_the_word_mean
         # searched as typed, as the notes' "dir"
         found = search(index, "dirs")
         assert found.corrected is None and [hit.id for hit in found.hits] == ["shell"]
+
+
+def test_a_flood_of_words_the_stemmer_cuts_costs_no_more_than_a_few(tmp_path: Path) -> None:
+    """Each word the stemmer cut is asked of the notes as typed: only a query's first few are, so a
+    pasted page of them costs what a question does, and a slip among them past those is kept."""
+    stems = ["zq" + "".join(letters) for letters in itertools.product("bcdfghj", repeat=4)]  # 2,401
+    text = " ".join(stems)
+    with indexed(tmp_path, {"flood.org": f":PROPERTIES:\n:ID: flood\n:END:\n#+title: Flood\n\n{text}\n",
+                            "graph.org": ":PROPERTIES:\n:ID: graph\n:END:\n#+title: Graphs\n\nTrees have "
+                                         "nodes; no cycles.\n"}) as index:
+        began = time.monotonic()  # each typed as the notes do not write it, with the stem they hold
+        found = search(index, " ".join(s + "s" for s in stems) + " noeds")
+        assert time.monotonic() - began < 5
+        assert found.corrected is None and found.hits[0].id == "flood"
+        assert search(index, "noeds").corrected == "nodes"

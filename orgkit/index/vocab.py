@@ -116,7 +116,9 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     with its very letters ("Persto" is "Presto", "BigQueyr" "BigQuery": two
     keys swapped, a letter doubled or a double dropped, the commonest slips).
     A query's first MOST_SLIPS unknown words are looked at, each of at most
-    LONGEST letters: what a caller sends bounds the work it costs. Before
+    LONGEST letters, and its first MOST_SLIPS words the stemmer cut are asked
+    whether they are slips it hid (`hidden_slip`): what a caller sends bounds
+    the work it costs. Before
     any of that, a word the notes lack but spell the other way (British or
     American: "colour", "color") is taken for the notes' spelling, held as
     theirs: it is the same word, no slip.
@@ -124,14 +126,16 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     out: list[Term] = []
     stems = stem(words, memo.stems)
     counts = _documents(conn, set(stems), vocabulary, memo)
-    looked = 0
+    looked = asked = 0
     for word, stemmed in zip(words, stems):
         docs = counts.get(stemmed, 0)
         if correct and not docs and SHORTEST <= len(word) <= LONGEST:
             word, stemmed, docs = spelt_otherwise(conn, word, vocabulary, memo) or (word, stemmed, docs)
         looks = correct and SHORTEST <= len(word) <= LONGEST and looked < MOST_SLIPS
-        hidden = hidden_slip(conn, word, stemmed, vocabulary, backend, memo) \
-            if looks and docs and word not in names else ()
+        # a word the stemmer cut nothing from hid nothing ("kubectl"); `backend.writes` finds ASCII words
+        cut = looks and docs and stemmed != word and word.isascii() and word not in names and asked < MOST_SLIPS
+        asked += cut
+        hidden = hidden_slip(conn, word, stemmed, vocabulary, backend, memo) if cut else ()
         if hidden:
             looked += 1
             out.append(Term(word, stemmed, 0, hidden, doubtful=doubtful(conn, word, hidden[0], backend, memo),
@@ -182,18 +186,16 @@ def written_apart(conn: Connection, word: str, vocabulary: Vocabulary, backend: 
 def hidden_slip(conn: Connection, word: str, stemmed: str, vocabulary: Vocabulary, backend: Any,
                 memo: IndexMemo) -> tuple[str, ...]:
     """The stems the notes hold of words of the language one edit from `word`, a word no list knows
-    that the stemmer cut to a stem of the notes ("noeds" to "no", "initalized" to the code's "init",
-    "raeds" to "ra"): a slip it hid. () when no such word is near, or when the notes write `word`
-    itself in a passage holding its stem (their jargon: "orgs", "alloc"; the first WRITTEN_AMONG of
-    those passages are searched for it), or when the language knows it.
+    that the stemmer cut to `stemmed`, a stem of the notes ("noeds" to "no", "initalized" to the
+    code's "init", "raeds" to "ra"): a slip it hid. () when no such word is near, or when the notes
+    write `word` itself in a passage holding its stem (their jargon: "orgs", "alloc"; the first
+    WRITTEN_AMONG of those passages are searched for it), or when the language knows it.
 
     The notes are asked before the language's lists, so that a query whose words the notes write
     never reads the lists (a cold search would pay a quarter of a second for them). Only words of
     the language are weighed (a handful of its hundreds of edits, looked up together), the
     commonest in the notes first, as `_held` orders them.
     """
-    if stemmed == word or not word.isascii():  # the stemmer cut nothing, so hid nothing ("kubectl"); or
-        return ()  # a word `backend.writes` cannot find as typed (SQLite folds only ASCII letters' case)
     if backend.writes(conn, word, WRITTEN_AMONG) or memo.lexicon.is_real(word):
         return ()
     edits = sorted(memo.lexicon.real(e for e in one_edit(word) if e[0] == word[0] and len(e) >= SHORTEST))
