@@ -410,3 +410,22 @@ def test_a_flood_of_words_the_stemmer_cuts_costs_no_more_than_a_few(tmp_path: Pa
         assert time.monotonic() - began < 5
         assert found.corrected is None and found.hits[0].id == "flood"
         assert search(index, "noeds").corrected == "nodes"
+
+
+def test_a_slip_is_read_as_the_word_people_would_slip_that_way_from_before_a_commoner_one(tmp_path: Path) -> None:
+    """"statuc" is one edit from "status" and from "static", but "u" is a key beside "i" and far from
+    "s"; "paried" has two neighbours of "paired" swapped and a "t" of "parted" changed: the notes'
+    commoner word loses to the one the slip is likely of ("drawm": the key beside the "n" of "drawn",
+    not an "m" too many after "draw"). With no
+    such difference between them ("canels": a vowel of "canals", a missed "c" of "cancels"), the
+    commoner wins, as before."""
+    common = "The status of each part of the build is parted out; the cancels drawn up are in the log."
+    with indexed(tmp_path, {
+        "build.org": ":PROPERTIES:\n:ID: build\n:END:\n#+title: Build\n\n"
+                     + "".join(f"* Step {n}\n{common}\n" for n in range(3)),
+        "sites.org": ":PROPERTIES:\n:ID: sites\n:END:\n#+title: Sites\n\nA static site, paired with a "
+                     "draw of canals and a drawn map.\n"}) as index:
+        assert search(index, "statuc").corrected == "static"
+        assert search(index, "paried").corrected == "paired"
+        assert search(index, "drawm").corrected == "drawn"
+        assert search(index, "canels").corrected == "cancels"

@@ -5,7 +5,9 @@ FTS5 keeps the vocabulary of the passage index (porter stems), and a
 A query word that no passage holds, and that is no word of the language
 either (lexicon.py: "sourdough" is not a slip of "source"), is taken for the
 words one edit from it as typed (a swap of neighbouring letters counts one, as
-typing slips do) whose stems the notes hold, words of the language first; when
+typing slips do) whose stems the notes hold, words of the language first, then
+those it is a slip people often make of (`likely`: "statuc" is "static" with a
+neighbouring key, not "status" with a far one), then the commonest; when
 there are none, its stem is compared with the stems that start with the same
 letter and are about as long, the closest within a small edit distance; then
 it may be spelt by ear ("funcshun"), then its first letter may be the slip.
@@ -193,17 +195,15 @@ def hidden_slip(conn: Connection, word: str, stemmed: str, vocabulary: Vocabular
 
     The notes are asked before the language's lists, so that a query whose words the notes write
     never reads the lists (a cold search would pay a quarter of a second for them). Only words of
-    the language are weighed (a handful of its hundreds of edits, looked up together), the
-    commonest in the notes first, as `_held` orders them.
+    the language are weighed (a handful of its hundreds of edits, looked up together), in `_held`'s
+    order.
     """
     if backend.writes(conn, word, WRITTEN_AMONG) or memo.lexicon.is_real(word):
         return ()
-    edits = sorted(memo.lexicon.real(e for e in one_edit(word) if e[0] == word[0] and len(e) >= SHORTEST))
-    stems = set(stem(edits))
-    if stemmed in stems:  # the stemmer read it as the word meant: "signning" is "signing" to it
+    edits = memo.lexicon.real(e for e in one_edit(word) if e[0] == word[0] and len(e) >= SHORTEST)
+    if stemmed in stem(sorted(edits)):  # the stemmer read it as the word meant: "signning" is "signing" to it
         return ()
-    counts = _documents(conn, stems, vocabulary, memo)
-    return tuple(sorted(counts, key=lambda s: (-counts[s], s))[:MAX_ALTERNATIVES])
+    return _held(conn, edits, vocabulary, memo, word)
 
 
 def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMemo) -> bool:
@@ -221,8 +221,8 @@ def doubtful(conn: Connection, word: str, fix: str, backend: Any, memo: IndexMem
 
 def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: IndexMemo, *,
                   first: bool = False) -> tuple[str, ...]:
-    """The stems the notes hold of the words one edit from `word` as typed: those of words of the
-    language first, then the commonest.
+    """The stems the notes hold of the words one edit from `word` as typed, in `_held`'s order: those
+    of words of the language first, then of the slips people often make, then the commonest.
 
     The stemmer reads a slip its own way ("keyys" keeps its "yy", "rnage" is
     no "range" to it, "linearziation" keeps a "zi" that puts it one letter from
@@ -238,7 +238,8 @@ def one_slip_away(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     if first and len(word) < FIRST_LETTER_FROM:  # a short word's first letter changed is often a word of its own
         return _held(conn, {word[1] + word[0] + word[2:]}, vocabulary, memo)  # ("vterm" is no "xterm"): swapped
     edits = one_edit(word)
-    return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo)
+    return _held(conn, {e for e in edits if len(e) >= SHORTEST and (e[0] == word[0]) != first}, vocabulary, memo,
+                 word)
 
 
 def one_edit(word: str) -> set[str]:
@@ -279,14 +280,46 @@ def sounded_alike(conn: Connection, word: str, vocabulary: Vocabulary, memo: Ind
     return _held(conn, respelt, vocabulary, memo)
 
 
-def _held(conn: Connection, words: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> tuple[str, ...]:
-    """The stems the notes hold of `words`, those of words of the language first, then the commonest
-    (at most MAX_ALTERNATIVES)."""
+def _held(conn: Connection, words: set[str], vocabulary: Vocabulary, memo: IndexMemo,
+          typed: str = "") -> tuple[str, ...]:
+    """The stems the notes hold of `words`, those of words of the language first, then those of a
+    slip people often make of `typed` (`likely`), then the commonest (at most MAX_ALTERNATIVES)."""
     tried = sorted(words)
     stems = stem(tried)  # not remembered: a slip's hundreds of edits would push out the passages' stems
     counts = _documents(conn, set(stems), vocabulary, memo)
     real = {s for e, s in zip(tried, stems) if s in counts and memo.lexicon.is_real(e)}
-    return tuple(sorted(counts, key=lambda s: (s not in real, -counts[s], s))[:MAX_ALTERNATIVES])
+    often = {s for e, s in zip(tried, stems) if s in counts and likely(typed, e)}
+    return tuple(sorted(counts, key=lambda s: (s not in real, s not in often, -counts[s], s))[:MAX_ALTERNATIVES])
+
+
+# Each key's neighbours on a QWERTY keyboard: its row's and the rows' beside it within a key's width, each
+# row a quarter key and then half a key further right than the one above
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_PLACE = {key: (row, col + (0.0, 0.25, 0.75)[row]) for row, keys in enumerate(_ROWS) for col, key in enumerate(keys)}
+_NEAR = {key: {other for other, (row2, x2) in _PLACE.items() if other != key and abs(row - row2) <= 1
+               and abs(x - x2) <= 1.0} for key, (row, x) in _PLACE.items()}
+_VOWELS = frozenset("aeiou")
+
+
+def likely(typed: str, meant: str) -> bool:
+    """Whether `typed` is a slip people often make of `meant`, one edit from it: two neighbours
+    swapped, a letter missed, a letter typed twice or beside a neighbouring key, a neighbouring key
+    or a vowel for another typed in a letter's place ("exceds" of "exceeds", "statuc" of "static";
+    not "status", "c" for "s"). Among the words a slip may be, these are the ones it most often is."""
+    if not typed or abs(len(typed) - len(meant)) > 1:
+        return False
+    if len(typed) < len(meant):
+        return True
+    at = next((i for i, (a, b) in enumerate(zip(typed, meant)) if a != b), len(meant))
+    if at == len(typed):
+        return False  # the same word
+    if len(typed) > len(meant):  # typed[at] is the letter too many
+        beside = typed[max(at - 1, 0):at] + typed[at + 1:at + 2]
+        return any(typed[at] == key or typed[at] in _NEAR.get(key, ()) for key in beside)
+    if typed[at + 1:] != meant[at + 1:]:
+        return typed[at:at + 2] == meant[at + 1::-1][:2] and typed[at + 2:] == meant[at + 2:]  # swapped
+    typo, key = typed[at], meant[at]
+    return typo in _NEAR.get(key, ()) or (typo in _VOWELS and key in _VOWELS)
 
 
 def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> dict[str, int]:
