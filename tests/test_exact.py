@@ -137,15 +137,20 @@ def test_a_hostile_query_costs_no_more_to_correct_than_a_few_slips(index: Index)
 
 
 def test_a_capitalised_name_is_corrected_only_into_a_name_of_the_notes_with_its_letters(tmp_path: Path) -> None:
-    """Two keys swapped in a name the notes hold is a slip of it; a name one key from an ordinary word of
-    theirs is no slip of that word."""
+    """Two keys swapped in a name the notes hold is a slip of it, and so is a key beside one of its own
+    ("Soutce"); a name one key from an ordinary word of theirs, far on the keyboard or a vowel for
+    another, is no slip of that word ("Haming", "Raview"), though typed in lower case it is."""
     with indexed(tmp_path, {
         **NOTES, "sql.org": ":PROPERTIES:\n:ID: sql\n:END:\n#+title: Interactive SQL\n\n"
-                            "Presto and BigQuery answer interactive queries over large tables.\n"}) as index:
+                            "Presto and BigQuery answer interactive queries over large tables.\n",
+        "hire.org": ":PROPERTIES:\n:ID: hire\n:END:\n#+title: New hires\n\nOnboarding takes a week.\n"}) as index:
         found = search(index, "Persto BigQueyr")
         assert found.corrected == "presto bigquery" and found.hits[0].id == "sql" and found.relevant
         assert search(index, "Haming review").corrected is None  # not "having": other letters
         assert search(index, "Karpathy").corrected is None
+        assert search(index, "Soutce").corrected == "source"  # "t" is beside "r"
+        assert search(index, "Raview").corrected is None and search(index, "raview").corrected == "review"
+        assert search(index, "Offboarding").corrected is None  # two edits from "onboarding", a word of its own
 
 
 def test_the_model_ranks_by_the_query_as_it_was_read(cli, tmp_path: Path, tiny_model: Path) -> None:

@@ -114,9 +114,10 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
     language know it; with `correct` False (`--exact`) none is. One of
     `names` (capitalised as typed, lower case here) is taken for a name
     ("Karpathy"): a name is no slip of a word of the language ("Haming" is
-    not "having"), so it is corrected only into a word of the notes written
-    with its very letters ("Persto" is "Presto", "BigQueyr" "BigQuery": two
-    keys swapped, a letter doubled or a double dropped, the commonest slips).
+    not "having"), so it is corrected only into a word of the notes it was
+    typed for (`typed_for`): with its very letters ("Persto" is "Presto",
+    "BigQueyr" "BigQuery": two keys swapped, a letter doubled or a double
+    dropped, the commonest slips), or with a key beside one of them ("Dara").
     A query's first MOST_SLIPS unknown words are looked at, each of at most
     LONGEST letters, and its first MOST_SLIPS words the stemmer cut are asked
     whether they are slips it hid (`hidden_slip`): what a caller sends bounds
@@ -155,7 +156,7 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
                  or sounded_alike(conn, word, vocabulary, memo)
                  or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
         if fixes and word in names:
-            fixes = tuple(f for f in fixes if set(surface(conn, word, f, backend, memo)) == set(word))
+            fixes = tuple(f for f in fixes if typed_for(word, surface(conn, word, f, backend, memo)))
         unsure = bool(fixes) and doubtful(conn, word, fixes[0], backend, memo)
         out.append(Term(word, stemmed, docs, fixes, doubtful=unsure))
     return out
@@ -301,25 +302,33 @@ _NEAR = {key: {other for other, (row2, x2) in _PLACE.items() if other != key and
 _VOWELS = frozenset("aeiou")
 
 
-def likely(typed: str, meant: str) -> bool:
+def typed_for(name: str, meant: str) -> bool:
+    """Whether `name`, a word typed capitalised that no list knows, is a slip of the notes' `meant` made
+    at the keyboard: with its very letters (two keys swapped, one doubled or a double dropped:
+    "Persto", "BigQueyr"), or a likely slip that is no vowel for another ("Dara" for "Data", the key
+    beside; not "Haming" for "having"): a name is typed as it is known, not spelt by ear."""
+    return set(meant) == set(name) or likely(name, meant, by_ear=False)
+
+
+def likely(typed: str, meant: str, by_ear: bool = True) -> bool:
     """Whether `typed` is a slip people often make of `meant`, one edit from it: two neighbours
     swapped, a letter missed, a letter typed twice or beside a neighbouring key, a neighbouring key
     or a vowel for another typed in a letter's place ("exceds" of "exceeds", "statuc" of "static";
-    not "status", "c" for "s"). Among the words a slip may be, these are the ones it most often is."""
-    if not typed or abs(len(typed) - len(meant)) > 1:
+    not "status", "c" for "s"; a vowel only `by_ear`). Among the words a slip may be, these are the
+    ones it most often is."""
+    if not typed or typed == meant or abs(len(typed) - len(meant)) > 1:
         return False
-    if len(typed) < len(meant):
-        return True
-    at = next((i for i, (a, b) in enumerate(zip(typed, meant)) if a != b), len(meant))
-    if at == len(typed):
-        return False  # the same word
+    at = next((i for i, (a, b) in enumerate(zip(typed, meant)) if a != b), min(len(typed), len(meant)))
+    if len(typed) < len(meant):  # meant[at] is the letter missed
+        return meant[:at] + meant[at + 1:] == typed
     if len(typed) > len(meant):  # typed[at] is the letter too many
         beside = typed[max(at - 1, 0):at] + typed[at + 1:at + 2]
-        return any(typed[at] == key or typed[at] in _NEAR.get(key, ()) for key in beside)
+        return typed[:at] + typed[at + 1:] == meant \
+            and any(typed[at] == key or typed[at] in _NEAR.get(key, ()) for key in beside)
     if typed[at + 1:] != meant[at + 1:]:
         return typed[at:at + 2] == meant[at + 1::-1][:2] and typed[at + 2:] == meant[at + 2:]  # swapped
     typo, key = typed[at], meant[at]
-    return typo in _NEAR.get(key, ()) or (typo in _VOWELS and key in _VOWELS)
+    return typo in _NEAR.get(key, ()) or (by_ear and typo in _VOWELS and key in _VOWELS)
 
 
 def _documents(conn: Connection, stems: set[str], vocabulary: Vocabulary, memo: IndexMemo) -> dict[str, int]:
