@@ -61,7 +61,7 @@ class Term:
     corrections: tuple[str, ...] = ()  # the corpus's stems it may have meant, when `docs` is 0
     joined: str = ""  # the word as typed, when this is a part of it the notes write apart ("bikeshare")
     doubtful: bool = False  # a word the language uses: corrected only where the query's other words say so
-    hid: int = 0  # a slip the stemmer hid (`hidden_slip`): the passages its own stem is in, read as typed
+    docs_as_typed: int = 0  # a slip the stemmer hid (`hidden_slip`): its `docs` if it is read as typed after all
 
 
 def stems_of(texts: dict[int, str], kept: Stems | None = None) -> dict[int, frozenset[str]]:
@@ -142,7 +142,7 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         if hidden:
             looked += 1
             out.append(Term(word, stemmed, 0, hidden, doubtful=doubtful(conn, word, hidden[0], backend, memo),
-                            hid=docs))
+                            docs_as_typed=docs))
             continue
         slip = looks and not docs and not memo.lexicon.is_real(word)
         looked += slip

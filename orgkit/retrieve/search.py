@@ -365,7 +365,7 @@ def _borne_out(index: Index, terms: list[Term], held: frozenset[str]) -> list[Te
             word = reading[0].joined
             out.append(Term(word, vocab.stem([word], index.memo.stems)[0], 0))
         else:
-            out.append(replace(reading[0], corrections=(), doubtful=False, docs=reading[0].hid))
+            out.append(replace(reading[0], corrections=(), doubtful=False, docs=reading[0].docs_as_typed))
     return out
 
 
