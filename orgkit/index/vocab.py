@@ -139,26 +139,23 @@ def terms(conn: Connection, words: list[str], vocabulary: Vocabulary, backend: A
         cut = looks and docs and stemmed != word and word.isascii() and word not in names and asked < MOST_SLIPS
         asked += cut
         hidden = hidden_slip(conn, word, stemmed, vocabulary, backend, memo) if cut else ()
-        if hidden:
-            looked += 1
-            out.append(Term(word, stemmed, 0, hidden, doubtful=doubtful(conn, word, hidden[0], backend, memo),
-                            docs_as_typed=docs))
-            continue
         slip = looks and not docs and not memo.lexicon.is_real(word)
-        looked += slip
+        looked += slip or bool(hidden)
         parts = written_apart(conn, word, vocabulary, backend, memo) if slip else []
         if parts:
             unsure = memo.lexicon.used(word) > 0  # "livestream": a word, or "live stream" run together
             out.extend(Term(part, part_stem, part_docs, joined=word, doubtful=unsure)
                        for part, part_stem, part_docs in parts)
             continue
-        fixes = (one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
-                 or sounded_alike(conn, word, vocabulary, memo)
-                 or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ()
+        fixes = hidden or ((one_slip_away(conn, word, vocabulary, memo) or nearest(conn, stemmed, vocabulary, memo)
+                            or sounded_alike(conn, word, vocabulary, memo)
+                            or one_slip_away(conn, word, vocabulary, memo, first=True)) if slip else ())
         if fixes and word in names:
             fixes = tuple(f for f in fixes if typed_for(word, surface(conn, word, f, backend, memo)))
         unsure = bool(fixes) and doubtful(conn, word, fixes[0], backend, memo)
-        out.append(Term(word, stemmed, docs, fixes, doubtful=unsure))
+        # a slip the stemmer hid is read as its corrections, its own stem's passages kept for `_borne_out`
+        out.append(Term(word, stemmed, 0 if hidden else docs, fixes, doubtful=unsure,
+                        docs_as_typed=docs if hidden else 0))
     return out
 
 
