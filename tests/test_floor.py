@@ -375,6 +375,30 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert relevant("how does raft elect a leader with asterisks")  # a plural the lists barely count, of a word they do
 
 
+def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_path: Path) -> None:
+    """A word typed capitalised among words in lower case is a name, however common the word: notes on
+    raft do not say how Telegram elects a leader. A name the notes hold part of is theirs ("Raft
+    Protocol"), and a query typed in Title Case or a sentence's first word says nothing of names."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "raft.org").write_text(
+        ":PROPERTIES:\n:ID: raft\n:END:\n#+title: Raft consensus\n\n"
+        "Raft elects a leader by votes: a follower that hears no heartbeat becomes a candidate and\n"
+        "asks the others for votes; the leader replicates the log to its followers.\n")
+
+    def relevant(query: str) -> bool:
+        hits = search(cli, notes, "--mode", "lexical", query)
+        return bool(hits) and hits[0]["relevant"]
+
+    assert relevant("how does a telegram leader collect votes")  # an ordinary word the notes lack
+    assert not relevant("how does a Telegram leader collect votes")  # the same word, typed as a name
+    assert not relevant("how do Telegram Groups elect a leader by votes")  # a name of two words, neither held
+    assert relevant("how does the Raft Telegram elect a leader")  # a name of two words, one of them held
+    assert relevant("How Does A Telegram Leader Collect Votes")  # Title Case: the case tells nothing
+    assert relevant("Telegram: how does a leader collect votes")  # where a sentence starts
+    assert relevant("telegram leader votes, Telegram Votes")  # not asked: its words decide
+
+
 def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> None:
     from orgkit.index.lexicon import Lexicon
 

@@ -25,6 +25,7 @@ stems) comes first. Every hit is then judged against the relevance floor
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
@@ -54,6 +55,7 @@ POOL = 50  # nodes each ranking contributes to the fusion
 FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of them
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
+_SENTENCE = re.compile(r"[.!?:;]\s+")  # where a sentence (or a clause that starts as one) begins in a query
 
 
 @dataclass(slots=True)
@@ -216,7 +218,7 @@ def search(
             cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total,
-                                floor.asks(query))
+                                floor.asks(query), typed_as_names(query))
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -264,12 +266,34 @@ def known(terms: list[Term]) -> float:
     return sum(1 for t in terms if t.docs or t.corrections) / len(terms) if terms else 1.0
 
 
-def unnamed(terms: list[Term], lexicon: Lexicon) -> bool:
-    """Whether a word of the query names a thing the notes lack: no note holds it, it is no slip of
-    a word they hold, and the language barely uses it (floor.py). A number names nothing alone (a
-    version, an error code the notes need not spell out; "40th", "1990s"), nor does a contraction's tail."""
-    return any(not t.docs and not t.corrections and not NUMBER.fullmatch(t.word) and t.word not in CONTRACTION_TAILS
-               and floor.rare(lexicon.count(t.word)) for t in terms)
+def unnamed(terms: list[Term], lexicon: Lexicon, names: Sequence[frozenset[str]] = ()) -> bool:
+    """Whether the query names a thing the notes lack: a word no note holds, that is no slip of a word
+    they hold, and that the language barely uses (floor.py), or a name typed as one (`names`,
+    `typed_as_names`) no word of which the notes hold: "Telegram", "Looker", "Runge-Kutta", but not
+    "Bay Area" where they speak of an area. A number names nothing alone (a version, an error code the
+    notes need not spell out; "40th", "1990s"), nor does a contraction's tail."""
+    lacked = {t.word for t in terms if not t.docs and not t.corrections and not NUMBER.fullmatch(t.word)
+              and t.word not in CONTRACTION_TAILS}
+    return any(floor.rare(lexicon.count(word)) for word in lacked) or any(name <= lacked for name in names)
+
+
+def typed_as_names(query: str) -> list[frozenset[str]]:
+    """The names `query` types: each run of words capitalised where no sentence starts, lower-cased and
+    without stopwords ("is there a Telegram client", "to the Bay Area"), as a person writes them among
+    words in lower case. In a query with no meaningful word in lower case (typed in Title Case, or in
+    capitals) the case tells nothing."""
+    names: list[set[str]] = []
+    lower, run = False, False
+    for sentence in _SENTENCE.split(query):
+        for place, word in enumerate(WORD.findall(sentence)):
+            capital = place > 0 and word[:1].isupper()
+            if capital and not run:
+                names.append(set())
+            if capital and word.lower() not in _STOPWORDS:
+                names[-1].add(word.lower())
+            lower = lower or (word[:1].islower() and word not in _STOPWORDS)
+            run = capital
+    return [frozenset(name) for name in names if name] if lower else []
 
 
 def _credit(term: Term) -> float:
@@ -279,7 +303,7 @@ def _credit(term: Term) -> float:
 
 def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Ranking,
            cosines: Cosines | None, dense_floors: floor.Floors | None, total: int,
-           asks: bool = False) -> floor.Signals | None:
+           asks: bool = False, names: Sequence[frozenset[str]] = ()) -> floor.Signals | None:
     """Mark each hit relevant or not (floor.py); the signals the query was judged by (None: no hits).
 
     A hit's cosine is its best passage's; its coverage is read from the
@@ -300,7 +324,8 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     best = floor.Signals(cosines.top if cosines is not None else None,
                          max(signal.coverage for signal in signals), known(terms),
                          cosines.baseline if cosines is not None else None, asks,
-                         signals[0].coverage if terms else 1.0, asks and unnamed(terms, index.memo.lexicon))
+                         signals[0].coverage if terms else 1.0,
+                         asks and unnamed(terms, index.memo.lexicon, names))
     passes = floor.judge(best, dense_floors).relevant  # the query's verdict, as search() records it
     for hit, signal in zip(hits, signals):
         verdict = floor.judge(signal, dense_floors, hit=True)
