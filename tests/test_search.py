@@ -169,6 +169,19 @@ def test_a_note_only_meaning_finds_stays_at_the_top_of_hybrid(cli, tmp_path: Pat
     assert "pup" in [h["id"] for h in search(cli, notes, "--mode", "hybrid", "--limit", "3", "kitten")]
 
 
+def test_a_question_is_fused_for_the_note_both_rankings_hold_near_their_tops() -> None:
+    """A note second in both rankings comes before the surer ranking's first at a question's k, not at
+    the k of a query of words, where the top of a trusted ranking counts most."""
+    from orgkit.retrieve import fusion
+    from orgkit.retrieve.search import QUESTION_RRF_K, RRF_K, fuse
+
+    lexical = [(1, 10, 9.0), (3, 30, 8.0), (4, 40, 7.0)]
+    dense = [(2, 21, 0.7), (3, 31, 0.6), (5, 51, 0.5)]
+    trust = fusion.Trust(lexical=0.3, dense=0.8)
+    assert fuse(lexical, dense, trust=trust, k=RRF_K)[0][0] == 2
+    assert fuse(lexical, dense, trust=trust, k=QUESTION_RRF_K)[0][0] == 3
+
+
 def test_fusion_puts_the_title_match_first_however_far_behind_it_is() -> None:
     """Even from the bottom of both lists, against one outlier at the top of each, scores stay sorted."""
     from orgkit.retrieve.search import fuse

@@ -15,7 +15,8 @@ it: BM25's from the idf-weighted share of the query its top passage holds
 (and each of its other notes by the share its own passage holds),
 dense's from how its top cosine stands against the model's floors
 (floor.py); when the two disagree on the top note, each by the chance that
-it is right and the other wrong. A note that holds every rare word of a
+it is right and the other wrong; a question at a larger k, so that a note
+both rankings hold near their tops counts for more than either's first. A note that holds every rare word of a
 query is not buried by a dense ranking that found nothing sure, and a
 paraphrase no passage shares words with follows the dense ranking. A node
 that BM25 ranks near the top and whose title is the query's words (as
@@ -48,7 +49,8 @@ from .scope import Scope, scoped
 
 MODES = ("hybrid", "dense", "lexical")
 AGREEMENT = 5  # dense's top nodes among which BM25's top one counts as agreed on
-RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking counts most
+RRF_K = 1.0  # reciprocal-rank fusion's k: small, the top of a trusted ranking counts most...
+QUESTION_RRF_K = 3.0  # ...and for a question, a note both rankings hold near their tops counts more than either's first
 TITLE_WINDOW = 3  # BM25's top hits looked at for a title that is the query
 HEADING_WEIGHT = 3.0  # BM25 weight of the outline path against the passage's 1.0
 POOL = 50  # nodes each ranking contributes to the fusion
@@ -183,6 +185,7 @@ def search(
         raise OrgkitError("empty query: give at least one word to search for")
     result = SearchResult(mode=mode)
     pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
+    asked = floor.asks(query)
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend, index.memo, exact=exact)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend, index.memo) if mode != "dense" else None
@@ -204,7 +207,7 @@ def search(
             confidence = floor.dense_confidence(floors, dense[0][2]) if dense else 0.0
             trust = fusion.trust(coverages[0] if coverages else 0.0, confidence, agree)
             fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust,
-                         fusion.note_weights(coverages, confidence, agree))
+                         fusion.note_weights(coverages, confidence, agree), QUESTION_RRF_K if asked else RRF_K)
         else:
             fused = lexical if lexical is not None else dense or []
         fused = scoped(index, fused, scope)
@@ -218,7 +221,7 @@ def search(
             cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total,
-                                floor.asks(query), typed_as_names(query))
+                                asked, typed_as_names(query))
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
@@ -548,9 +551,15 @@ def _best_per_node(rows, pool: int) -> Ranking:
 
 
 def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
-         trust: fusion.Trust = fusion.Trust(1.0, 1.0), lexical_weights: Sequence[float] = ()) -> Ranking:
+         trust: fusion.Trust = fusion.Trust(1.0, 1.0), lexical_weights: Sequence[float] = (),
+         k: float = RRF_K) -> Ranking:
     """Weighted reciprocal-rank fusion of the two rankings, each at its `trust` (BM25's notes each at
-    its own weight in `lexical_weights`, when given); `title_match` (a node) first.
+    its own weight in `lexical_weights`, when given), at `k`; `title_match` (a node) first.
+
+    A question is fused at a larger k (QUESTION_RRF_K): both rankings read
+    its full words, and the note that answers it is often near the top of
+    each and first in neither, where k = 1 gives the stronger ranking's
+    first note the place.
 
     The title match's score is raised by the most any node can have, so the
     list stays sorted by the score it shows. A node keeps the passage of the
@@ -561,13 +570,13 @@ def fuse(lexical: Ranking, dense: Ranking, title_match: int | None = None,
     lexical_weights = list(lexical_weights) or [trust.lexical] * len(lexical)
     dense_weights = [trust.dense] * len(dense)
     scores = fusion.reciprocal_rank([(dense_weights, [n for n, _, _ in dense]),
-                                     (lexical_weights, [n for n, _, _ in lexical])], RRF_K)
+                                     (lexical_weights, [n for n, _, _ in lexical])], k)
     if title_match in scores:
-        scores[title_match] += (max(lexical_weights, default=0.0) + trust.dense) / (RRF_K + 1)
+        scores[title_match] += (max(lexical_weights, default=0.0) + trust.dense) / (k + 1)
     best: dict[int, tuple[float, int, int]] = {}  # node -> (its share of the score, rank, passage)
     for weights, ranking in ((lexical_weights, lexical), (dense_weights, dense)):
         for rank, ((node, chunk, _), weight) in enumerate(zip(ranking, weights), 1):
-            share = weight / (RRF_K + rank)
+            share = weight / (k + rank)
             if node not in best or share > best[node][0]:
                 best[node] = (share, rank, chunk)
     order = sorted(scores, key=lambda n: (-scores[n], best[n][1]))
