@@ -375,6 +375,18 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert relevant("how does raft elect a leader with asterisks")  # a plural the lists barely count, of a word they do
 
 
+def test_a_query_of_no_word_holds_nothing_the_notes_hold() -> None:
+    """Punctuation alone gets a cosine from the model like any text; with no word, the notes hold none
+    of the query's words, and the floor asks of its cosine what it asks of a query of absent words."""
+    from orgkit.retrieve import floor
+    from orgkit.retrieve.search import known
+
+    dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
+    assert known([]) == 0.0
+    assert floor.judge(floor.Signals(0.41, 0.0, 1.0, BRAINDUMP_LIKE), dense).relevant
+    assert not floor.judge(floor.Signals(0.41, 0.0, known([]), BRAINDUMP_LIKE), dense).relevant
+
+
 def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_path: Path) -> None:
     """A word typed capitalised among words in lower case is a name, however common the word: notes on
     raft do not say how Telegram elects a leader. A name the notes hold part of is theirs ("Raft

@@ -265,8 +265,9 @@ def _coverages(index: Index, terms: list[Term], passages: list[int], total: int)
 def known(terms: list[Term]) -> float:
     """The share of the query's meaningful words the notes hold at all, a corrected slip counted as
     the word it was taken for: a real word no note uses is evidence that the question is about
-    something else (floor.py)."""
-    return sum(1 for t in terms if t.docs or t.corrections) / len(terms) if terms else 1.0
+    something else (floor.py). A query of no word at all ("--", "???") holds none the notes hold:
+    its cosine alone, which the model gives any text, is no evidence it is about them."""
+    return sum(1 for t in terms if t.docs or t.corrections) / len(terms) if terms else 0.0
 
 
 def unnamed(terms: list[Term], lexicon: Lexicon, names: Sequence[frozenset[str]] = ()) -> bool:
