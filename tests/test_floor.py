@@ -406,7 +406,7 @@ def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_p
     assert not relevant("how does a Telegram leader collect votes")  # the same word, typed as a name
     assert not relevant("how do Telegram Groups elect a leader by votes")  # a name of two words, neither held
     assert relevant("how does the Raft Telegram elect a leader")  # a name of two words, one of them held
-    assert relevant("How Does A Telegram Leader Collect Votes")  # Title Case: the case tells nothing
+    assert relevant("How Does A Telegram Leader Collect Votes")  # Title Case: one name, which the notes hold a word of
     assert relevant("Telegram: how does a leader collect votes")  # where a sentence starts
     assert relevant("telegram leader votes, Telegram Votes")  # not asked: its words decide
 

@@ -283,21 +283,20 @@ def unnamed(terms: list[Term], lexicon: Lexicon, names: Sequence[frozenset[str]]
 
 def typed_as_names(query: str) -> list[frozenset[str]]:
     """The names `query` types: each run of words capitalised where no sentence starts, lower-cased and
-    without stopwords ("is there a Telegram client", "to the Bay Area"), as a person writes them among
-    words in lower case. In a query with no meaningful word in lower case (typed in Title Case, or in
-    capitals) the case tells nothing."""
+    without stopwords ("is there a Telegram client", "to the Bay Area", "what is TLS"). A query typed
+    in Title Case or in capitals is one long run, which names nothing the notes lack once they hold
+    a word of it (`unnamed`)."""
     names: list[set[str]] = []
-    lower, run = False, False
     for sentence in _SENTENCE.split(query):
+        run = False
         for place, word in enumerate(WORD.findall(sentence)):
             capital = place > 0 and word[:1].isupper()
             if capital and not run:
                 names.append(set())
             if capital and word.lower() not in _STOPWORDS:
                 names[-1].add(word.lower())
-            lower = lower or (word[:1].islower() and word not in _STOPWORDS)
             run = capital
-    return [frozenset(name) for name in names if name] if lower else []
+    return [frozenset(name) for name in names if name]
 
 
 def _credit(term: Term) -> float:
