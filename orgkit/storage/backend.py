@@ -257,11 +257,14 @@ class SqliteBackend:
     def lexical(self, conn: Connection, phrases: list[str], heading_weight: float, limit: int) -> list:
         """(node, passage, score) of the passages matching any phrase, by FTS5's BM25."""
         match = any_phrase(phrases)
-        # One expression scores and orders: the score shown is the one the list is sorted by.
+        # One expression scores and orders: the score shown is the one the list is sorted by. The full-text
+        # index ranks alone and only the passages kept are joined to their nodes: joined before the sort,
+        # every match was (a common word at 10k files: 22 ms, against 14).
         return conn.execute(
-            f"""SELECT c.node, c.rowid, -bm25(chunks_fts, {heading_weight}, 1.0) AS score
-                FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-                WHERE chunks_fts MATCH ? ORDER BY score DESC, c.rowid LIMIT ?""",
+            f"""SELECT c.node, c.rowid, m.score
+                FROM (SELECT rowid, -bm25(chunks_fts, {heading_weight}, 1.0) AS score FROM chunks_fts
+                      WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) m
+                JOIN chunks c ON c.rowid = m.rowid ORDER BY m.score DESC, c.rowid""",
             (match, limit),
         ).fetchall()
 
