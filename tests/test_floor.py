@@ -349,15 +349,21 @@ def test_a_question_naming_a_thing_the_notes_lack_is_not_answered() -> None:
     assert floor.rare(0) and floor.rare(50) and not floor.rare(5000)
 
 
-def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_path: Path) -> None:
-    """Notes on raft answer how raft elects a leader, also asked with an ordinary word they lack, and
-    not how paxos does; the tail of a contraction is no word of the question."""
+def _raft_notes(tmp_path: Path) -> Path:
+    """A folder of one note on how raft elects a leader."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "raft.org").write_text(
         ":PROPERTIES:\n:ID: raft\n:END:\n#+title: Raft consensus\n\n"
         "Raft elects a leader by votes: a follower that hears no heartbeat becomes a candidate and\n"
         "asks the others for votes; the leader replicates the log to its followers.\n")
+    return notes
+
+
+def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_path: Path) -> None:
+    """Notes on raft answer how raft elects a leader, also asked with an ordinary word they lack, and
+    not how paxos does; the tail of a contraction is no word of the question."""
+    notes = _raft_notes(tmp_path)
     (notes / "soup.org").write_text(":PROPERTIES:\n:ID: soup\n:END:\n#+title: Soup\n\nLeek and potato soup.\n")
 
     def relevant(query: str) -> bool:
@@ -389,14 +395,9 @@ def test_a_query_of_no_word_holds_nothing_the_notes_hold() -> None:
 
 def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_path: Path) -> None:
     """A word typed capitalised among words in lower case is a name, however common the word: notes on
-    raft do not say how Telegram elects a leader. A name the notes hold part of is theirs ("Raft
-    Protocol"), and a query typed in Title Case or a sentence's first word says nothing of names."""
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "raft.org").write_text(
-        ":PROPERTIES:\n:ID: raft\n:END:\n#+title: Raft consensus\n\n"
-        "Raft elects a leader by votes: a follower that hears no heartbeat becomes a candidate and\n"
-        "asks the others for votes; the leader replicates the log to its followers.\n")
+    raft do not say how Telegram elects a leader. A name the notes hold a word of is theirs ("the Raft
+    Telegram"), a query typed in Title Case is one such name, and a sentence's first word is no name."""
+    notes = _raft_notes(tmp_path)
 
     def relevant(query: str) -> bool:
         hits = search(cli, notes, "--mode", "lexical", query)
