@@ -394,7 +394,7 @@ def test_a_query_of_no_word_holds_nothing_the_notes_hold() -> None:
 
 
 def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_path: Path) -> None:
-    """A word typed capitalised among words in lower case is a name, however common the word: notes on
+    """A word typed capitalised where no sentence starts is a name, however common the word: notes on
     raft do not say how Telegram elects a leader. A name the notes hold a word of is theirs ("the Raft
     Telegram"), a query typed in Title Case is one such name, and a sentence's first word is no name."""
     notes = _raft_notes(tmp_path)

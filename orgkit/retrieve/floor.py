@@ -36,10 +36,11 @@ that is no slip of theirs, and that the language barely uses (fewer than RARE
 uses in its word lists: "paxos", "goroutines", "homology", "qr") names a
 particular thing, and notes that lack the name do not answer a question about
 it, however near its neighbours come (an ordinary word they lack, "myself" or
-"somewhere", says nothing of the kind), and so does a name typed as one, capitalised among
-words in lower case ("is there a Telegram client"), no word of which the notes hold; or
-when one passage holds nearly all of its words (WORDS_ALONE: "emacs one shots fallback" names a note whatever
-its cosine). Read on that scale, one floor holds for a corpus of fifteen
+"somewhere", says nothing of the kind), and so does a name typed as one,
+capitalised where no sentence starts ("is there a Telegram client"), no word
+of which the notes hold; or when one passage holds nearly all of its words
+(WORDS_ALONE: "emacs one shots fallback" names a note whatever its cosine).
+Read on that scale, one floor holds for a corpus of fifteen
 records and one of five hundred notes on everything: a broad corpus comes
 nearer to any question, and asks more. A hit is relevant when the query passes
 and the hit reaches the (lower) hit floor or its words alone reach the

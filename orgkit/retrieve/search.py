@@ -16,9 +16,10 @@ it: BM25's from the idf-weighted share of the query its top passage holds
 dense's from how its top cosine stands against the model's floors
 (floor.py); when the two disagree on the top note, each by the chance that
 it is right and the other wrong; a question at a larger k, so that a note
-both rankings hold near their tops counts for more than either's first. A note that holds every rare word of a
-query is not buried by a dense ranking that found nothing sure, and a
-paraphrase no passage shares words with follows the dense ranking. A node
+both rankings hold near their tops counts for more than either's first. A
+note that holds every rare word of a query is not buried by a dense ranking
+that found nothing sure, and a paraphrase no passage shares words with
+follows the dense ranking. A node
 that BM25 ranks near the top and whose title is the query's words (as
 stems) comes first. Every hit is then judged against the relevance floor
 (floor.py) and points at its best passage's line.
