@@ -412,6 +412,24 @@ def test_search_refuses_a_question_about_a_name_its_notes_never_write(cli, tmp_p
     assert relevant("telegram leader votes, Telegram Votes")  # not asked: its words decide
 
 
+def test_a_capital_marks_a_name_only_in_english(cli, tmp_path: Path) -> None:
+    """German writes every noun with a capital: a German question whose nouns the notes lack in part is
+    judged on its words, not refused as one naming a thing."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "raft.org").write_text(
+        ":PROPERTIES:\n:ID: raft\n:END:\n#+title: Raft\n\n"
+        "Raft wählt den Leiter durch Stimmen: ein Knoten ohne Herzschlag wird Kandidat und bittet\n"
+        "die anderen Knoten um ihre Stimmen; der Leiter repliziert das Protokoll.\n")
+
+    def relevant(query: str) -> bool:
+        hits = search(cli, notes, "--mode", "lexical", query)
+        return bool(hits) and hits[0]["relevant"]
+
+    assert relevant("Wie wählt Raft den Leiter mit der Zeit?")  # "Zeit": a word German uses often
+    assert not relevant("how does Raft pick the Leiter by Stimmen over Zeit?")  # in English, a name
+
+
 def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> None:
     from orgkit.index.lexicon import Lexicon
 

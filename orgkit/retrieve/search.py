@@ -59,6 +59,9 @@ FILTERED_POOL = 10  # times more, when filters (scope.py) will leave out most of
 DENSE_TAKE = 2 * POOL  # nearest texts asked of the database first (more when they hold fewer than POOL nodes)
 SNIPPET_CHARS = 240
 _SENTENCE = re.compile(r"[.!?:;]\s+")  # where a sentence (or a clause that starts as one) begins in a query
+# English function words no other language the lexicon reads writes: a query holding one is English
+_ENGLISH = frozenset({"the", "is", "are", "does", "do", "did", "how", "what", "which", "why", "where", "who",
+                      "of", "to", "with", "can", "should", "my", "there", "this", "that", "it", "you", "i"})
 
 
 @dataclass(slots=True)
@@ -286,7 +289,12 @@ def typed_as_names(query: str) -> list[frozenset[str]]:
     """The names `query` types: each run of words capitalised where no sentence starts, lower-cased and
     without stopwords ("is there a Telegram client", "to the Bay Area", "what is TLS"). A query typed
     in Title Case or in capitals is one long run, which names nothing the notes lack once they hold
-    a word of it (`unnamed`)."""
+    a word of it (`unnamed`). Only English writes its nouns in lower case, so a capital marks a name
+    only in a query written in English, holding one of its function words (`_ENGLISH`): in German
+    every noun has one ("wie entlüfte ich die Heizung").
+    """
+    if _ENGLISH.isdisjoint(w.lower() for w in WORD.findall(query)):
+        return []
     names: list[set[str]] = []
     for sentence in _SENTENCE.split(query):
         run = False
