@@ -189,7 +189,7 @@ def search(
         raise OrgkitError("empty query: give at least one word to search for")
     result = SearchResult(mode=mode)
     pool = max(limit, POOL) * (FILTERED_POOL if scope is not None and scope.filters else 1)
-    asked = floor.asks(query)
+    question = floor.asks(query)
     with index.snapshot() as conn:
         terms = lexical_terms(conn, query, index.backend, index.memo, exact=exact)
         lexical = lexical_ranking(conn, query, pool, terms, index.backend, index.memo) if mode != "dense" else None
@@ -211,7 +211,7 @@ def search(
             confidence = floor.dense_confidence(floors, dense[0][2]) if dense else 0.0
             trust = fusion.trust(coverages[0] if coverages else 0.0, confidence, agree)
             fused = fuse(lexical, dense, title_match(index, lexical, query, terms), trust,
-                         fusion.note_weights(coverages, confidence, agree), QUESTION_RRF_K if asked else RRF_K)
+                         fusion.note_weights(coverages, confidence, agree), QUESTION_RRF_K if question else RRF_K)
         else:
             fused = lexical if lexical is not None else dense or []
         fused = scoped(index, fused, scope)
@@ -225,7 +225,7 @@ def search(
             cosines.baseline = _baseline(index, conn, embedder, vectors)  # only a calibrated floor reads it
         dense_floors = floors if cosines is not None else None
         result.signals = _judge(index, result.hits, terms, lexical or [], cosines, dense_floors, total,
-                                asked, typed_as_names(query))
+                                question, typed_as_names(query) if question else [])
         result.relevant = result.signals is not None and floor.judge(result.signals, dense_floors).relevant
     for hit in result.hits:
         hit.mode = result.mode
