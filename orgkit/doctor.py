@@ -18,7 +18,7 @@ from .diagnosis import Check, Report, Setup
 from .embed import ModelUnavailable
 from .errors import OrgkitError
 from .index.store import Index
-from .rg import find_rg
+from .rg import environment, find_rg
 from .vault import Vault, iter_org_files, require_dir
 
 
@@ -32,7 +32,7 @@ def check_ripgrep(setup: Setup, report: Report) -> None:
         return
     try:
         out = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, env=environment())
         version = out.stdout.splitlines()[0] if out.stdout else "unknown version"
     except (OSError, subprocess.SubprocessError) as exc:
         report.facts["rg"] = {"path": rg}

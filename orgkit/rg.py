@@ -24,6 +24,18 @@ from .patterns import linear
 from .vault import follow_roots, is_org_file, iter_org_files, read_org_text, reachable
 
 
+def environment() -> dict[str, str]:
+    """The environment a child process gets: a copy taken now, handed to it whole.
+
+    A child left to inherit the process's environment reads the C library's
+    `environ` array after the fork, while another thread may be growing it
+    (numpy's first import calls putenv, and a server imports it in a worker
+    thread): the array moves, and the child's exec fails with EFAULT ("Bad
+    address"). A copy is built before the fork and no other thread touches it.
+    """
+    return dict(os.environ)
+
+
 def find_rg() -> str | None:
     """Path of the rg binary to use, or None when there is none."""
     return _located(os.environ.get(RG_VARIABLE) or None)
@@ -97,7 +109,7 @@ def rg_org_files(root: Path, patterns: list[str], warnings: list[str], *, ignore
     args, piped = _rg_args(rg, patterns, ignore_case)
     try:
         proc = subprocess.Popen(args, cwd=root, stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment())
     except OSError as exc:
         raise OrgkitError(f"ripgrep failed to start ({rg}): {exc}") from None
     stdout, stderr = proc.stdout, proc.stderr

@@ -207,6 +207,36 @@ def test_a_caller_that_stops_early_stops_ripgrep(tmp_path: Path) -> None:
     assert warnings == []
 
 
+def test_ripgrep_starts_while_another_thread_changes_the_environment(tmp_path: Path) -> None:
+    """A server imports numpy (which calls putenv) in one thread while another starts rg:
+    a child that inherits the moving environment fails to exec with EFAULT."""
+    import os
+    import threading
+
+    from orgkit.rg import rg_org_files
+
+    notes = write_notes(tmp_path / "notes", {"a.org": "* Compost\n"})
+    stop = threading.Event()
+
+    def churn() -> None:
+        keys = [f"ORGKIT_TEST_CHURN_{k}" for k in range(64)]
+        while not stop.is_set():
+            for key in keys:
+                os.putenv(key, "1")
+            for key in keys:
+                os.unsetenv(key)
+
+    thread = threading.Thread(target=churn, daemon=True)
+    thread.start()
+    try:
+        for _ in range(40):
+            warnings: list[str] = []
+            assert [rel for rel, _ in rg_org_files(notes, ["Compost"], warnings)] == ["a.org"]
+    finally:
+        stop.set()
+        thread.join()
+
+
 def test_a_flood_of_ripgrep_complaints_does_not_stall_it(tmp_path: Path, monkeypatch) -> None:
     """rg's complaints are drained as it writes them: more than a pipe holds must not block it."""
     import threading
