@@ -273,12 +273,16 @@ def test_a_question_must_come_nearer_than_a_described_subject() -> None:
     assert not floor.asks("how names and parent chains get derived for entries")
     assert not floor.asks("why comparing yourself with competitors derails your aims")
 
-    def passes(cosine: float, query: str) -> bool:
-        return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query)), dense).relevant
+    def passes(cosine: float, query: str, named: float = 0.3) -> bool:
+        signals = floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query), named=named)
+        return floor.judge(signals, dense).relevant
 
     assert passes(0.35, "grid of tiny magnets matching their neighbours")
     assert not passes(0.35, "what do grid cells in the entorhinal cortex encode")
     assert passes(0.60, "what do grid cells in the entorhinal cortex encode")
+    # a question comes near in words too: the same cosine passes when its first note holds most of them
+    assert passes(0.42, "why would a database store values by column", named=0.6)
+    assert not passes(0.42, "why would a database store values by column", named=0.1)
 
 
 def test_a_question_needs_a_cosine_no_corpus_scale_lowers() -> None:
