@@ -27,17 +27,23 @@ def server_context(notes_dir: Path | None, state_dir: Path | None, recheck_after
     return ctx
 
 
-def one_blas_thread() -> None:
-    """Vector products in a server run on one OpenBLAS thread (read when numpy first loads, which is after
-    this; a server's worker processes inherit it).
+def blas_settings() -> None:
+    """Vector products in a server run on one OpenBLAS thread, and numpy finds its affinity setting made
+    (both read when numpy first loads, which is after this; a server's worker processes inherit them).
 
     OpenBLAS splits a product over every core, and its threads then spin,
     waiting for the next one, longer than a server waits between calls: a warm
     context call cost the machine twice the CPU it used. One thread takes a few
     milliseconds more only over tens of thousands of passages, and a server
     busy with several calls has the other cores at work anyway.
+
+    numpy's first import sets OPENBLAS_MAIN_FREE with putenv and then unsets
+    it, in whichever thread imports it first: in a server, a worker thread,
+    while others read the environment or start processes. Set here, in the
+    main thread before any other starts, numpy leaves the environment alone.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_MAIN_FREE", "1")
 
 
 def resume_memory(ctx: OpContext) -> None:
@@ -75,7 +81,7 @@ def register(main: click.Group) -> None:
     def serve_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None,
                       address: str | None, workers: int | None) -> None:
         """Answer JSON requests on stdin, one a line: {"op": NAME, ...} for every op in `orgkit ops`."""
-        one_blas_thread()
+        blas_settings()
         if address is not None:
             from ..http import default_workers, run
 
@@ -93,7 +99,7 @@ def register(main: click.Group) -> None:
     @handle_errors
     def mcp_command(recheck_after: float | None, notes_dir: Path | None, state_dir: Path | None) -> None:
         """A Model Context Protocol server on stdio: the operations as tools, skills as prompts, notes as resources."""
-        one_blas_thread()
+        blas_settings()
         from ..mcp import run_stdio
 
         run_stdio(server_context(notes_dir, state_dir, recheck_after))
