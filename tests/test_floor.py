@@ -431,6 +431,10 @@ def test_a_capital_marks_a_name_only_in_english(cli, tmp_path: Path) -> None:
 
     assert relevant("Wie wählt Raft den Leiter mit der Zeit?")  # "Zeit": a word German uses often
     assert not relevant("how does Raft pick the Leiter by Stimmen over Zeit?")  # in English, a name
+    # German's list counts most nouns at its floor ("stadt", "minuten", "beispiel"): common all the same
+    assert relevant("Wie wählt Raft den Leiter in der Stadt?")
+    assert relevant("Wie wählt Raft den Leiter in Minuten?")
+    assert not relevant("Wie wählt Paxos den Leiter?")  # a word the language barely uses names a thing
 
 
 def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> None:
@@ -443,6 +447,8 @@ def test_the_language_counts_british_spellings_and_plurals_as_their_words() -> N
     assert lexicon.count("paxos") == 0 and lexicon.count("goroutines") == 0
     assert lexicon.count("asterisks") == lexicon.count("asterisk") > 100  # a plural counts as its word does
     assert lexicon.count("class") > lexicon.count("clas")  # no plural of "clas"
+    assert lexicon.count("stadt") >= 600 and lexicon.count("wohnung") >= 600  # German nouns its list leaves at 50
+    assert lexicon.count("qr") == 0  # wordfreq's German list alone is no dictionary's word
 
 
 def test_the_language_knows_words_of_everyday_life_the_dictionaries_lack_and_no_common_slips() -> None:

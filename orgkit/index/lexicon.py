@@ -31,7 +31,10 @@ A count is the highest of every list (English's "identifier" is rare,
 French's is not), so it reads them all; it is asked only for a question's
 words the notes lack, which `is_real` has mostly read them for already.
 Only pyspellchecker's lists count: a word wordfreq alone knows counts 0,
-as before it did (the floor's bar for a rare word is on their scale).
+as before it did (the floor's bar for a rare word is on their scale). German's
+list counts most German nouns at its floor, however common ("stadt"), so a
+word it holds counts as used once in a million words when wordfreq's small
+German list holds it too (NOUNS_UNCOUNTED).
 
 Below those lists' bar the language still uses words a search may meet:
 "matcha", "hangry", "glamping" are used less than once in a million words,
@@ -59,6 +62,14 @@ LANGUAGES = ("en", "fr", "de", "es")  # pyspellchecker's language codes whose wo
 # "expresion", "funcion" (Spanish without its accent) are slips of English words
 EVERYDAY = ("en",)
 USAGE = "en-large"  # wordfreq's large English list, kept apart: its words are no evidence a word is real
+# Languages whose dictionary list counts most of their nouns at its floor, however common: German writes
+# every noun with a capital, and 1,514 of wordfreq's 4,000 commonest German words ("stadt", "minuten",
+# "beispiel") count under the floor's bar for a rare word there, against 139 of English's 4,000 (numbers
+# and letters). A word such a list holds counts, too, as often as wordfreq's small list of the language
+# says: at least ONCE_IN_A_MILLION when that list holds it.
+NOUNS_UNCOUNTED = ("de",)
+ONCE_IN_A_MILLION = 600  # what English's list counts a word used once in a million words (its median at Zipf 3: 614)
+SMALL = "-small"  # the key of a language's small wordfreq list beside its dictionary's (NOUNS_UNCOUNTED)
 
 
 # Each language's lists as `_read` gives them, read once a process: they are the installed package's
@@ -111,7 +122,19 @@ class Lexicon:
         return (self._count_in(USAGE, hash(word.lower())) or 0) / 100
 
     def _listed(self, word: str) -> int:
-        return max(self._count_in(language, hash(word)) or 0 for language in LANGUAGES)
+        key = hash(word)
+        return max(self._counted(language, key) for language in LANGUAGES)
+
+    def _counted(self, language: str, key: int) -> int:
+        """The count of the word hashed as `key` in `language` (0: not listed), a noun of a language whose
+        list leaves its nouns uncounted (NOUNS_UNCOUNTED) at least ONCE_IN_A_MILLION when wordfreq's
+        small list of the language holds it too."""
+        count = self._count_in(language, key)
+        if count is None:
+            return 0
+        if language not in NOUNS_UNCOUNTED or count >= ONCE_IN_A_MILLION:
+            return count
+        return ONCE_IN_A_MILLION if self._count_in(language + SMALL, key) is not None else count
 
     def _count_in(self, language: str, key: int) -> int | None:
         """The count of the word hashed as `key` in `language`'s lists (None: not listed, 0: listed uncounted)."""
@@ -175,6 +198,10 @@ def _read(language: str) -> tuple["numpy.ndarray", "numpy.ndarray"]:
     four languages take about 10 MB instead of 60 as Python strings."""
     if language == USAGE:
         return _usage()
+    if language.endswith(SMALL):
+        import wordfreq
+
+        return _hashed(dict.fromkeys(wordfreq.iter_wordlist(language.removesuffix(SMALL), "small"), 0))
     with resources.files("spellchecker").joinpath(f"resources/{language}.json.gz").open("rb") as packed:
         words: dict[str, int] = json.loads(gzip.decompress(packed.read()))
     if language in EVERYDAY:
