@@ -29,8 +29,8 @@ def environment() -> dict[str, str]:
 
     A child left to inherit the process's environment reads the C library's
     `environ` array after the fork, while another thread may be growing it
-    (numpy's first import calls putenv, and a server imports it in a worker
-    thread): the array moves, and the child's exec fails with EFAULT ("Bad
+    (a library's import may call putenv: numpy's does when OPENBLAS_MAIN_FREE
+    is unset): the array moves, and the child's exec fails with EFAULT ("Bad
     address"). A copy is built before the fork and no other thread touches it.
     """
     return dict(os.environ)

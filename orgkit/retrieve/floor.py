@@ -182,7 +182,7 @@ def judge(signals: Signals, dense: Floors | None = None, *, hit: bool = False) -
         # a question comes near the note that answers it, in meaning and in words, however far the corpus
         # leaves everyday questions
         stands = stands and (not signals.asks or near + COVERAGE_WEIGHT * signals.named >= floors.question)
-        # a question names what it wants: the note ranked first for it holds some of its words
+        # a question naming a thing by a name the notes lack is not about them
         stands = stands and not _names_the_unheld(signals)
         return Verdict(standing, stands or signals.coverage >= WORDS_ALONE)
     stands = signals.coverage >= LEXICAL.query + penalty and not _names_the_unheld(signals)
