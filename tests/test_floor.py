@@ -384,6 +384,16 @@ def test_search_refuses_a_question_about_a_thing_its_notes_never_name(cli, tmp_p
     assert relevant("how does raft elect a leader with asterisks")  # a plural the lists barely count, of a word they do
 
 
+def test_a_query_of_function_words_alone_is_about_nothing_the_notes_hold(cli, tmp_path: Path) -> None:
+    """Every note holds "the", "of" and "and": a query of them alone is ranked by them, and judged
+    as one of no word."""
+    notes = _raft_notes(tmp_path)
+    for query in ("the of and", "how does it?", "the"):
+        hits = search(cli, notes, "--mode", "lexical", query)
+        assert hits and not any(hit["relevant"] for hit in hits), query
+    assert search(cli, notes, "--mode", "lexical", "the leader of raft")[0]["relevant"]
+
+
 def test_a_query_of_no_word_holds_nothing_the_notes_hold() -> None:
     """Punctuation alone gets a cosine from the model like any text; with no word, the notes hold none
     of the query's words, and the floor asks of its cosine what it asks of a query of absent words."""

@@ -324,10 +324,14 @@ def _judge(index: Index, hits: list[SearchHit], terms: list[Term], lexical: Rank
     the best coverage among the hits, and the top hit's coverage (what a
     question's first note must hold). A hit of a query that passes is relevant
     when it reaches the hit floor, or when its words alone would pass: the one
-    judgment search shows and `context` reads its candidates by.
+    judgment search shows and `context` reads its candidates by. A query of
+    function words alone ("the of and", "how do i?") is ranked by them, as
+    nothing else is left to rank by, and judged without them: every note holds
+    them, and holding them says nothing of what the query is about.
     """
     if not hits:
         return None
+    terms = [term for term in terms if term.word not in _STOPWORDS]
     lexical_passage = {node: chunk for node, chunk, _ in lexical}
     passages = {h.node: lexical_passage.get(h.node, h.chunk) for h in hits}
     covered = _coverages(index, terms, sorted(set(passages.values())), total)
