@@ -3,7 +3,7 @@
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
     python bench/bench_floor.py --braindump DIR --manual DIR [--enews DIR] [--npmdocs DIR] [--elpadocs DIR]
-        [--litnotes DIR] [--agenda DIR] [--constant RARE=50 ...]
+        [--litnotes DIR] [--agenda DIR] [--constant NAMED=0.17 ...]
     python bench/bench_floor.py --braindump DIR --manual DIR ... --offtopic FILE
 
 DIR: braindump, the manual, enews, npmdocs, elpadocs, litnotes and agenda as notes, indexed with the

@@ -305,21 +305,27 @@ def test_a_question_needs_a_cosine_no_corpus_scale_lowers() -> None:
     assert not passes(0.45, asked, known=0.5)  # a word the notes lack counts against it, as on the scale
 
 
-def test_a_question_s_words_in_its_first_note_count_toward_its_floor() -> None:
-    """A question near the notes' subjects scores as a paraphrase does on the cosine; the words the note
-    ranked first holds lift it, and a question close enough in meaning passes on that alone."""
+def test_a_question_passes_only_when_its_top_hit_holds_some_of_its_words() -> None:
+    """A question near the notes' subjects scores as a paraphrase does on the cosine, but the note ranked
+    first for it holds none of the words it names; a question with no meaningful words is not held to it."""
     from orgkit.retrieve import floor
 
     dense = floor.floors_for("sentence-transformers/all-MiniLM-L6-v2")
 
-    def passes(cosine: float, named: float, query: str) -> bool:
-        return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query), named), dense).relevant
+    def passes(named: float, query: str) -> bool:
+        return floor.judge(floor.Signals(0.60, 0.3, 1.0, BRAINDUMP_LIKE, floor.asks(query), named), dense).relevant
 
     asked = "how do i run orgkit inside a docker container"
-    assert passes(0.44, 0.5, asked) and not passes(0.44, 0.0, asked)
-    assert passes(0.44, 0.0, "running the tool in an isolated box")  # a described subject: the scale alone decides
-    assert passes(0.60, 0.0, asked)  # near in meaning, in none of its words
-    assert floor.judge(floor.Signals(0.30, 0.9, 1.0, BRAINDUMP_LIKE, True, 0.0), dense).relevant  # its words alone
+    assert passes(0.5, asked) and passes(floor.NAMED, asked)
+    assert not passes(0.01, asked)
+    assert not passes(0.06, asked)  # a word of little weight: what a question near the notes' field may hold
+    assert passes(0.01, "running the tool in an isolated box")  # a described subject: the cosine alone decides
+    assert floor.judge(floor.Signals(0.60, 0.9, 1.0, BRAINDUMP_LIKE, True, 0.0), dense).relevant  # its words alone
+
+    def lifted(cosine: float, named: float) -> bool:
+        return floor.judge(floor.Signals(cosine, 0.3, 1.0, BRAINDUMP_LIKE, True, named), dense).relevant
+
+    assert lifted(0.44, 0.5) and not lifted(0.44, 0.1)  # the words its first note holds count toward its floor
 
 
 def test_the_manual_refuses_a_question_its_notes_do_not_answer(tmp_path: Path, minilm) -> None:
