@@ -305,6 +305,17 @@ def test_passages_follow_the_outline() -> None:
         assert before.body.split("\n\n")[-1] == after.body.split("\n\n")[0]
 
 
+def test_a_heading_with_no_text_is_a_passage_when_nothing_under_it_carries_its_words() -> None:
+    """An agenda's TODO headings have no text under them: each is a passage of the file's node, so its
+    words are found; a heading whose child has text stays only in that child's path."""
+    text = (":PROPERTIES:\n:ID: f\n:END:\n#+title: File\n\n* Errands\n** TODO Call the plumber\n"
+            "SCHEDULED: <2024-01-01>\n** DONE Buy stamps\n* Parent\n** Child\nChild text.\n* Last leaf\n")
+    chunks = chunk_file(parse_org(text, "f.org"), text)
+    assert [(c.line, c.text) for c in chunks] == [
+        (1, "File"), (7, "File > Errands > Call the plumber"), (9, "File > Errands > Buy stamps"),
+        (11, "File > Parent > Child: Child text."), (13, "File > Last leaf")]
+
+
 def test_orgkit_cli_imports_stay_light() -> None:
     import subprocess
     import sys

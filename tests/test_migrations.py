@@ -88,14 +88,14 @@ def test_a_memory_store_without_a_version_is_stamped_and_keeps_its_rows(cli, not
     # The file holds the first release's tables: its first step is taken as run, none is shown to run.
     assert run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes))["would_run"]["memory"] == []
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert migrated["migrated"] == {"index": [6, 6], "memory": [0, 1]}
+    assert migrated["migrated"] == {"index": [7, 7], "memory": [0, 1]}
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM audit WHERE subject = 'd-old'").fetchone()[0] == 1
     conn.close()
     answers(cli, notes)
     again = run_json(cli, "db", "migrate", "--notes", str(notes))
-    assert again["migrated"] == {"index": [6, 6], "memory": [1, 1]}
+    assert again["migrated"] == {"index": [7, 7], "memory": [1, 1]}
 
 
 def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Path, pg_url: str) -> None:
@@ -112,12 +112,12 @@ def test_postgres_stores_at_their_recorded_versions_are_migrated(cli, notes: Pat
     shown = run_json(cli, "db", "migrate", "--dry-run", "--notes", str(notes), env=env)["would_run"]
     assert (shown["memory"], shown["tokens"]) == ([], [])  # counted as had: nothing to run for them
     migrated = run_json(cli, "db", "migrate", "--notes", str(notes), env=env)
-    assert migrated["migrated"] == {"index": [3, 6], "memory": [1, 1], "tokens": [1, 1]}
+    assert migrated["migrated"] == {"index": [3, 7], "memory": [1, 1], "tokens": [1, 1]}
     assert cli("index", "--notes", str(notes), "--no-embed", env=env).exit_code == 0
     answers(cli, notes, env)
 
 
-NEW_STEPS = ["terms covered by their key", "searchable units"]
+NEW_STEPS = ["terms covered by their key", "searchable units", "leaf headings as passages"]
 OLD_SQLITE_TABLES = ("meta", "files", "outlines", "nodes", "aliases", "links", "chunks", "vectors")
 
 
@@ -157,7 +157,7 @@ def test_an_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_its_rows
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
         assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'orgkit_migrations'").fetchone()
     conn.close()
-    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 6]
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 7]
     with sqlite3.connect(old_state / "index.sqlite") as conn:
         assert [n for (n,) in conn.execute("SELECT name FROM orgkit_migrations WHERE store = 'index' ORDER BY rowid")] \
             == ["index 1", "index 2", "index 3", "index 4", *NEW_STEPS]
@@ -194,7 +194,7 @@ def test_a_postgres_index_of_the_numbered_scheme_is_upgraded_in_place_and_keeps_
     assert "term_passages" in shown["would_run"]["index"][0]["sql"]
     with psycopg.connect(pg_url) as conn:  # the dry run changed nothing
         assert conn.execute("SELECT to_regclass('term_passages')").fetchone()[0] is None
-    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 6]
+    assert run_json(cli, "db", "migrate", "--notes", str(notes), env=env)["migrated"]["index"] == [4, 7]
     with psycopg.connect(pg_url) as conn, psycopg.connect(fresh_url) as fresh:
         assert conn.execute("SELECT count(*) FROM chunk_terms").fetchone() \
             == fresh.execute("SELECT count(*) FROM chunk_terms").fetchone()

@@ -280,17 +280,17 @@ def test_db_status_migrate_and_doctor(cli, pg_url: str, tmp_path: Path) -> None:
     fresh = json.loads(cli("db", "status", "--notes", str(notes), "--json", env=env).stdout)
     assert fresh["backend"] == "postgres" and fresh["server"].startswith("16")
     assert fresh["vector"].startswith("available")
-    assert fresh["schemas"] == {"index": {"version": 0, "latest": 6}, "memory": {"version": 0, "latest": 1},
+    assert fresh["schemas"] == {"index": {"version": 0, "latest": 7}, "memory": {"version": 0, "latest": 1},
                                 "tokens": {"version": 0, "latest": 1}}
     doctor = json.loads(cli("doctor", "--notes", str(notes), "--json", env=env).stdout)
     assert any("pgvector is available but not installed" in p["message"] for p in doctor["findings"])
     migrated = cli("db", "migrate", "--notes", str(notes), "--json", env=env)
-    assert json.loads(migrated.stdout)["migrated"] == {"index": [0, 6], "memory": [0, 1], "tokens": [0, 1]}
+    assert json.loads(migrated.stdout)["migrated"] == {"index": [0, 7], "memory": [0, 1], "tokens": [0, 1]}
     status = cli("db", "status", "--notes", str(notes), env=env)
-    assert "pgvector 0.6" in status.stdout and "index schema 6 (up to date)" in status.stdout
+    assert "pgvector 0.6" in status.stdout and "index schema 7 (up to date)" in status.stdout
     assert "memory schema 1 (up to date)" in status.stdout
     again = json.loads(cli("db", "migrate", "--notes", str(notes), "--json", env=env).stdout)
-    assert again["migrated"] == {"index": [6, 6], "memory": [1, 1], "tokens": [1, 1]}
+    assert again["migrated"] == {"index": [7, 7], "memory": [1, 1], "tokens": [1, 1]}
     unreachable = {**env, "ORGKIT_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}
     down = cli("db", "status", "--notes", str(notes), env=unreachable)
     assert down.exit_code == 1 and down.stderr.count("\n") == 1

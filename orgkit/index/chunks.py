@@ -77,6 +77,7 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
     enclosing = _Enclosing(entries)
     chunks: list[Chunk] = []
     sections: list[Section] = []  # by heading, parents first
+    level_at = dict(zip(outline.heading_lines, outline.levels))
     for first, end, level in _sections(outline):
         body_from = first
         section = None
@@ -94,7 +95,9 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
             continue
         heading = outline_path(parsed.title, section)
         packed = _pack(_paragraphs(lines, body_from, end))
-        if not packed and (node.start == starts[first] or not level):
+        # a heading with no text of its own is a passage when it starts its node, or when nothing under it
+        # carries its words in its path: a leaf, an agenda's "TODO Call the plumber", says all on its line
+        if not packed and (node.start == starts[first] or not level or level_at.get(end, 0) <= level):
             chunks.append(Chunk(node, first + 1, heading, "", section))
         for i, (line, body) in enumerate(packed):
             chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body, section))

@@ -98,12 +98,14 @@ _KIND = """
     CREATE INDEX nodes_kind ON nodes (kind) WHERE kind != 'note';
 """
 
+# Every file is re-read by the next update: how files are cut into passages changed.
+_REREAD = "UPDATE files SET size = -1, hash = '';"
+
 # Whether a row is a searchable unit without an ID rather than an org-roam node: `nodes`,
 # `links` and `backlinks` list only nodes; retrieval ranks both.
 _UNIT = """
     ALTER TABLE nodes ADD COLUMN unit INTEGER NOT NULL DEFAULT 0;
-    UPDATE files SET size = -1, hash = '';
-"""
+""" + _REREAD
 
 _NUMBERED: tuple[Migration, ...] = (
     # 1: SQLite: files and links, vectors by content (the graph came with step 2);
@@ -176,6 +178,9 @@ MIGRATIONS: tuple[Step, ...] = named("index", _NUMBERED) + (
     # both: searchable units, the files and headings outside every node (org/units.py), kept as
     # rows of `nodes` whose ID is their locator; every file is re-read by the next update.
     Step("searchable units", _UNIT, _UNIT),
+    # both: a heading with no text and nothing under it is a passage of its own; every file is re-read
+    # by the next update to cut them.
+    Step("leaf headings as passages", _REREAD, _REREAD),
 )
 
 
