@@ -122,3 +122,46 @@ def test_a_call_reads_in_one_transaction_and_its_notes_passages_at_once(notes: P
     assert sum(s.split()[0].upper() == "BEGIN" for s in sent) == 1
     assert sum(s.split()[0].upper() == "COMMIT" for s in sent) == 1
     assert sum("JOIN chunks c ON c.file = s.file" in s for s in sent) == 1
+
+
+def _agenda(errands: int) -> str:
+    """An agenda file: a parent heading, then headings with no text under them, one of them about plumbing."""
+    todos = [f"** TODO Errand number {n} of the week, nothing urgent about it" for n in range(errands)]
+    todos.insert(errands // 2, "** TODO Call the plumber about the leaking kitchen tap")
+    return ":PROPERTIES:\n:ID: agenda\n:END:\n#+title: Agenda\n\n* Errands\n" + "\n".join(todos) + "\n"
+
+
+def test_a_note_of_headings_alone_gives_the_heading_that_answers(cli, tmp_path: Path, tiny_model: Path) -> None:
+    """An agenda's headings say all they have to say on one line each: the one that matches is the excerpt,
+    and the notes ranked after the agenda still come in."""
+    notes = write_notes(tmp_path / "agenda", {
+        "agenda.org": _agenda(120),
+        "tap.org": ":PROPERTIES:\n:ID: tap\n:END:\n#+title: Kitchen tap\n\nThe kitchen tap leaks; a plumber "
+                   "fits a new washer.\n",
+    })
+    doc = gather(cli, notes, 400, "plumber", "kitchen", "tap")
+    by_id = {e["id"]: e for e in doc["included"]}
+    assert set(by_id) == {"agenda", "tap"}, doc["omitted"]
+    part = by_id["agenda"]
+    assert part["excerpt"] and "TODO Call the plumber about the leaking kitchen tap" in part["content"]
+    assert part["tokens"] < 100  # the heading that matches, not the first headings of the file
+
+
+def test_a_heading_whose_lines_came_with_its_parent_is_no_reason_to_stop(tmp_path: Path) -> None:
+    """A folder without IDs: a long section of bare headings ranks first and gives its matching lines,
+    its child that holds them is said to be included already, and the notes after it still come in
+    (a heading node's span ended a line past its text, and a section of headings alone gave no excerpt:
+    nothing was included at all)."""
+    changes = "\n".join(f"** Changed part {n} of the release" for n in range(60))
+    notes = write_notes(tmp_path / "news", {
+        "news.org": f"#+title: News\n\n* Kitchen tap plumbing\n** Fixed the kitchen tap plumbing bug\n{changes}\n",
+        "tap.org": "#+title: Tap\n\nThe kitchen tap leaks; a plumbing washer fixes it.\n",
+    })
+    index = Index.at(notes, tmp_path / "state")
+    update(index, embedder=None)
+    result = context(index, "kitchen tap plumbing", budget=2000).to_json()
+    assert [e["locator"] for e in result["included"]] == ["news.org::*Kitchen tap plumbing", "tap.org"]
+    assert "** Fixed the kitchen tap plumbing bug" in result["included"][0]["content"]
+    assert [(o["id"], o["reason"]) for o in result["omitted"]] == [
+        ("news.org::*Fixed the kitchen tap plumbing bug", "given with news.org::*Kitchen tap plumbing, already included")]
+    index.close()

@@ -128,10 +128,6 @@ class _Taken:
     lead: int | None = None  # the line of the passage search showed for it, which its excerpt keeps first
 
 
-def _span(doc: ReadDoc) -> tuple[int, int]:
-    return doc.line, doc.line + doc.content.count("\n")
-
-
 class _Gatherer:
     """Fills the budget in rank order: a short note whole when it fits, else its best passage, then more of it."""
 
@@ -166,12 +162,15 @@ class _Gatherer:
         if inside is not None:
             result.omitted.append({**brief, "reason": f"inside {inside.doc.id}, already included"})
             return None
-        first, last = _span(doc)
+        first, last = doc.line, doc.last_line
         overlapping = [t for t in same_file if any(a <= last and first <= b for a, b in t.ranges)]
         if not overlapping and result.tokens + doc.tokens <= self.budget and doc.tokens <= self.share:
             entry = doc.to_json() | {"tokens": doc.tokens, "found_by": found_by, "excerpt": False}
             return self._take(_Taken(doc, entry, [(first, last)]), score)
         skip = [r for t in same_file for r in t.ranges]
+        if overlapping and _given(doc, skip):  # its lines came with notes ranked higher: nothing of it is left
+            result.omitted.append({**brief, "reason": f"given with {overlapping[0].doc.id}, already included"})
+            return None
         part = excerpt(self.scores, doc, min(self.budget - result.tokens, self.share), skip=skip, best_only=True,
                        lead=lead)
         if part is None:
@@ -244,6 +243,12 @@ def _excerpted(doc: ReadDoc, part: Excerpt, found_by: list[str], lead: int | Non
                              "tokens": part.tokens, "found_by": found_by, "excerpt": True,
                              "whole_tokens": doc.tokens, "passages": part.to_json()}
     return _Taken(doc, entry, [(p.first, p.last) for p in part.pieces], lead)
+
+
+def _given(doc: ReadDoc, ranges: list[tuple[int, int]]) -> bool:
+    """Whether every line of `doc` with text on it lies in one of `ranges` (lines already included)."""
+    return all(not text.strip() or any(a <= at <= b for a, b in ranges)
+               for at, text in enumerate(doc.content.split("\n"), doc.line))
 
 
 def _contains(outer: ReadDoc, inner: ReadDoc) -> bool:

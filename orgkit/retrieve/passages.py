@@ -92,12 +92,12 @@ def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
         lines.pop()
     outline = Outline(content)
     starts = sorted({0, *outline.heading_lines, *(c - line for c in cuts if 0 < c - line < len(lines))})
-    heads = set(outline.heading_lines)
+    level = dict(zip(outline.heading_lines, outline.levels))
     out = []
     bare: int | None = None  # the first line of headings with no text of their own, waiting for a body
     for a, b in zip(starts, starts[1:] + [len(lines)]):
         first = a if bare is None else bare
-        if all(i in heads or not lines[i].strip() for i in range(a, b)) and b < len(lines):
+        if all(i in level or not lines[i].strip() for i in range(a, b)) and _opens(level, a, b, len(lines)):
             bare = first  # a heading alone says little: it goes with the section under it
             continue
         bare = None
@@ -105,6 +105,15 @@ def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
         olp = place.olp + [place.title] if place.level else place.olp
         out.append((line + first, line + b - 1, tuple(olp), "\n".join(lines[first:b])))
     return tuple(out)
+
+
+def _opens(level: dict[int, int], a: int, b: int, end: int) -> bool:
+    """Whether the section of lines `a`..`b`, headings with no text of their own, opens what follows
+    it: text of its own (a cut inside its body) or a heading under it. A heading followed by its
+    sibling is a leaf, an agenda's "TODO Call the plumber", whose words are all it says."""
+    if b >= end:
+        return False
+    return b not in level or a not in level or level[b] > level[a]
 
 
 class PassageScores:
@@ -147,7 +156,7 @@ class PassageScores:
 
 def _span(doc: ReadDoc) -> tuple[str, int, int]:
     """The file and the first and last lines of a note."""
-    return doc.file, doc.line, doc.line + doc.content.count("\n")
+    return doc.file, doc.line, doc.last_line
 
 
 def excerpt(scores: PassageScores, doc: ReadDoc, room: int, *,

@@ -40,6 +40,11 @@ class ReadDoc:
     def tokens(self) -> int:
         return estimate_tokens(self.content)
 
+    @property
+    def last_line(self) -> int:
+        """The file's line the note's text ends on (its last newline ends that line; it starts none)."""
+        return self.line + self.content.rstrip("\n").count("\n")
+
     def to_json(self) -> dict:
         out = {"id": self.id, "title": self.title, "file": self.file, "line": self.line,
                "level": self.level, "content": self.content, "links": self.links,
