@@ -363,7 +363,7 @@ def _answers(spans: list[tuple[str, int, int]]) -> Callable[[dict], bool]:
     def answers(entry: dict) -> bool:
         if "content" in entry:  # a context entry: the lines it gives
             given = ([(p["line"], p["end_line"]) for p in entry.get("passages", [])] if entry.get("excerpt")
-                     else [(entry["line"], entry["line"] + entry["content"].count("\n"))])
+                     else [(entry["line"], entry["line"] + entry["content"].rstrip("\n").count("\n"))])
         else:
             given = [(entry["line"], entry["line"])]
         return any(entry["file"] == f and a <= last and first <= b

@@ -1,0 +1,39 @@
+"""The roamdaily sections the blind queries are written on: `python sample_roamdaily.py DIR`, DIR the corpus
+(bench/retrieval_blind/roamdaily). Two kinds of target, as an org-roam folder of dailies holds both:
+sections whose own text holds 25 words or more of prose (as `sample_agenda.py` counts them), and headings
+with no text and no heading under them (a TODO item, a decision written as a heading), whose words are
+all they say. roamdaily.json: 30 sections (seed 2038) and 15 bare headings (seed 2039); roamdaily_fit2.json's
+questions: 15 other sections (seed 2040) and 10 other bare headings (seed 2041)."""
+import json
+import random
+import sys
+from pathlib import Path
+
+from sample_agenda import prose_words
+from sample_enews import HEADING, sections, two_samples
+
+
+def bare_headings(root: Path, files: list[Path]) -> list[dict]:
+    """Every heading with no prose under it and no deeper heading after it."""
+    items = []
+    for f in files:
+        lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
+        heads = [i for i, line in enumerate(lines) if HEADING.match(line)]
+        for k, i in enumerate(heads):
+            end = heads[k + 1] if k + 1 < len(heads) else len(lines)
+            deeper = k + 1 < len(heads) and len(HEADING.match(lines[end]).group(1)) > len(HEADING.match(lines[i]).group(1))
+            if not deeper and prose_words(lines[i + 1:end]) == 0:
+                items.append({"file": f.relative_to(root).as_posix(), "line": i + 1,
+                              "heading": HEADING.match(lines[i]).group(2).strip()})
+    return items
+
+
+if __name__ == "__main__":
+    root = Path(sys.argv[1])
+    files = sorted(root.rglob("*.org"))
+    prose, bare = sections(root, files, prose_words), bare_headings(root, files)
+    one, two = two_samples(prose, (2038, 30), (2040, 15))
+    bare_one, bare_two = two_samples(bare, (2039, 15), (2041, 10))
+    print(len(prose), len(bare), file=sys.stderr)
+    print(json.dumps({"roamdaily": {"sections": one, "bare": bare_one},
+                      "roamdaily_fit2": {"sections": two, "bare": bare_two}}, indent=1))
