@@ -19,7 +19,9 @@ and `elpadocs` with `elpadocs_fit2` (the org documentation of Debian's Emacs
 packages: sections as targets, prose beside configuration snippets) and
 `litnotes` with `litnotes_fit2` (literate programs and configurations, mostly
 code, without IDs) and `agenda` with `agenda_fit2` (one person's org folder of
-work and home: TODO trees, meetings, a journal; many short headings, no IDs) are for fitting constants; braindump, adr and
+work and home: TODO trees, meetings, a journal; many short headings, no IDs) and `roamdaily` with
+`roamdaily_fit2` (an org-roam folder of daily and permanent notes with IDs: TODO items and decisions as
+headings with nothing under them, sections as targets) are for fitting constants; braindump, adr and
 literate, with their everyday questions, are held out (run to report, never
 to choose), and so are the near and absent-word files of every corpus
 (`*_near.json`, `*_absent_*.json`) and the later sets on the same three
@@ -180,7 +182,8 @@ def main() -> None:
                                            "manual", "manual_fit2", "literate", "enews", "enews_fit2", "npmdocs",
                                            "npmdocs_fit2", "elpadocs", "elpadocs_fit2", "litnotes", "litnotes_fit2",
                                            "agenda", "agenda_fit2",
-                                           "braindump_fresh", "adr_fresh", "literate_fresh"))
+                                           "braindump_fresh", "adr_fresh", "literate_fresh", "roamdaily",
+                                           "roamdaily_fit2"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")

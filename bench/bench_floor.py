@@ -3,15 +3,16 @@
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
     python bench/bench_floor.py --braindump DIR --manual DIR [--enews DIR] [--npmdocs DIR] [--elpadocs DIR]
-        [--litnotes DIR] [--agenda DIR] [--constant NAMED=0.17 ...]
+        [--litnotes DIR] [--agenda DIR] [--roamdaily DIR] [--constant NAMED=0.17 ...]
     python bench/bench_floor.py --braindump DIR --manual DIR ... --offtopic FILE
 
-DIR: braindump, the manual, enews, npmdocs, elpadocs, litnotes and agenda as notes, indexed with the
+DIR: braindump, the manual, enews, npmdocs, elpadocs, litnotes, agenda and roamdaily as notes, indexed with the
 model (`python bench/blind_corpora.py braindump DIR`, then `orgkit index
 --notes DIR`). Only the fitting sets are read: braindump_fit and the blind
 manual set with their typo and word-form variants, the question sets
 braindump_fit2 and manual_fit2, bench/retrieval_dev.json (its queries on the
-manual run on the manual) and, with --enews, --npmdocs, --elpadocs, --litnotes and --agenda, their sets (the
+manual run on the manual) and, with --enews, --npmdocs, --elpadocs, --litnotes, --agenda and --roamdaily,
+their sets (the
 queries, their variants, the questions). Each query is judged by `search`'s
 `relevant`, as `context` reads it. `--constant` sets one of floor.py's
 constants for the run, so a value can be weighed before it is written down;
@@ -50,7 +51,9 @@ SETS = {"braindump": ("retrieval_blind/braindump_fit.json", "retrieval_blind/bra
         "litnotes": ("retrieval_blind/litnotes.json", "retrieval_blind/litnotes_typos.json",
                      "retrieval_blind/litnotes_fit2.json"),
         "agenda": ("retrieval_blind/agenda.json", "retrieval_blind/agenda_typos.json",
-                   "retrieval_blind/agenda_fit2.json")}
+                   "retrieval_blind/agenda_fit2.json"),
+        "roamdaily": ("retrieval_blind/roamdaily.json", "retrieval_blind/roamdaily_typos.json",
+                      "retrieval_blind/roamdaily_fit2.json")}
 MISSED_ANSWER_COST = 10  # an in-corpus query refused weighs as ten near questions answered
 
 
@@ -79,6 +82,7 @@ def main() -> None:
     parser.add_argument("--elpadocs", type=Path, help="elpadocs as notes: its two fitting sets too")
     parser.add_argument("--litnotes", type=Path, help="litnotes as notes: its two fitting sets too")
     parser.add_argument("--agenda", type=Path, help="agenda as notes: its two fitting sets too")
+    parser.add_argument("--roamdaily", type=Path, help="roamdaily as notes: its two fitting sets too")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
                         help="set a constant of orgkit/retrieve/floor.py for this run")
     parser.add_argument("--offtopic", type=Path, help="only count how many of these off-topic lines (one a line) "
@@ -96,7 +100,8 @@ def main() -> None:
     corpora = [(name, notes) for name, notes in (("braindump", args.braindump), ("manual", args.manual),
                                                  ("enews", args.enews), ("npmdocs", args.npmdocs),
                                                  ("elpadocs", args.elpadocs), ("litnotes", args.litnotes),
-                                                 ("agenda", args.agenda)) if notes]
+                                                 ("agenda", args.agenda), ("roamdaily", args.roamdaily))
+               if notes]
     if args.offtopic:
         return offtopic_lines(corpora, args.offtopic)
     for corpus, notes in corpora:

@@ -34,14 +34,29 @@ from orgkit.retrieve.search import VectorCache, search
 HERE = Path(__file__).resolve().parent
 
 
-def fitting_items(braindump: Path, manual: Path) -> list[tuple[Path, str, object]]:
-    """(notes, query, answers) for every in-corpus query of the fitting sets."""
+# The fitting corpora beyond braindump and the manual: their sets, and whether they are built without IDs.
+MORE = {"enews": (("enews", "enews_fit2"), False), "npmdocs": (("npmdocs", "npmdocs_fit2"), True),
+        "elpadocs": (("elpadocs", "elpadocs_fit2"), False), "litnotes": (("litnotes", "litnotes_fit2"), False),
+        "agenda": (("agenda", "agenda_fit2"), False), "roamdaily": (("roamdaily", "roamdaily_fit2"), True)}
+
+
+def fitting_items(braindump: Path, manual: Path, more: dict[str, Path] | None = None) -> list[tuple[Path, str, object]]:
+    """(notes, query, answers) for every in-corpus query of the fitting sets (of `more` corpora too, each
+    as notes)."""
     out = []
     for name, notes in (("manual", manual), ("braindump_fit", braindump)):
         out += [(notes, q["query"], matcher(notes_corpus(name), notes, q)) for q in queries(name) if q["target"]]
     dev = json.loads((HERE / "retrieval_dev.json").read_text())["queries"]
     out += [(braindump, q["query"], lambda hit, rel=set(q["relevant"]): hit["id"] in rel)
             for q in dev if q.get("relevant") and q.get("corpus") != "notes"]
+    if more is None:
+        return out
+    sets = [("braindump_fit2", braindump, True), ("braindump_sections", braindump, True), ("manual_fit2", manual, True)]
+    for corpus, notes in more.items():
+        names, ids = MORE[corpus]
+        sets += [(name, notes, ids) for name in names]
+    for name, notes, ids in sets:
+        out += [(notes, q["query"], matcher(notes_corpus(name), notes, q, ids)) for q in queries(name) if q["target"]]
     return out
 
 
@@ -91,15 +106,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--braindump", type=Path, required=True)
     parser.add_argument("--manual", type=Path, required=True)
+    for corpus in MORE:
+        parser.add_argument(f"--{corpus}", type=Path, help=f"{corpus} as notes: its fitting sets too, and the "
+                            "other sets of braindump and the manual")
     args = parser.parse_args()
-    rows = np.array(evidence(fitting_items(args.braindump, args.manual)), dtype=float)
+    more = {corpus: getattr(args, corpus) for corpus in MORE if getattr(args, corpus)}
+    rows = np.array(evidence(fitting_items(args.braindump, args.manual, more or None)), dtype=float)
     print(f"{len(rows)} queries")
     for name, column, right in (("LEXICAL_FIT", 0, 2), ("DENSE_FIT", 1, 3)):
         print(f"{name} = {logistic(rows[:, column], rows[:, right])}")
         for low in np.arange(0.0, 1.0, 0.2):
             band = rows[(rows[:, column] >= low) & (rows[:, column] < low + 0.2 + (low >= 0.8))]
             if len(band):
-                print(f"  evidence {low:.1f}-{low + 0.2:.1f}: {len(band)} queries, top right {band[:, right].mean():.2f}")
+                share = band[:, right].mean()
+                print(f"  evidence {low:.1f}-{low + 0.2:.1f}: {len(band)} queries, top right {share:.2f}")
 
 
 if __name__ == "__main__":

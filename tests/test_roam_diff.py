@@ -28,6 +28,7 @@ from orgkit.vault import Vault, iter_org_files
 CASES = Path(__file__).resolve().parent / "roam_cases"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DELIBERATE_DIR = "deliberate/"
+ROAMDAILY = Path(__file__).resolve().parents[1] / "bench" / "retrieval_blind" / "roamdaily"
 
 
 @dataclass
@@ -125,6 +126,13 @@ def braindump(tmp_path_factory) -> Both:
     if not src.is_dir():
         pytest.skip(f"{src} is absent (the shared corpora are not part of a clone)")
     return _build(src, tmp_path_factory.mktemp("roam") / "braindump")
+
+
+@pytest.fixture(scope="module")
+def roamdaily(tmp_path_factory) -> Both:
+    """An org-roam folder of daily notes and permanent notes (bench/retrieval_blind/roamdaily): TODO items,
+    heading nodes with their own IDs, aliases and tags."""
+    return _build(ROAMDAILY, tmp_path_factory.mktemp("roam") / "roamdaily")
 
 
 # --- comparing -----------------------------------------------------------------------
@@ -283,6 +291,16 @@ def test_braindump_same_files(braindump: Both) -> None:
 
 
 # --- Emacs' syntax table, as orgkit's plain-link pattern copies it --------------------
+
+
+def test_roamdaily_nodes_and_links(roamdaily: Both) -> None:
+    assert len(roamdaily.roam.nodes) > 50
+    diffs = node_diffs(roamdaily.roam.nodes, roamdaily.vault.nodes)
+    assert not diffs, report("roamdaily nodes", diffs, roamdaily)
+    theirs, ours = id_links(roamdaily, lambda _: True)
+    assert sum(theirs.values()) > 50
+    diffs = multiset_diffs("id link (source, dest)", theirs, ours)
+    assert not diffs, report("roamdaily id links", diffs, roamdaily)
 
 
 def test_emacs_char_sets() -> None:
