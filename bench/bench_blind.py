@@ -25,7 +25,8 @@ headings with nothing under them, sections as targets) are for fitting constants
 literate, with their everyday questions, are held out (run to report, never
 to choose), and so are the near and absent-word files of every corpus
 (`*_near.json`, `*_absent_*.json`) and the later sets on the same three
-corpora (`braindump_fresh`, `adr_fresh`, `literate_fresh`); the near and everyday questions inside the
+corpora (`braindump_fresh`, `adr_fresh`, `literate_fresh`), and `roamdaily2` with `roamdaily2_fresh` (another
+person's org-roam folder of the same shape as roamdaily); the near and everyday questions inside the
 fitting question sets are fitting data (bench_floor.py reads them).
 
 Search: MRR@10 and recall@10 per kind for dense, lexical (BM25), plain
@@ -183,7 +184,7 @@ def main() -> None:
                                            "npmdocs_fit2", "elpadocs", "elpadocs_fit2", "litnotes", "litnotes_fit2",
                                            "agenda", "agenda_fit2",
                                            "braindump_fresh", "adr_fresh", "literate_fresh", "roamdaily",
-                                           "roamdaily_fit2"))
+                                           "roamdaily_fit2", "roamdaily2", "roamdaily2_fresh"))
     parser.add_argument("--notes", type=Path, required=True, help="the corpus as notes, indexed")
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-context", action="store_true")

@@ -2,7 +2,8 @@
 
     python bench/blind_corpora.py CORPUS DEST [SOURCE] [--no-ids] [--one-file]
 
-CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs, litnotes, agenda or roamdaily.
+CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs, litnotes, agenda, roamdaily or
+roamdaily2.
 
 - braindump and the manual are org-roam notes already: copied as they are;
 - adr: each markdown ADR becomes an org note: a file `:ID:` derived from its
@@ -36,11 +37,12 @@ CORPUS: braindump, adr, manual, literate, enews, npmdocs, elpadocs, litnotes, ag
 - roamdaily: an org-roam folder written for this benchmark
   (bench/retrieval_blind/roamdaily, CC0): daily notes and permanent notes of
   one person's work and home, every file a node with an ID, TODO items and
-  decisions written as headings with nothing under them.
+  decisions written as headings with nothing under them; roamdaily2, another
+  (bench/retrieval_blind/roamdaily2, CC0), another person's, held out.
 
 With `--no-ids` a corpus is built as most org folders are, without IDs:
 literate gets no drawer, and every `:ID:` line of braindump, the manual and
-roamdaily is removed (with a property drawer it leaves empty), so orgkit finds them as
+roamdaily (roamdaily2) is removed (with a property drawer it leaves empty), so orgkit finds them as
 files and headings without IDs (org/units.py).
 
 With `--one-file` (braindump and the manual), the corpus is built as those who
@@ -50,7 +52,7 @@ no IDs.
 
 `matcher(corpus, dest, query)` says whether a search hit or a context entry
 answers a query: by node ID (braindump, manual), by file (adr, npmdocs), by file and a
-line inside the target heading's section (literate, enews, elpadocs, litnotes, agenda, roamdaily, and
+line inside the target heading's section (literate, enews, elpadocs, litnotes, agenda, roamdaily (roamdaily2), and
 braindump_sections' sections of braindump's notes: a hit's line is its best passage's; a context
 entry counts when it gives a line of that section).
 Without IDs, braindump's and the manual's targets are judged the literate
@@ -87,7 +89,8 @@ SOURCES = {"braindump": SHARED / "braindump", "adr": SHARED / "adr", "literate":
            "manual": REPO / "notes", "enews": EMACS_ETC, "npmdocs": NPM_DOCS, "elpadocs": None,
            "litnotes": REPO / "bench" / "retrieval_blind" / "litnotes",
            "agenda": REPO / "bench" / "retrieval_blind" / "agenda",
-           "roamdaily": REPO / "bench" / "retrieval_blind" / "roamdaily"}
+           "roamdaily": REPO / "bench" / "retrieval_blind" / "roamdaily",
+           "roamdaily2": REPO / "bench" / "retrieval_blind" / "roamdaily2"}
 # enews: each note's name, the Emacs file it is, and that file's SHA-256 in Emacs 28.2
 ENEWS = {
     "calc-news.org": ("CALC-NEWS", "fa4cbd0a064cb44a0acf0c631ac2d960a9f2f354f426e27d7aaaa1c99ead69d4"),
@@ -139,7 +142,7 @@ def build(corpus: str, dest: Path, source: Path | None = None, ids: bool = True,
             raise SystemExit(f"--one-file takes a folder of notes (braindump or manual), not {corpus}")
         dest.mkdir(parents=True)
         (dest / ONE_FILE).write_text(as_one_file(source)[0], encoding="utf-8")
-    elif corpus in ("braindump", "manual", "roamdaily"):
+    elif corpus in ("braindump", "manual", "roamdaily", "roamdaily2"):
         shutil.copytree(source, dest)
         if not ids:
             for org in dest.rglob("*.org"):
@@ -343,7 +346,7 @@ def matcher(corpus: str, dest: Path, query: dict, ids: bool = True) -> Callable[
     corpus built with or without `ids`)."""
     targets = [t for t in [query.get("target"), *query.get("also", [])] if t]
     one_file = not ids and corpus in ("braindump", "manual") and (dest / ONE_FILE).is_file()
-    if corpus in ("braindump", "roamdaily") and targets and "line" in targets[0]:  # a section of a note
+    if corpus in ("braindump", "roamdaily", "roamdaily2") and targets and "line" in targets[0]:  # a section
         lines = [(t["file"], t["line"] if ids else _line_without_ids(corpus, t["file"], t["line"])) for t in targets]
         lines = [_in_one_file(corpus, f, line) for f, line in lines] if one_file else lines
         return _answers([(f, line, _section_end(dest, f, line)) for f, line in lines])
