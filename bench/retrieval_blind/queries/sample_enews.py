@@ -16,15 +16,18 @@ def plain_words(lines: list[str]) -> int:
     return sum(len(line.split()) for line in lines if line.strip() and not line.lstrip().startswith("#+"))
 
 
-def sections(root: Path, files: list[Path], words=plain_words, least: int = 25) -> list[dict]:
-    """Every heading of `files` whose own section (to the next heading) holds `least` words or more."""
+def sections(root: Path, files: list[Path], words=plain_words, least: int = 25, bare: bool = False) -> list[dict]:
+    """Every heading of `files` whose own section (to the next heading) holds `least` words or more (with
+    `bare`: none, and no heading under it)."""
     items = []
     for f in files:
         lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
         heads = [i for i, line in enumerate(lines) if HEADING.match(line)]
         for k, i in enumerate(heads):
             end = heads[k + 1] if k + 1 < len(heads) else len(lines)
-            if words(lines[i + 1:end]) >= least:
+            count = words(lines[i + 1:end])
+            deeper = end < len(lines) and len(HEADING.match(lines[end]).group(1)) > len(HEADING.match(lines[i]).group(1))
+            if (count == 0 and not deeper) if bare else count >= least:
                 items.append({"file": f.relative_to(root).as_posix(), "line": i + 1,
                               "heading": HEADING.match(lines[i]).group(2).strip()})
     return items

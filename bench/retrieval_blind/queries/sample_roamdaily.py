@@ -11,31 +11,16 @@ import sys
 from pathlib import Path
 
 from sample_agenda import prose_words
-from sample_enews import HEADING, sections, two_samples
+from sample_enews import sections, two_samples
 
 SETS = {"roamdaily": (("roamdaily", "roamdaily_fit2"), 2038), "roamdaily2": (("roamdaily2", "roamdaily2_fresh"), 2042)}
-
-
-def bare_headings(root: Path, files: list[Path]) -> list[dict]:
-    """Every heading with no prose under it and no deeper heading after it."""
-    items = []
-    for f in files:
-        lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
-        heads = [i for i, line in enumerate(lines) if HEADING.match(line)]
-        for k, i in enumerate(heads):
-            end = heads[k + 1] if k + 1 < len(heads) else len(lines)
-            deeper = k + 1 < len(heads) and len(HEADING.match(lines[end]).group(1)) > len(HEADING.match(lines[i]).group(1))
-            if not deeper and prose_words(lines[i + 1:end]) == 0:
-                items.append({"file": f.relative_to(root).as_posix(), "line": i + 1,
-                              "heading": HEADING.match(lines[i]).group(2).strip()})
-    return items
 
 
 if __name__ == "__main__":
     root = Path(sys.argv[1])
     (first, second), seed = SETS[sys.argv[2] if len(sys.argv) > 2 else "roamdaily"]
     files = sorted(root.rglob("*.org"))
-    prose, bare = sections(root, files, prose_words), bare_headings(root, files)
+    prose, bare = sections(root, files, prose_words), sections(root, files, prose_words, bare=True)
     one, two = two_samples(prose, (seed, 30), (seed + 2, 15))
     bare_one, bare_two = two_samples(bare, (seed + 1, 15), (seed + 3, 10))
     print(len(prose), len(bare), file=sys.stderr)
