@@ -77,10 +77,10 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
     enclosing = _Enclosing(entries)
     chunks: list[Chunk] = []
     sections: list[Section] = []  # by heading, parents first
-    level_at = dict(zip(outline.heading_lines, outline.levels))
     for first, end, level in _sections(outline):
         body_from = first
         section = None
+        leaf = False
         if level:
             k = len(sections)
             raw = outline.title(k)
@@ -90,6 +90,7 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
             section = Section(first, title, label, sections[parent] if parent >= 0 else None)
             sections.append(section)
             body_from = first + 1
+            leaf = not outline.has_children(k)
         node = enclosing.at(starts[first])
         if node is None:
             continue
@@ -97,7 +98,7 @@ def chunk_file(parsed: OrgFile, text: str, outline: Outline | None = None) -> li
         packed = _pack(_paragraphs(lines, body_from, end))
         # a heading with no text of its own is a passage when it starts its node, or when nothing under it
         # carries its words in its path: a leaf, an agenda's "TODO Call the plumber", says all on its line
-        if not packed and (node.start == starts[first] or not level or level_at.get(end, 0) <= level):
+        if not packed and (node.start == starts[first] or not level or leaf):
             chunks.append(Chunk(node, first + 1, heading, "", section))
         for i, (line, body) in enumerate(packed):
             chunks.append(Chunk(node, first + 1 if level and i == 0 else line, heading, body, section))

@@ -113,6 +113,10 @@ class Outline:
                 self.levels.append(level)
         self._caches()
 
+    def has_children(self, k: int) -> bool:
+        """Whether the `k`th heading has a heading under it (the next one is its child)."""
+        return k + 1 < len(self.parents) and self.parents[k + 1] == k
+
     @property
     def pattern(self) -> sx.HeadingPattern:
         """How this file's headings read; its TODO keywords are looked for when a title is first read."""

@@ -92,12 +92,12 @@ def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
         lines.pop()
     outline = Outline(content)
     starts = sorted({0, *outline.heading_lines, *(c - line for c in cuts if 0 < c - line < len(lines))})
-    level = dict(zip(outline.heading_lines, outline.levels))
+    heads = {at: k for k, at in enumerate(outline.heading_lines)}
     out = []
     bare: int | None = None  # the first line of headings with no text of their own, waiting for a body
     for a, b in zip(starts, starts[1:] + [len(lines)]):
         first = a if bare is None else bare
-        if all(i in level or not lines[i].strip() for i in range(a, b)) and _opens(level, a, b, len(lines)):
+        if all(i in heads or not lines[i].strip() for i in range(a, b)) and _opens(outline, heads, a, b, len(lines)):
             bare = first  # a heading alone says little: it goes with the section under it
             continue
         bare = None
@@ -107,13 +107,14 @@ def _cut(content: str, line: int, cuts: frozenset[int]) -> _Cuts:
     return tuple(out)
 
 
-def _opens(level: dict[int, int], a: int, b: int, end: int) -> bool:
-    """Whether the section of lines `a`..`b`, headings with no text of their own, opens what follows
-    it: text of its own (a cut inside its body) or a heading under it. A heading followed by its
-    sibling is a leaf, an agenda's "TODO Call the plumber", whose words are all it says."""
+def _opens(outline: Outline, heads: dict[int, int], a: int, b: int, end: int) -> bool:
+    """Whether the section of lines `a`..`b` (`heads`: each heading's line and index), headings with no
+    text of their own, opens what follows it: text of its own (a cut inside its body) or a heading under
+    it. A heading with none under it is a leaf, an agenda's "TODO Call the plumber", whose words are all
+    it says."""
     if b >= end:
         return False
-    return b not in level or a not in level or level[b] > level[a]
+    return b not in heads or a not in heads or outline.has_children(heads[a])
 
 
 class PassageScores:
