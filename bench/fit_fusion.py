@@ -2,13 +2,15 @@
 
     ORGKIT_MODEL=sentence-transformers/all-MiniLM-L6-v2 \\
     ORGKIT_MODEL_PATH=../shared/models/all-MiniLM-L6-v2-int8 \\
-    python bench/fit_fusion.py --braindump DIR --manual DIR
+    python bench/fit_fusion.py --braindump DIR --manual DIR [--enews DIR ... --roamdaily DIR]
 
 DIR: braindump and the manual as notes, indexed with the model
 (`python bench/blind_corpora.py braindump DIR`, then `orgkit index --notes DIR`).
 Only the fitting sets are read: the blind manual and braindump_fit sets (with
 their typo and word-form variants) and bench/retrieval_dev.json's braindump
-queries. For each in-corpus query, hybrid search's evidence (the coverage of
+queries; with any other fitting corpus (enews, elpadocs, litnotes and agenda
+built without IDs), its sets as bench_floor.py reads them and the other sets
+of braindump and the manual too. For each in-corpus query, hybrid search's evidence (the coverage of
 BM25's top passage, the confidence of dense's top cosine) and whether each
 ranking's top note answers it; a logistic curve per ranking, fitted by
 Newton's method, gives fusion.LEXICAL_FIT and fusion.DENSE_FIT. The evidence
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_blind import notes_corpus, queries
+from bench_floor import SETS
 from blind_corpora import matcher
 
 from orgkit.config import load
@@ -34,10 +37,10 @@ from orgkit.retrieve.search import VectorCache, search
 HERE = Path(__file__).resolve().parent
 
 
-# The fitting corpora beyond braindump and the manual: their sets, and whether they are built without IDs.
-MORE = {"enews": (("enews", "enews_fit2"), False), "npmdocs": (("npmdocs", "npmdocs_fit2"), True),
-        "elpadocs": (("elpadocs", "elpadocs_fit2"), False), "litnotes": (("litnotes", "litnotes_fit2"), False),
-        "agenda": (("agenda", "agenda_fit2"), False), "roamdaily": (("roamdaily", "roamdaily_fit2"), True)}
+# The fitting corpora beyond braindump and the manual (their sets as bench_floor.py reads them), and those
+# built without IDs, whose targets are judged by file and line.
+MORE = [corpus for corpus in SETS if corpus not in ("braindump", "manual")]
+WITHOUT_IDS = frozenset({"enews", "elpadocs", "litnotes", "agenda"})
 
 
 def fitting_items(braindump: Path, manual: Path, more: dict[str, Path] | None = None) -> list[tuple[Path, str, object]]:
@@ -53,8 +56,8 @@ def fitting_items(braindump: Path, manual: Path, more: dict[str, Path] | None = 
         return out
     sets = [("braindump_fit2", braindump, True), ("braindump_sections", braindump, True), ("manual_fit2", manual, True)]
     for corpus, notes in more.items():
-        names, ids = MORE[corpus]
-        sets += [(name, notes, ids) for name in names]
+        names = [Path(name).stem for name in SETS[corpus] if not name.endswith("_typos.json")]  # typos: queries()
+        sets += [(name, notes, corpus not in WITHOUT_IDS) for name in names]
     for name, notes, ids in sets:
         out += [(notes, q["query"], matcher(notes_corpus(name), notes, q, ids)) for q in queries(name) if q["target"]]
     return out
